@@ -1,0 +1,266 @@
+//! Merging the threads' rings into one stream ordered by timestamp.
+//!
+//! Each ring is in timestamp order on its own, so the merge repeatedly takes the ring whose next
+//! record is oldest. The hard part is a ring that shows no record *yet*: its thread may have
+//! taken a timestamp and be about to publish (or have been preempted right there, for a whole
+//! scheduler slice). Emitting a younger record from another ring first would break the order.
+//!
+//! So every producer bumps an activity counter to odd before it takes its timestamp and back to
+//! even after it publishes (`Ring::begin_activity`/`end_activity`), and the back end keeps, per
+//! ring, a *bound*: a tick value that no unpublished record of that ring can be older than.
+//! When it reads the counter at time `now` (before reading `head`):
+//! - even: the thread is outside a log call, so its next record is stamped after `now`;
+//! - odd and changed since the last read at `t_prev`: the call in flight began after `t_prev`;
+//! - odd and unchanged: the same call is still in flight; the bound stays.
+//!
+//! A record is emitted only if it is not younger than any other ring's bound minus a small
+//! slack (20 µs) that covers the store buffer and out-of-order execution of `rdtsc`. The cost:
+//! records wait at most until every other active thread has published or been seen idle, in
+//! practice microseconds. A thread stopped inside a log call (a debugger, SIGSTOP) would hold
+//! everyone back, so a bound older than [`STALL_LIMIT`] is ignored: order is then best effort
+//! for that one record, and nothing is ever lost.
+
+use crate::frontend::clock;
+use crate::queue::registry::{Adopted, ThreadQueue};
+use crate::queue::ring::Frame;
+use std::mem::MaybeUninit;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// How long a thread may sit inside a log call before the merge stops waiting for it.
+pub(crate) const STALL_LIMIT: Duration = Duration::from_millis(50);
+/// Tolerance for the producer's timestamp being taken slightly before its activity store became
+/// visible.
+pub(crate) const SLACK: Duration = Duration::from_micros(20);
+
+/// How far a drain may go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DrainMode {
+    /// Only records that can no longer be preceded by an unpublished one.
+    Ordered,
+    /// Everything published before [`Merger::snapshot`] was called, regardless of bounds (for
+    /// `flush()` and shutdown, which must not wait for threads that stay busy).
+    UntilSnapshot,
+}
+
+struct Source {
+    queue: std::sync::Arc<ThreadQueue>,
+    cursor: crate::queue::ring::ConsumerCursor,
+    last_activity: usize,
+    last_observed: u64,
+    /// See the module docs. In ticks.
+    bound: u64,
+    /// When the current odd activity value was first seen.
+    busy_since: u64,
+    /// The next record and its timestamp, if one is visible.
+    head: Option<(Frame, u64)>,
+    /// `head` position recorded by [`Merger::snapshot`].
+    snapshot: usize,
+    /// Frames advanced over but not yet released to the producer.
+    unreleased: usize,
+    /// Drop count already written into the log.
+    reported_drops: u64,
+}
+
+impl Source {
+    fn new(adopted: Adopted) -> Self {
+        let created = adopted.queue.created_ticks;
+        let snapshot = adopted.cursor.position();
+        Source {
+            last_activity: adopted.queue.ring.activity() & !1,
+            queue: adopted.queue,
+            cursor: adopted.cursor,
+            last_observed: created,
+            bound: created,
+            busy_since: created,
+            head: None,
+            snapshot,
+            unreleased: 0,
+            reported_drops: 0,
+        }
+    }
+
+    fn observe(&mut self, now: u64) {
+        let activity = self.queue.ring.activity();
+        if activity % 2 == 0 {
+            self.bound = now;
+        } else if activity != self.last_activity {
+            self.bound = self.last_observed;
+            self.busy_since = now;
+        }
+        self.last_activity = activity;
+        self.last_observed = now;
+        self.peek();
+    }
+
+    fn peek(&mut self) {
+        if self.head.is_none() {
+            let ring = &self.queue.ring;
+            self.head = ring.peek(&mut self.cursor).map(|frame| {
+                let ts = ring.read_body(&frame, read_timestamp);
+                (frame, ts)
+            });
+        }
+    }
+
+    /// The oldest timestamp an unpublished record of this source could have.
+    fn bound(&self, now: u64, slack: u64, stall: u64) -> u64 {
+        if self.last_activity % 2 == 1 && now.wrapping_sub(self.busy_since) > stall {
+            return u64::MAX;
+        }
+        self.bound.saturating_sub(slack)
+    }
+
+    fn release(&mut self) {
+        if self.unreleased > 0 {
+            self.queue.ring.release(&self.cursor);
+            self.unreleased = 0;
+        }
+    }
+}
+
+fn read_timestamp(body: &[MaybeUninit<u8>]) -> u64 {
+    let mut bytes = [0u8; 8];
+    for (b, m) in bytes.iter_mut().zip(body) {
+        // SAFETY: every record body starts with the 8-byte timestamp the producer wrote.
+        *b = unsafe { m.assume_init() };
+    }
+    u64::from_ne_bytes(bytes)
+}
+
+/// The set of rings the back end drains, and the merge over them.
+pub(crate) struct Merger {
+    sources: Vec<Source>,
+    slack: u64,
+    stall: u64,
+}
+
+/// What one drain did.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Drained {
+    /// Records emitted.
+    pub(crate) emitted: usize,
+    /// Whether records are visible but held back by the ordering rule.
+    pub(crate) held_back: bool,
+}
+
+impl Merger {
+    pub(crate) fn new(slack_ticks: u64, stall_ticks: u64) -> Self {
+        Merger {
+            sources: Vec::new(),
+            slack: slack_ticks,
+            stall: stall_ticks,
+        }
+    }
+
+    pub(crate) fn adopt(&mut self, queues: Vec<Adopted>) {
+        self.sources.extend(queues.into_iter().map(Source::new));
+    }
+
+    /// Gives every queue back, with its cursor, for the next back end.
+    pub(crate) fn into_queues(self) -> Vec<Adopted> {
+        self.sources
+            .into_iter()
+            .map(|mut s| {
+                s.release();
+                Adopted {
+                    queue: s.queue,
+                    cursor: s.cursor,
+                }
+            })
+            .collect()
+    }
+
+    /// Records the current published position of every ring, for [`DrainMode::UntilSnapshot`].
+    pub(crate) fn snapshot(&mut self) {
+        for s in &mut self.sources {
+            s.snapshot = s.queue.ring.published_head();
+        }
+    }
+
+    /// Emits up to `max` records in timestamp order through `emit(queue, frame, body)`.
+    pub(crate) fn drain(
+        &mut self,
+        mode: DrainMode,
+        max: usize,
+        mut emit: impl FnMut(&ThreadQueue, &[MaybeUninit<u8>], u32),
+    ) -> Drained {
+        let now = clock::now();
+        for s in &mut self.sources {
+            s.observe(now);
+        }
+        let mut drained = Drained::default();
+        while drained.emitted < max {
+            let mut best: Option<(usize, u64)> = None;
+            for (i, s) in self.sources.iter().enumerate() {
+                if let Some((_, ts)) = s.head {
+                    if mode == DrainMode::UntilSnapshot && s.cursor.position() == s.snapshot {
+                        continue;
+                    }
+                    if best.is_none_or(|(_, b)| ts < b) {
+                        best = Some((i, ts));
+                    }
+                }
+            }
+            let Some((index, ts)) = best else { break };
+            if mode == DrainMode::Ordered && self.sources.len() > 1 {
+                let (slack, stall) = (self.slack, self.stall);
+                let safe = self
+                    .sources
+                    .iter()
+                    .all(|s| s.head.is_some() || ts <= s.bound(now, slack, stall));
+                if !safe {
+                    drained.held_back = true;
+                    break;
+                }
+            }
+            let s = &mut self.sources[index];
+            let (frame, _) = s.head.take().expect("chosen source has a head");
+            s.queue
+                .ring
+                .read_body(&frame, |body| emit(&s.queue, body, frame.kind));
+            s.queue.ring.advance(&mut s.cursor, frame);
+            s.unreleased += 1;
+            if s.unreleased >= 64 {
+                s.release();
+            }
+            s.peek();
+            drained.emitted += 1;
+        }
+        for s in &mut self.sources {
+            s.release();
+        }
+        drained
+    }
+
+    /// Whether any ring has a record visible now.
+    pub(crate) fn any_visible(&mut self) -> bool {
+        self.sources.iter_mut().any(|s| {
+            s.peek();
+            s.head.is_some()
+        })
+    }
+
+    /// Drops the rings of exited threads that are fully drained.
+    pub(crate) fn reap(&mut self) {
+        self.sources.retain_mut(|s| {
+            if !s.queue.closed.load(Ordering::Acquire) {
+                return true;
+            }
+            s.peek();
+            s.head.is_some() || s.queue.dropped.load(Ordering::Relaxed) != s.reported_drops
+        });
+    }
+
+    /// Calls `notice(queue, newly_dropped)` for every ring that dropped records since the last
+    /// call.
+    pub(crate) fn report_drops(&mut self, mut notice: impl FnMut(&ThreadQueue, u64)) {
+        for s in &mut self.sources {
+            let dropped = s.queue.dropped.load(Ordering::Relaxed);
+            if dropped != s.reported_drops {
+                notice(&s.queue, dropped - s.reported_drops);
+                s.reported_drops = dropped;
+            }
+        }
+    }
+}

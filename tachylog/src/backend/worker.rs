@@ -1,0 +1,333 @@
+//! The back end's thread: drains the rings in timestamp order, formats, writes to the sinks,
+//! flushes when the queues run empty (and at least every flush interval), answers `flush()`,
+//! and sleeps when there is nothing to do.
+//!
+//! Idle strategy: after the queues run empty it yields for a few rounds (records often follow
+//! within microseconds), then sleeps 50 µs at a time for about a millisecond, then announces a
+//! long sleep in [`GATE`]'s `backend_sleeping` and parks for the flush interval. A producer that
+//! publishes while that flag is set unparks it, so an idle logger costs ~10 wake-ups a second
+//! and a record after a pause still goes out promptly.
+
+use super::clock::{WallClock, RESYNC_INTERVAL};
+use super::merge::{DrainMode, Merger, SLACK, STALL_LIMIT};
+use crate::format::pattern::{LineFormatter, Message, RecordView};
+use crate::frontend::gate::GATE;
+use crate::queue::registry::{ThreadQueue, REGISTRY};
+use crate::record::{Site, KIND_CALL_SITE, KIND_DYNAMIC};
+use crate::sink::SinkSlot;
+use crate::Level;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Records formatted per drain before the worker checks for flush requests again.
+const BATCH: usize = 4096;
+
+/// What the front end and the guard share with the worker.
+pub(crate) struct Control {
+    /// Incremented by each `flush()` call; the worker answers by raising `flushed`.
+    pub(crate) flush_requested: AtomicU64,
+    /// The highest flush request fully served.
+    pub(crate) flushed: Mutex<u64>,
+    pub(crate) flushed_changed: Condvar,
+    /// Set by the guard's drop: drain everything, flush, exit.
+    pub(crate) shutdown: AtomicBool,
+}
+
+impl Control {
+    pub(crate) fn new() -> Self {
+        Control {
+            flush_requested: AtomicU64::new(0),
+            flushed: Mutex::new(0),
+            flushed_changed: Condvar::new(),
+            shutdown: AtomicBool::new(false),
+        }
+    }
+}
+
+pub(crate) struct Worker {
+    pub(crate) control: std::sync::Arc<Control>,
+    pub(crate) merger: Merger,
+    pub(crate) formatter: LineFormatter,
+    pub(crate) sinks: Vec<SinkSlot>,
+    pub(crate) clock: WallClock,
+    pub(crate) flush_interval: Duration,
+}
+
+/// Formats records and hands them to the sinks.
+struct Output {
+    formatter: LineFormatter,
+    sinks: Vec<SinkSlot>,
+    clock: WallClock,
+    line: Vec<u8>,
+    /// The last time written, to keep the column monotonic across small clock resyncs.
+    last_unix_nanos: i64,
+    most_verbose_sink: Level,
+}
+
+impl Output {
+    fn record(&mut self, queue: &ThreadQueue, body: &[MaybeUninit<u8>], kind: u32) {
+        if body.len() < 16 {
+            return;
+        }
+        let ts = u64::from_ne_bytes(init(&body[..8]));
+        let unix_nanos = self.wall_time(ts);
+        match kind {
+            KIND_CALL_SITE => {
+                let site_addr = usize::from_ne_bytes(init(&body[8..16]));
+                // SAFETY: call-site records are written only by `log_record`, which stores the
+                // address of a `&'static Site`.
+                let site: &'static Site = unsafe { &*(site_addr as *const Site) };
+                if site.level > self.most_verbose_sink {
+                    return;
+                }
+                self.write(&RecordView {
+                    unix_nanos,
+                    level: site.level,
+                    target: site.target,
+                    file: site.file,
+                    line: site.line,
+                    thread: &queue.thread,
+                    message: Message::Site {
+                        site,
+                        args: &body[16..],
+                    },
+                });
+            }
+            KIND_DYNAMIC => {
+                let mut fields = DynamicFields { rest: &body[8..] };
+                let (Some(level), Some(line), Some(target), Some(file), Some(message)) = (
+                    fields.u64(),
+                    fields.u64(),
+                    fields.text(),
+                    fields.text(),
+                    fields.text(),
+                ) else {
+                    return;
+                };
+                self.write(&RecordView {
+                    unix_nanos,
+                    level: Level::from_u8(level as u8).unwrap_or(Level::Error),
+                    target: &target,
+                    file: &file,
+                    line: line as u32,
+                    thread: &queue.thread,
+                    message: Message::Text(&message),
+                });
+            }
+            _ => {}
+        }
+    }
+
+    fn notice(&mut self, queue: &ThreadQueue, level: Level, message: &str) {
+        let unix_nanos = self.wall_time(crate::frontend::clock::now());
+        self.write(&RecordView {
+            unix_nanos,
+            level,
+            target: "tachylog",
+            file: file!(),
+            line: line!(),
+            thread: &queue.thread,
+            message: Message::Text(message),
+        });
+    }
+
+    fn wall_time(&mut self, ts: u64) -> i64 {
+        let mut unix_nanos = self.clock.unix_nanos(ts);
+        // A resync can move the conversion back by microseconds; keep the column monotonic
+        // then. A real step back of the wall clock (more than 10 ms) is shown as it is.
+        if unix_nanos < self.last_unix_nanos && self.last_unix_nanos - unix_nanos < 10_000_000 {
+            unix_nanos = self.last_unix_nanos;
+        }
+        self.last_unix_nanos = unix_nanos;
+        unix_nanos
+    }
+
+    fn write(&mut self, record: &RecordView<'_>) {
+        self.line.clear();
+        self.formatter.format(record, &mut self.line);
+        for sink in self.sinks.iter_mut() {
+            sink.write_line(record.level, &self.line);
+        }
+        if self.line.capacity() > 1 << 20 {
+            self.line = Vec::with_capacity(1024);
+        }
+    }
+
+    fn flush(&mut self) {
+        for sink in self.sinks.iter_mut() {
+            sink.flush();
+        }
+    }
+}
+
+/// Reads the run-time fields of a dynamic record, tolerating truncation.
+struct DynamicFields<'a> {
+    rest: &'a [MaybeUninit<u8>],
+}
+
+impl DynamicFields<'_> {
+    fn u64(&mut self) -> Option<u64> {
+        if self.rest.len() < 8 {
+            return None;
+        }
+        let v = u64::from_ne_bytes(init(&self.rest[..8]));
+        self.rest = &self.rest[8..];
+        Some(v)
+    }
+
+    fn text(&mut self) -> Option<String> {
+        let len = self.u64()? as usize;
+        if self.rest.len() < len {
+            return None;
+        }
+        let bytes: Vec<u8> = self.rest[..len]
+            .iter()
+            // SAFETY: the producer copied these bytes from a `&str`.
+            .map(|b| unsafe { b.assume_init() })
+            .collect();
+        self.rest = &self.rest[len..];
+        Some(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    }
+}
+
+fn init<const N: usize>(bytes: &[MaybeUninit<u8>]) -> [u8; N] {
+    let mut out = [0u8; N];
+    for (o, b) in out.iter_mut().zip(bytes) {
+        // SAFETY: record headers (timestamp, site address, lengths) are always fully written.
+        *o = unsafe { b.assume_init() };
+    }
+    out
+}
+
+impl Worker {
+    /// The worker thread's body. Returns when the guard asks it to shut down, after draining and
+    /// flushing everything.
+    pub(crate) fn run(self) {
+        crate::lifecycle::mark_backend_thread();
+        let Worker {
+            control,
+            mut merger,
+            formatter,
+            sinks,
+            clock,
+            flush_interval,
+        } = self;
+        let most_verbose_sink = sinks
+            .iter()
+            .map(|s| s.min_level())
+            .max()
+            .unwrap_or(Level::Error);
+        let mut out = Output {
+            formatter,
+            sinks,
+            clock,
+            line: Vec::with_capacity(1024),
+            last_unix_nanos: i64::MIN,
+            most_verbose_sink,
+        };
+        let mut generation = usize::MAX;
+        let mut flushed_up_to = 0u64;
+        let mut last_flush = Instant::now();
+        let mut last_resync = Instant::now();
+        let mut dirty = false;
+        let mut idle_rounds = 0u32;
+        loop {
+            let current = REGISTRY.generation();
+            if current != generation {
+                generation = current;
+                merger.adopt(REGISTRY.adopt());
+            }
+            if last_resync.elapsed() >= RESYNC_INTERVAL {
+                out.clock.resync();
+                last_resync = Instant::now();
+            }
+            let flush_target = control.flush_requested.load(Ordering::Acquire);
+            let shutting_down = control.shutdown.load(Ordering::Acquire);
+            if flush_target > flushed_up_to || shutting_down {
+                // Everything published before now, by every thread, then the sinks.
+                merger.adopt(REGISTRY.adopt());
+                generation = REGISTRY.generation();
+                merger.snapshot();
+                while merger
+                    .drain(DrainMode::UntilSnapshot, BATCH, |q, body, kind| {
+                        out.record(q, body, kind)
+                    })
+                    .emitted
+                    > 0
+                {}
+                merger.report_drops(|q, n| report_drop(&mut out, q, n));
+                out.flush();
+                dirty = false;
+                last_flush = Instant::now();
+                if flush_target > flushed_up_to {
+                    flushed_up_to = flush_target;
+                    *crate::queue::registry::lock(&control.flushed) = flushed_up_to;
+                    control.flushed_changed.notify_all();
+                }
+                if shutting_down {
+                    break;
+                }
+                continue;
+            }
+            let drained = merger.drain(DrainMode::Ordered, BATCH, |q, body, kind| {
+                out.record(q, body, kind)
+            });
+            merger.report_drops(|q, n| report_drop(&mut out, q, n));
+            if drained.emitted > 0 {
+                dirty = true;
+                idle_rounds = 0;
+                if last_flush.elapsed() >= flush_interval {
+                    out.flush();
+                    dirty = false;
+                    last_flush = Instant::now();
+                }
+                continue;
+            }
+            if drained.held_back {
+                // Another thread is mid-call; its record is microseconds away.
+                std::thread::yield_now();
+                continue;
+            }
+            // The queues ran empty: hand what we have to the sinks.
+            if dirty {
+                out.flush();
+                dirty = false;
+                last_flush = Instant::now();
+            }
+            merger.reap();
+            idle_rounds = idle_rounds.saturating_add(1);
+            if idle_rounds < 32 {
+                std::thread::yield_now();
+            } else if idle_rounds < 52 {
+                std::thread::sleep(Duration::from_micros(50));
+            } else {
+                GATE.backend_sleeping.store(true, Ordering::SeqCst);
+                let pending = merger.any_visible()
+                    || control.flush_requested.load(Ordering::SeqCst) > flushed_up_to
+                    || control.shutdown.load(Ordering::SeqCst)
+                    || REGISTRY.generation() != generation;
+                if !pending {
+                    std::thread::park_timeout(flush_interval);
+                }
+                GATE.backend_sleeping.store(false, Ordering::Relaxed);
+                idle_rounds = 0;
+            }
+        }
+        out.flush();
+        REGISTRY.give_back(merger.into_queues());
+    }
+}
+
+fn report_drop(out: &mut Output, queue: &ThreadQueue, dropped: u64) {
+    let message = format!(
+        "{dropped} records dropped: this thread's queue was full (OnFull::Drop) or no back end was running"
+    );
+    out.notice(queue, Level::Warn, &message);
+}
+
+/// Builds the merger with tolerances converted to ticks.
+pub(crate) fn new_merger(clock: &WallClock) -> Merger {
+    Merger::new(clock.ticks_for(SLACK), clock.ticks_for(STALL_LIMIT))
+}

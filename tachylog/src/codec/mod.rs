@@ -1,0 +1,196 @@
+//! How a log call's arguments travel from the calling thread to the back end.
+//!
+//! The calling thread appends each argument's bytes, in placeholder order, through a
+//! [`frontend`](crate::frontend) slot; the back end walks them with a [`Decoder`] inside the call
+//! site's decode function and formats each through a [`View`], whose `fmt` traits reproduce those
+//! of the original type. Encodings:
+//!
+//! | codec | bytes | formats as |
+//! |---|---|---|
+//! | [`StrCodec`] | `usize` length, UTF-8 bytes | the `str` |
+//! | [`LossyCodec`] | `usize` length, any bytes | lossy UTF-8 text |
+//! | [`CopyCodec<T>`] | `size_of::<T>()` bytes of the value | `T` itself |
+//! | [`PreformattedCodec`] | `usize` length, UTF-8 bytes | the text verbatim (spec already applied) |
+//! | count | `usize` | a width or precision |
+//!
+//! The decoder never trusts the bytes: a short or malformed buffer yields a visible `<?>`
+//! instead of reading out of bounds.
+
+mod views;
+
+use std::marker::PhantomData;
+use std::mem::{size_of, MaybeUninit};
+
+pub use views::View;
+
+/// A way of encoding one argument. Implemented by tachylog's codecs only.
+pub trait Codec: 'static {
+    /// Splits this codec's bytes off the front of the decoder.
+    #[doc(hidden)]
+    fn take<'a>(decoder: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]>;
+}
+
+/// Text arguments (`&str`, `String`, ...), copied byte for byte.
+pub struct StrCodec;
+/// Byte strings logged as lossy UTF-8 ([`crate::lossy`]).
+pub struct LossyCodec;
+/// Text the calling thread already formatted, with the placeholder's spec applied.
+pub struct PreformattedCodec;
+/// A [`crate::CopyArg`] value, copied bit for bit.
+pub struct CopyCodec<T>(PhantomData<T>);
+
+impl Codec for StrCodec {
+    fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
+        d.take_length_prefixed()
+    }
+}
+impl Codec for LossyCodec {
+    fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
+        d.take_length_prefixed()
+    }
+}
+impl Codec for PreformattedCodec {
+    fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
+        d.take_length_prefixed()
+    }
+}
+impl<T: crate::CopyArg> Codec for CopyCodec<T> {
+    fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
+        d.take(size_of::<T>())
+    }
+}
+
+/// Walks the argument bytes of one record. Used by generated decode functions.
+pub struct Decoder<'a> {
+    rest: &'a [MaybeUninit<u8>],
+    /// Set when the bytes ran out early: the record is malformed.
+    malformed: bool,
+}
+
+impl<'a> Decoder<'a> {
+    /// A decoder over a record's argument bytes.
+    pub(crate) fn new(bytes: &'a [MaybeUninit<u8>]) -> Self {
+        Decoder {
+            rest: bytes,
+            malformed: false,
+        }
+    }
+
+    /// Whether any read ran past the end of the bytes.
+    pub(crate) fn is_malformed(&self) -> bool {
+        self.malformed
+    }
+
+    /// The next argument, to be formatted by the caller.
+    pub fn view<C: Codec>(&mut self) -> View<'a, C> {
+        let bytes = C::take(self);
+        View::new(bytes)
+    }
+
+    /// The next width or precision argument.
+    pub fn count(&mut self) -> usize {
+        match self.take(size_of::<usize>()) {
+            Some(bytes) => usize::from_ne_bytes(init_array(bytes)),
+            None => 0,
+        }
+    }
+
+    fn take(&mut self, len: usize) -> Option<&'a [MaybeUninit<u8>]> {
+        if self.rest.len() < len {
+            self.malformed = true;
+            self.rest = &[];
+            return None;
+        }
+        let (head, tail) = self.rest.split_at(len);
+        self.rest = tail;
+        Some(head)
+    }
+
+    fn take_length_prefixed(&mut self) -> Option<&'a [MaybeUninit<u8>]> {
+        let len = usize::from_ne_bytes(init_array(self.take(size_of::<usize>())?));
+        self.take(len)
+    }
+}
+
+/// Bytes that encoders always write in full (lengths, counts, text).
+fn init_array<const N: usize>(bytes: &[MaybeUninit<u8>]) -> [u8; N] {
+    let mut out = [0u8; N];
+    for (o, b) in out.iter_mut().zip(bytes) {
+        // SAFETY: only called on bytes that encoders write from initialised sources (`usize`
+        // lengths and counts), never on `CopyCodec` payloads, which may contain padding.
+        *o = unsafe { b.assume_init() };
+    }
+    out
+}
+
+/// Text bytes written by an encoder from a `&str` or `&[u8]`: fully initialised.
+fn init_slice(bytes: &[MaybeUninit<u8>]) -> &[u8] {
+    // SAFETY: `MaybeUninit<u8>` has the layout of `u8`; callers pass only ranges that encoders
+    // copied from initialised byte slices (see the codec table in the module docs).
+    unsafe { std::slice::from_raw_parts(bytes.as_ptr() as *const u8, bytes.len()) }
+}
+
+/// Writes encoded arguments into the space reserved for them. Created only by the front end,
+/// with exactly the number of bytes the slots announced; every write is bounds-checked so a
+/// slot that lied about its length cannot write outside the reservation.
+pub struct ArgWriter {
+    ptr: *mut u8,
+    remaining: usize,
+}
+
+impl ArgWriter {
+    /// # Safety
+    /// `ptr .. ptr + len` is writable and owned by the caller for the writer's lifetime.
+    pub(crate) unsafe fn new(ptr: *mut u8, len: usize) -> Self {
+        ArgWriter {
+            ptr,
+            remaining: len,
+        }
+    }
+
+    pub(crate) fn remaining(&self) -> usize {
+        self.remaining
+    }
+
+    /// Appends raw bytes.
+    #[inline(always)]
+    pub fn put(&mut self, bytes: &[u8]) {
+        assert!(bytes.len() <= self.remaining, "log argument overran its reservation");
+        // SAFETY: in bounds (checked) of the range the constructor's contract makes ours.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr, bytes.len());
+            self.ptr = self.ptr.add(bytes.len());
+        }
+        self.remaining -= bytes.len();
+    }
+
+    /// Appends a `usize` length or count.
+    #[inline(always)]
+    pub fn put_usize(&mut self, value: usize) {
+        self.put(&value.to_ne_bytes());
+    }
+
+    /// Appends `bytes` preceded by their length.
+    #[inline(always)]
+    pub fn put_length_prefixed(&mut self, bytes: &[u8]) {
+        self.put_usize(bytes.len());
+        self.put(bytes);
+    }
+
+    /// Appends the bytes of a `Copy` value, padding included.
+    #[inline(always)]
+    pub fn put_copy<T: crate::CopyArg>(&mut self, value: &T) {
+        let len = size_of::<T>();
+        assert!(len <= self.remaining, "log argument overran its reservation");
+        // SAFETY: `value` is a valid `T` of `len` bytes; the destination is in bounds. Bytes are
+        // copied untyped, so padding is carried along without being read as `u8`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(value as *const T as *const u8, self.ptr, len);
+            self.ptr = self.ptr.add(len);
+        }
+        self.remaining -= len;
+    }
+}
+
+#[cfg(test)]
+mod tests;

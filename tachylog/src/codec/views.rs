@@ -1,0 +1,127 @@
+//! [`View`]: one encoded argument, formatted as its original type would be.
+
+use super::{init_slice, CopyCodec, LossyCodec, PreformattedCodec, StrCodec};
+use std::fmt;
+use std::marker::PhantomData;
+use std::mem::{size_of, MaybeUninit};
+
+/// One decoded argument. Implements exactly the formatting traits the original type did, so the
+/// back end formats it with the call site's spec (width, precision, flags) as `format!` would.
+pub struct View<'a, C> {
+    bytes: Option<&'a [MaybeUninit<u8>]>,
+    _codec: PhantomData<C>,
+}
+
+impl<'a, C> View<'a, C> {
+    pub(crate) fn new(bytes: Option<&'a [MaybeUninit<u8>]>) -> Self {
+        View {
+            bytes,
+            _codec: PhantomData,
+        }
+    }
+}
+
+/// Shown in place of an argument whose bytes are missing (a malformed record).
+const MISSING: &str = "<?>";
+
+impl<C> View<'_, C> {
+    fn text(&self) -> Result<&str, &[u8]> {
+        let bytes = init_slice(self.bytes.unwrap_or(&[]));
+        std::str::from_utf8(bytes).map_err(|_| bytes)
+    }
+}
+
+/// Writes bytes as UTF-8, replacing invalid sequences with U+FFFD, without allocating.
+fn write_lossy(bytes: &[u8], f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    for chunk in bytes.utf8_chunks() {
+        f.write_str(chunk.valid())?;
+        if !chunk.invalid().is_empty() {
+            f.write_str("\u{FFFD}")?;
+        }
+    }
+    Ok(())
+}
+
+impl fmt::Display for View<'_, StrCodec> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.bytes, self.text()) {
+            (None, _) => f.write_str(MISSING),
+            (_, Ok(s)) => fmt::Display::fmt(s, f),
+            (_, Err(bytes)) => write_lossy(bytes, f),
+        }
+    }
+}
+
+impl fmt::Debug for View<'_, StrCodec> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.bytes, self.text()) {
+            (None, _) => f.write_str(MISSING),
+            (_, Ok(s)) => fmt::Debug::fmt(s, f),
+            (_, Err(bytes)) => fmt::Debug::fmt(&String::from_utf8_lossy(bytes), f),
+        }
+    }
+}
+
+impl fmt::Display for View<'_, LossyCodec> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.bytes, self.text()) {
+            (None, _) => f.write_str(MISSING),
+            (_, Ok(s)) => fmt::Display::fmt(s, f),
+            (_, Err(bytes)) => write_lossy(bytes, f),
+        }
+    }
+}
+
+impl fmt::Debug for View<'_, LossyCodec> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.bytes, self.text()) {
+            (None, _) => f.write_str(MISSING),
+            (_, Ok(s)) => fmt::Debug::fmt(s, f),
+            (_, Err(bytes)) => fmt::Debug::fmt(&String::from_utf8_lossy(bytes), f),
+        }
+    }
+}
+
+/// Preformatted text already carries the placeholder's spec: every trait writes it verbatim.
+macro_rules! verbatim {
+    ($($trait:ident),*) => {$(
+        impl fmt::$trait for View<'_, PreformattedCodec> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match (self.bytes, self.text()) {
+                    (None, _) => f.write_str(MISSING),
+                    (_, Ok(s)) => f.write_str(s),
+                    (_, Err(bytes)) => write_lossy(bytes, f),
+                }
+            }
+        }
+    )*};
+}
+verbatim!(Display, Debug, LowerHex, UpperHex, Octal, Binary, LowerExp, UpperExp, Pointer);
+
+impl<T: crate::CopyArg> View<'_, CopyCodec<T>> {
+    fn value(&self) -> Option<T> {
+        let bytes = self.bytes?;
+        if bytes.len() != size_of::<T>() {
+            return None;
+        }
+        // SAFETY: these bytes were copied from a valid `T` by `ArgWriter::put_copy` in this
+        // same program (the call site's decode function is monomorphised for `T`), and `T:
+        // Copy + Send + 'static`, so a bitwise copy read on this thread is a valid `T`.
+        Some(unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const T) })
+    }
+}
+
+/// A `CopyArg` value formats through its own implementation of each trait it has.
+macro_rules! forward {
+    ($($trait:ident),*) => {$(
+        impl<T: crate::CopyArg + fmt::$trait> fmt::$trait for View<'_, CopyCodec<T>> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self.value() {
+                    Some(v) => fmt::$trait::fmt(&v, f),
+                    None => f.write_str(MISSING),
+                }
+            }
+        }
+    )*};
+}
+forward!(Display, Debug, LowerHex, UpperHex, Octal, Binary, LowerExp, UpperExp, Pointer);

@@ -1,0 +1,31 @@
+//! Errors of setting the logger up. Logging itself never returns errors: sink failures are
+//! reported on stderr and counted (see [`crate::Sink`]).
+
+use std::path::PathBuf;
+
+/// Why [`Builder::init`](crate::Builder::init) failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A logger is already running in this process; drop its guard first.
+    #[error("tachylog is already initialised in this process; drop the existing guard before calling init again")]
+    AlreadyInitialized,
+    /// A log file (or its directory) could not be created or opened.
+    #[error("cannot open log file {path}: {source} (check that the directory is writable and the path is not a directory)")]
+    OpenFile {
+        /// The file's path.
+        path: PathBuf,
+        /// What the operating system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The line pattern is invalid.
+    #[error(transparent)]
+    Pattern(#[from] crate::format::pattern::PatternError),
+    /// The back end's thread could not be started.
+    #[error("cannot start the tachylog back-end thread: {0}")]
+    SpawnWorker(#[source] std::io::Error),
+    /// The local time zone could not be determined.
+    #[error("cannot determine the local time zone ({0}); set TZ or use .utc(true)")]
+    TimeZone(String),
+}

@@ -1,0 +1,3 @@
+//! Bridges from the logging facades applications already use into tachylog's queue.
+
+pub(crate) mod log;

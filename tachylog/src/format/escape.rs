@@ -1,0 +1,95 @@
+//! Keeps one record on one line: control characters inside messages are escaped as they are
+//! written, so a message can never start a forged second record (CWE-117).
+
+use std::fmt;
+
+/// A `fmt::Write` that appends to a byte buffer, escaping control characters when `escape` is
+/// on: `\n` and `\r` become `\n` and `\r` written as two characters, other C0 controls, DEL and
+/// ESC become `\x1b` style, C1 controls become `\u{85}` style. Tab is kept.
+pub(crate) struct EscapingWriter<'a> {
+    pub(crate) out: &'a mut Vec<u8>,
+    pub(crate) escape: bool,
+}
+
+#[inline]
+fn needs_escape(b: u8) -> bool {
+    // 0xC2 is the lead byte of U+0080..U+00BF, which holds the C1 controls: a cheap superset
+    // check, refined per character on the slow path.
+    (b < 0x20 && b != b'\t') || b == 0x7f || b == 0xc2
+}
+
+impl fmt::Write for EscapingWriter<'_> {
+    #[inline]
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        if !self.escape || !s.bytes().any(needs_escape) {
+            self.out.extend_from_slice(s.as_bytes());
+            return Ok(());
+        }
+        for c in s.chars() {
+            match c {
+                '\n' => self.out.extend_from_slice(b"\\n"),
+                '\r' => self.out.extend_from_slice(b"\\r"),
+                '\t' => self.out.push(b'\t'),
+                c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                    let hex = b"0123456789abcdef";
+                    let v = c as u32 as usize;
+                    self.out
+                        .extend_from_slice(&[b'\\', b'x', hex[v >> 4], hex[v & 15]]);
+                }
+                c if (0x80..0xa0).contains(&(c as u32)) => {
+                    self.out
+                        .extend_from_slice(format!("\\u{{{:x}}}", c as u32).as_bytes());
+                }
+                c => {
+                    let mut buf = [0u8; 4];
+                    self.out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fmt::Write;
+
+    fn escaped(s: &str) -> String {
+        let mut out = Vec::new();
+        EscapingWriter {
+            out: &mut out,
+            escape: true,
+        }
+        .write_str(s)
+        .unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn newlines_and_controls_are_escaped() {
+        assert_eq!(escaped("a\nb\r\nc"), "a\\nb\\r\\nc");
+        assert_eq!(escaped("\x1b[31mred"), "\\x1b[31mred");
+        assert_eq!(escaped("del\x7f nul\0"), "del\\x7f nul\\x00");
+        assert_eq!(escaped("c1\u{85}x"), "c1\\u{85}x");
+        assert_eq!(escaped("tab\tstays é ü"), "tab\tstays é ü");
+    }
+
+    #[test]
+    fn plain_text_is_untouched() {
+        assert_eq!(escaped("Hello World!"), "Hello World!");
+        assert_eq!(escaped("Ünïcödé ✓ ©"), "Ünïcödé ✓ ©");
+    }
+
+    #[test]
+    fn escaping_can_be_turned_off() {
+        let mut out = Vec::new();
+        EscapingWriter {
+            out: &mut out,
+            escape: false,
+        }
+        .write_str("a\nb")
+        .unwrap();
+        assert_eq!(out, b"a\nb");
+    }
+}

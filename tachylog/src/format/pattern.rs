@@ -1,0 +1,267 @@
+//! The line layout: a pattern such as the default
+//! `{time} {level} [{thread}/{tid}] {target}: {message} ({file}:{line})`, parsed once at
+//! `init` into pieces and applied to every record.
+
+use super::escape::EscapingWriter;
+use super::time::TimeCache;
+use crate::codec::Decoder;
+use crate::queue::registry::ThreadInfo;
+use crate::record::Site;
+use crate::Level;
+use std::fmt::Write as _;
+use std::mem::MaybeUninit;
+
+/// The default line pattern.
+pub const DEFAULT_PATTERN: &str = "{time} {level} [{thread}/{tid}] {target}: {message} ({file}:{line})";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Text(String),
+    Time,
+    Level,
+    Thread,
+    ThreadId,
+    Target,
+    Message,
+    File,
+    Line,
+}
+
+/// A parsed line pattern.
+///
+/// Placeholders: `{time}` (local or UTC date-time with microseconds), `{level}` (padded to five
+/// characters), `{thread}` (thread name, `-` if none), `{tid}` (OS thread id), `{target}`
+/// (module path, or the `log` target), `{message}`, `{file}`, `{line}`. `{{` and `}}` are literal
+/// braces. A newline is always appended.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    pieces: Vec<Piece>,
+}
+
+/// A pattern that could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid line pattern {pattern:?}: {reason}")]
+pub struct PatternError {
+    pattern: String,
+    reason: String,
+}
+
+impl Pattern {
+    /// Parses a pattern.
+    ///
+    /// ```
+    /// let p = tachylog::Pattern::parse("{level} {message}").unwrap();
+    /// assert!(tachylog::Pattern::parse("{nope}").is_err());
+    /// # drop(p);
+    /// ```
+    pub fn parse(pattern: &str) -> Result<Pattern, PatternError> {
+        let err = |reason: String| PatternError {
+            pattern: pattern.to_string(),
+            reason,
+        };
+        let mut pieces = Vec::new();
+        let mut text = String::new();
+        let mut rest = pattern;
+        while let Some(c) = rest.chars().next() {
+            if rest.starts_with("{{") || rest.starts_with("}}") {
+                text.push(c);
+                rest = &rest[2..];
+            } else if c == '{' {
+                let end = rest
+                    .find('}')
+                    .ok_or_else(|| err("unterminated `{`".into()))?;
+                let piece = match &rest[1..end] {
+                    "time" => Piece::Time,
+                    "level" => Piece::Level,
+                    "thread" => Piece::Thread,
+                    "tid" => Piece::ThreadId,
+                    "target" | "module" => Piece::Target,
+                    "message" => Piece::Message,
+                    "file" => Piece::File,
+                    "line" => Piece::Line,
+                    other => {
+                        return Err(err(format!(
+                            "unknown placeholder {{{other}}}; known: time, level, thread, tid, \
+                             target, message, file, line"
+                        )))
+                    }
+                };
+                if !text.is_empty() {
+                    pieces.push(Piece::Text(std::mem::take(&mut text)));
+                }
+                pieces.push(piece);
+                rest = &rest[end + 1..];
+            } else if c == '}' {
+                return Err(err("unmatched `}` (write `}}` for a literal brace)".into()));
+            } else {
+                text.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+        if !text.is_empty() {
+            pieces.push(Piece::Text(text));
+        }
+        Ok(Pattern { pieces })
+    }
+}
+
+impl Default for Pattern {
+    fn default() -> Self {
+        Pattern::parse(DEFAULT_PATTERN).expect("the default pattern parses")
+    }
+}
+
+/// Where a record's message comes from.
+pub(crate) enum Message<'a> {
+    /// A macro call site and its argument bytes.
+    Site {
+        site: &'static Site,
+        args: &'a [MaybeUninit<u8>],
+    },
+    /// Text formatted by the caller (the `log` facade, the panic hook, tachylog's own notices).
+    Text(&'a str),
+}
+
+/// Everything a line is made of.
+pub(crate) struct RecordView<'a> {
+    pub(crate) unix_nanos: i64,
+    pub(crate) level: Level,
+    pub(crate) target: &'a str,
+    pub(crate) file: &'a str,
+    pub(crate) line: u32,
+    pub(crate) thread: &'a ThreadInfo,
+    pub(crate) message: Message<'a>,
+}
+
+/// Applies a [`Pattern`] to records. Owned by the back end.
+pub(crate) struct LineFormatter {
+    pattern: Pattern,
+    time: TimeCache,
+    escape: bool,
+}
+
+impl LineFormatter {
+    pub(crate) fn new(pattern: Pattern, zone: jiff::tz::TimeZone, escape: bool) -> Self {
+        LineFormatter {
+            pattern,
+            time: TimeCache::new(zone),
+            escape,
+        }
+    }
+
+    /// Appends the record's line, newline included, to `out`.
+    pub(crate) fn format(&mut self, record: &RecordView<'_>, out: &mut Vec<u8>) {
+        for piece in &self.pattern.pieces {
+            match piece {
+                Piece::Text(t) => out.extend_from_slice(t.as_bytes()),
+                Piece::Time => self.time.write(record.unix_nanos, out),
+                Piece::Level => out.extend_from_slice(record.level.padded().as_bytes()),
+                Piece::Thread => out.extend_from_slice(record.thread.name.as_bytes()),
+                Piece::ThreadId => {
+                    out.extend_from_slice(itoa::Buffer::new().format(record.thread.id).as_bytes())
+                }
+                Piece::Target => self.escaped(record.target, out),
+                Piece::File => self.escaped(record.file, out),
+                Piece::Line => {
+                    out.extend_from_slice(itoa::Buffer::new().format(record.line).as_bytes())
+                }
+                Piece::Message => self.message(&record.message, out),
+            }
+        }
+        out.push(b'\n');
+    }
+
+    fn escaped(&self, text: &str, out: &mut Vec<u8>) {
+        let _ = EscapingWriter {
+            out,
+            escape: self.escape,
+        }
+        .write_str(text);
+    }
+
+    fn message(&self, message: &Message<'_>, out: &mut Vec<u8>) {
+        let start = out.len();
+        match message {
+            Message::Text(text) => self.escaped(text, out),
+            Message::Site { site, args } => {
+                let escape = self.escape;
+                let outcome = crate::lifecycle::catch_user_panic(|| {
+                    let mut decoder = Decoder::new(args);
+                    let mut writer = EscapingWriter { out, escape };
+                    let result = (site.decode)(&mut decoder, &mut writer);
+                    (result, decoder.is_malformed())
+                });
+                let problem = match outcome {
+                    Ok((Ok(()), false)) => None,
+                    Ok((Ok(()), true)) => Some("malformed record".to_string()),
+                    Ok((Err(_), _)) => Some("a Display/Debug impl returned an error".to_string()),
+                    Err(panic) => Some(format!("formatting panicked: {panic}")),
+                };
+                if let Some(problem) = problem {
+                    out.truncate(start);
+                    let marker = format!(
+                        "<{problem}; call site {}:{} format {:?}>",
+                        site.file, site.line, site.format
+                    );
+                    self.escaped(&marker, out);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_default() {
+        let p = Pattern::default();
+        assert_eq!(p.pieces.len(), 16);
+        assert_eq!(p.pieces[0], Piece::Time);
+        assert_eq!(p.pieces[1], Piece::Text(" ".into()));
+    }
+
+    #[test]
+    fn braces_and_errors() {
+        let p = Pattern::parse("{{{level}}}").unwrap();
+        assert_eq!(
+            p.pieces,
+            vec![
+                Piece::Text("{".into()),
+                Piece::Level,
+                Piece::Text("}".into())
+            ]
+        );
+        assert!(Pattern::parse("{level").is_err());
+        assert!(Pattern::parse("}").is_err());
+        let e = Pattern::parse("{bogus}").unwrap_err().to_string();
+        assert!(e.contains("bogus") && e.contains("known"), "{e}");
+    }
+
+    #[test]
+    fn formats_a_text_record() {
+        let mut f = LineFormatter::new(Pattern::default(), jiff::tz::TimeZone::UTC, true);
+        let thread = ThreadInfo {
+            name: "main".into(),
+            id: 4211,
+        };
+        let mut out = Vec::new();
+        f.format(
+            &RecordView {
+                unix_nanos: 1_795_277_045_125_049_000,
+                level: Level::Info,
+                target: "app::net",
+                file: "src/net.rs",
+                line: 20,
+                thread: &thread,
+                message: Message::Text("two\nlines"),
+            },
+            &mut out,
+        );
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "2026-11-21 16:04:05.125049 INFO  [main/4211] app::net: two\\nlines (src/net.rs:20)\n"
+        );
+    }
+}

@@ -1,0 +1,117 @@
+//! The date-time column, formatted once per second and reused.
+//!
+//! Converting a timestamp to a civil date in a time zone costs far more than the rest of a line;
+//! records arrive in time order, so the `YYYY-MM-DD HH:MM:SS` prefix is rebuilt only when the
+//! second changes and the microseconds are appended with a table-free digit loop. Time-zone
+//! rules come from `jiff` (the system tz database, read once), which is sound in threaded
+//! programs, unlike `localtime_r` with a changing `TZ`.
+
+use jiff::tz::TimeZone;
+use jiff::Timestamp;
+
+/// Formats `YYYY-MM-DD HH:MM:SS.ffffff` in a fixed time zone.
+pub(crate) struct TimeCache {
+    zone: TimeZone,
+    second: i64,
+    prefix: [u8; 19],
+}
+
+impl TimeCache {
+    /// A cache for `zone`.
+    pub(crate) fn new(zone: TimeZone) -> Self {
+        TimeCache {
+            zone,
+            second: i64::MIN,
+            prefix: *b"0000-00-00 00:00:00",
+        }
+    }
+
+    /// Appends the date-time of `unix_nanos` to `out`.
+    pub(crate) fn write(&mut self, unix_nanos: i64, out: &mut Vec<u8>) {
+        let second = unix_nanos.div_euclid(1_000_000_000);
+        let micros = (unix_nanos.rem_euclid(1_000_000_000) / 1_000) as u32;
+        if second != self.second {
+            self.refresh(second);
+        }
+        out.extend_from_slice(&self.prefix);
+        let mut frac = *b".000000";
+        let mut m = micros;
+        for slot in frac[1..].iter_mut().rev() {
+            *slot = b'0' + (m % 10) as u8;
+            m /= 10;
+        }
+        out.extend_from_slice(&frac);
+    }
+
+    fn refresh(&mut self, second: i64) {
+        self.second = second;
+        let Ok(ts) = Timestamp::from_second(second) else {
+            self.prefix = *b"????-??-?? ??:??:??";
+            return;
+        };
+        let dt = self.zone.to_datetime(ts);
+        let mut buf = Vec::with_capacity(19);
+        push_padded(&mut buf, dt.year() as u32, 4);
+        buf.push(b'-');
+        push_padded(&mut buf, dt.month() as u32, 2);
+        buf.push(b'-');
+        push_padded(&mut buf, dt.day() as u32, 2);
+        buf.push(b' ');
+        push_padded(&mut buf, dt.hour() as u32, 2);
+        buf.push(b':');
+        push_padded(&mut buf, dt.minute() as u32, 2);
+        buf.push(b':');
+        push_padded(&mut buf, dt.second() as u32, 2);
+        self.prefix.copy_from_slice(&buf);
+    }
+}
+
+fn push_padded(out: &mut Vec<u8>, value: u32, width: usize) {
+    let mut digits = itoa::Buffer::new();
+    let s = digits.format(value);
+    out.extend(std::iter::repeat_n(b'0', width.saturating_sub(s.len())));
+    out.extend_from_slice(s.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(cache: &mut TimeCache, nanos: i64) -> String {
+        let mut out = Vec::new();
+        cache.write(nanos, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn utc_with_microseconds() {
+        let mut c = TimeCache::new(TimeZone::UTC);
+        // 2026-11-21 16:04:05.125049 UTC
+        let nanos = 1_795_277_045_125_049_000;
+        assert_eq!(render(&mut c, nanos), "2026-11-21 16:04:05.125049");
+        // Same second, reusing the prefix.
+        assert_eq!(render(&mut c, nanos + 1_000), "2026-11-21 16:04:05.125050");
+        assert_eq!(
+            render(&mut c, nanos + 1_000_000_000),
+            "2026-11-21 16:04:06.125049"
+        );
+    }
+
+    #[test]
+    fn named_zone_applies_its_offset() {
+        let zone = TimeZone::get("America/New_York").unwrap_or(TimeZone::fixed(
+            jiff::tz::offset(-5),
+        ));
+        let mut c = TimeCache::new(zone);
+        assert_eq!(
+            render(&mut c, 1_795_277_045_000_000_000),
+            "2026-11-21 11:04:05.000000"
+        );
+    }
+
+    #[test]
+    fn before_the_epoch() {
+        let mut c = TimeCache::new(TimeZone::UTC);
+        assert_eq!(render(&mut c, -1_000), "1969-12-31 23:59:59.999999");
+    }
+}

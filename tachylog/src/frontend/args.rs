@@ -1,0 +1,354 @@
+//! How each argument of a log call is turned into bytes on the calling thread.
+//!
+//! The macro wraps every argument in [`Wrap`] and calls `__tachylog_slot` on
+//! `&&&&Wrap(arg)`. Method resolution tries the receivers from the most to the least
+//! referenced, so the first trait below whose bounds the argument's type meets wins, at compile
+//! time, with no runtime dispatch ("autoref specialisation"):
+//!
+//! 1. [`ViaBytes`]: text (`str`, `String`, `Cow<str>`, ...) and [`Lossy`] bytes, copied raw;
+//! 2. [`ViaCopy`]: [`CopyArg`] values (numbers, `bool`, `char`, opted-in types), copied bit for
+//!    bit;
+//! 3. [`ViaCopyRef`]: a reference to a [`CopyArg`] value, dereferenced and copied;
+//! 4. [`ViaFallback`]: anything else, formatted right here with the placeholder's full spec into
+//!    the thread's scratch buffer, then copied as text. This is the documented slow path: it runs
+//!    the type's `Display`/`Debug` on the calling thread, and a panic in it is caught and logged
+//!    as `<formatting panicked: ...>` in place of the argument.
+
+use crate::codec::{ArgWriter, Codec, CopyCodec, LossyCodec, PreformattedCodec, StrCodec};
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::fmt;
+use std::marker::PhantomData;
+use std::mem::size_of;
+use std::ops::Range;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// Opts a type into bit-for-bit transport: the calling thread copies the value into the queue
+/// and the back end formats it later with the type's own `Display`/`Debug`/... impls.
+///
+/// This is the fastest way to log a type of your own. `Copy + Send + 'static` makes it sound: a
+/// `Copy` type has no destructor and no owned heap data, `'static` means it borrows nothing that
+/// could be gone when the back end formats it, and `Send` means it may be used on the back end's
+/// thread.
+///
+/// Keep `fmt` impls of such types cheap and free of side effects: they run on the back end,
+/// later, possibly after the values they might look up have changed.
+///
+/// ```
+/// #[derive(Clone, Copy, Debug)]
+/// struct OrderId(u64);
+/// impl std::fmt::Display for OrderId {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         write!(f, "order-{}", self.0)
+///     }
+/// }
+/// impl tachylog::CopyArg for OrderId {}
+///
+/// tachylog::info!("filled {} ({:?})", OrderId(7), OrderId(7));
+/// ```
+pub trait CopyArg: Copy + Send + 'static {}
+
+macro_rules! copy_args {
+    ($($t:ty),*) => {$( impl CopyArg for $t {} )*};
+}
+copy_args!(
+    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64, bool, char, (),
+    std::num::NonZeroU8, std::num::NonZeroU16, std::num::NonZeroU32, std::num::NonZeroU64,
+    std::num::NonZeroU128, std::num::NonZeroUsize, std::num::NonZeroI8, std::num::NonZeroI16,
+    std::num::NonZeroI32, std::num::NonZeroI64, std::num::NonZeroI128, std::num::NonZeroIsize,
+    std::time::Duration, std::net::IpAddr, std::net::Ipv4Addr, std::net::Ipv6Addr,
+    std::net::SocketAddr, std::net::SocketAddrV4, std::net::SocketAddrV6,
+    std::cmp::Ordering
+);
+impl<T: CopyArg> CopyArg for Option<T> {}
+impl<T: CopyArg, const N: usize> CopyArg for [T; N] {}
+impl<A: CopyArg, B: CopyArg> CopyArg for (A, B) {}
+impl<A: CopyArg, B: CopyArg, C: CopyArg> CopyArg for (A, B, C) {}
+
+/// Types logged by copying their bytes with a length: text, and [`Lossy`] byte strings.
+pub trait BytesArg {
+    /// How the back end reads the bytes back.
+    type Codec: Codec;
+    /// The bytes to copy.
+    fn arg_bytes(&self) -> &[u8];
+}
+
+macro_rules! str_args {
+    ($($t:ty),*) => {$(
+        impl BytesArg for $t {
+            type Codec = StrCodec;
+            #[inline(always)]
+            fn arg_bytes(&self) -> &[u8] {
+                let s: &str = self;
+                s.as_bytes()
+            }
+        }
+    )*};
+}
+str_args!(str, String, Box<str>, Cow<'_, str>, Rc<str>, Arc<str>);
+
+impl<T: BytesArg + ?Sized> BytesArg for &T {
+    type Codec = T::Codec;
+    #[inline(always)]
+    fn arg_bytes(&self) -> &[u8] {
+        (**self).arg_bytes()
+    }
+}
+
+impl<T: BytesArg + ?Sized> BytesArg for &mut T {
+    type Codec = T::Codec;
+    #[inline(always)]
+    fn arg_bytes(&self) -> &[u8] {
+        (**self).arg_bytes()
+    }
+}
+
+/// A byte string logged as text, with invalid UTF-8 replaced by U+FFFD. See [`lossy`].
+#[derive(Clone, Copy)]
+pub struct Lossy<'a>(pub &'a [u8]);
+
+/// Logs raw bytes (a network buffer, a file name from the OS) as UTF-8 text without
+/// allocating: the bytes are copied, and invalid sequences become U+FFFD when formatted.
+///
+/// ```
+/// tachylog::warn!("bad request line: {}", tachylog::lossy(b"GET /\xff HTTP/1.1"));
+/// ```
+pub fn lossy(bytes: &[u8]) -> Lossy<'_> {
+    Lossy(bytes)
+}
+
+impl fmt::Display for Lossy<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&String::from_utf8_lossy(self.0), f)
+    }
+}
+
+impl fmt::Debug for Lossy<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&String::from_utf8_lossy(self.0), f)
+    }
+}
+
+impl BytesArg for Lossy<'_> {
+    type Codec = LossyCodec;
+    fn arg_bytes(&self) -> &[u8] {
+        self.0
+    }
+}
+
+/// An argument as the macro hands it to slot selection.
+#[doc(hidden)]
+pub struct Wrap<'a, T: ?Sized>(pub &'a T);
+
+/// An argument ready to be written: knows its encoded length and its codec.
+#[doc(hidden)]
+pub trait Slot {
+    /// How the back end reads it.
+    type Codec: Codec;
+    /// Bytes [`Slot::write`] will append.
+    fn encoded_len(&self, stage: &Stage) -> usize;
+    /// Appends the encoding.
+    fn write(&self, writer: &mut ArgWriter, stage: &Stage);
+}
+
+#[doc(hidden)]
+pub struct BytesSlot<'a, C> {
+    bytes: &'a [u8],
+    _codec: PhantomData<C>,
+}
+
+impl<C: Codec> Slot for BytesSlot<'_, C> {
+    type Codec = C;
+    #[inline(always)]
+    fn encoded_len(&self, _: &Stage) -> usize {
+        size_of::<usize>() + self.bytes.len()
+    }
+    #[inline(always)]
+    fn write(&self, writer: &mut ArgWriter, _: &Stage) {
+        writer.put_length_prefixed(self.bytes);
+    }
+}
+
+#[doc(hidden)]
+pub struct CopySlot<'a, T>(&'a T);
+
+impl<T: CopyArg> Slot for CopySlot<'_, T> {
+    type Codec = CopyCodec<T>;
+    #[inline(always)]
+    fn encoded_len(&self, _: &Stage) -> usize {
+        size_of::<T>()
+    }
+    #[inline(always)]
+    fn write(&self, writer: &mut ArgWriter, _: &Stage) {
+        writer.put_copy(self.0);
+    }
+}
+
+/// A width or precision argument.
+#[doc(hidden)]
+pub struct CountSlot(pub usize);
+
+impl CountSlot {
+    #[inline(always)]
+    pub fn encoded_len(&self, _: &Stage) -> usize {
+        size_of::<usize>()
+    }
+    #[inline(always)]
+    pub fn write(&self, writer: &mut ArgWriter, _: &Stage) {
+        writer.put_usize(self.0);
+    }
+}
+
+impl Slot for CountSlot {
+    type Codec = CopyCodec<usize>;
+    fn encoded_len(&self, stage: &Stage) -> usize {
+        CountSlot::encoded_len(self, stage)
+    }
+    fn write(&self, writer: &mut ArgWriter, stage: &Stage) {
+        CountSlot::write(self, writer, stage)
+    }
+}
+
+#[doc(hidden)]
+pub struct FallbackSlot(Range<usize>);
+
+impl Slot for FallbackSlot {
+    type Codec = PreformattedCodec;
+    fn encoded_len(&self, _: &Stage) -> usize {
+        size_of::<usize>() + self.0.len()
+    }
+    fn write(&self, writer: &mut ArgWriter, stage: &Stage) {
+        writer.put_length_prefixed(stage.bytes(self.0.clone()));
+    }
+}
+
+#[doc(hidden)]
+pub trait ViaBytes<'a> {
+    type Slot;
+    fn __tachylog_slot<F>(&self, stage: &mut Stage, fallback: F) -> Self::Slot;
+}
+impl<'a, T: BytesArg + ?Sized> ViaBytes<'a> for &&&Wrap<'a, T> {
+    type Slot = BytesSlot<'a, T::Codec>;
+    #[inline(always)]
+    fn __tachylog_slot<F>(&self, _: &mut Stage, _: F) -> Self::Slot {
+        BytesSlot {
+            bytes: self.0.arg_bytes(),
+            _codec: PhantomData,
+        }
+    }
+}
+
+#[doc(hidden)]
+pub trait ViaCopy<'a> {
+    type Slot;
+    fn __tachylog_slot<F>(&self, stage: &mut Stage, fallback: F) -> Self::Slot;
+}
+impl<'a, T: CopyArg> ViaCopy<'a> for &&Wrap<'a, T> {
+    type Slot = CopySlot<'a, T>;
+    #[inline(always)]
+    fn __tachylog_slot<F>(&self, _: &mut Stage, _: F) -> Self::Slot {
+        CopySlot(self.0)
+    }
+}
+
+#[doc(hidden)]
+pub trait ViaCopyRef<'a> {
+    type Slot;
+    fn __tachylog_slot<F>(&self, stage: &mut Stage, fallback: F) -> Self::Slot;
+}
+impl<'a, 'b: 'a, T: CopyArg> ViaCopyRef<'a> for &Wrap<'a, &'b T> {
+    type Slot = CopySlot<'a, T>;
+    #[inline(always)]
+    fn __tachylog_slot<F>(&self, _: &mut Stage, _: F) -> Self::Slot {
+        CopySlot(*self.0)
+    }
+}
+
+#[doc(hidden)]
+pub trait ViaFallback {
+    type Slot;
+    fn __tachylog_slot<F>(&self, stage: &mut Stage, fallback: F) -> Self::Slot
+    where
+        F: FnOnce(&mut dyn fmt::Write) -> fmt::Result;
+}
+impl<T: ?Sized> ViaFallback for Wrap<'_, T> {
+    type Slot = FallbackSlot;
+    fn __tachylog_slot<F>(&self, stage: &mut Stage, fallback: F) -> Self::Slot
+    where
+        F: FnOnce(&mut dyn fmt::Write) -> fmt::Result,
+    {
+        FallbackSlot(stage.format(fallback))
+    }
+}
+
+thread_local! {
+    /// A reusable buffer for fallback formatting, so that after warm-up the fallback path does
+    /// not allocate either. Taken out while in use, so a `Display` impl that logs (re-entrancy)
+    /// simply gets a fresh buffer instead of a `RefCell` panic.
+    static SCRATCH: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// Text formatted on the calling thread for the fallback slots of one log call.
+#[doc(hidden)]
+pub struct Stage {
+    text: Option<String>,
+}
+
+impl Stage {
+    #[inline(always)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        Stage { text: None }
+    }
+
+    /// Formats one argument with `f` and returns where its text is.
+    #[cold]
+    fn format(&mut self, f: impl FnOnce(&mut dyn fmt::Write) -> fmt::Result) -> Range<usize> {
+        let text = self.text.get_or_insert_with(|| {
+            SCRATCH
+                .try_with(|s| s.try_borrow_mut().map(|mut s| std::mem::take(&mut *s)).ok())
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+        });
+        let start = text.len();
+        let outcome = crate::lifecycle::catch_user_panic(|| f(text));
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(fmt::Error)) => {
+                text.truncate(start);
+                text.push_str("<formatting error>");
+            }
+            Err(message) => {
+                text.truncate(start);
+                text.push_str("<formatting panicked: ");
+                text.push_str(&message);
+                text.push('>');
+            }
+        }
+        start..text.len()
+    }
+
+    fn bytes(&self, range: Range<usize>) -> &[u8] {
+        self.text.as_deref().map_or(&[], |t| &t.as_bytes()[range])
+    }
+}
+
+impl Drop for Stage {
+    fn drop(&mut self) {
+        if let Some(mut text) = self.text.take() {
+            text.clear();
+            // Keep the buffer for the next call unless it grew huge (a one-off big message).
+            if text.capacity() <= 64 * 1024 {
+                let _ = SCRATCH.try_with(|s| {
+                    if let Ok(mut s) = s.try_borrow_mut() {
+                        if s.capacity() < text.capacity() {
+                            *s = text;
+                        }
+                    }
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! The few global switches a log call reads, kept on one read-mostly cache line.
+//!
+//! Every call reads `max_level` (the enabled check) and `backend_sleeping` (to wake an idle back
+//! end); both are written only on configuration changes and idle transitions, so the line stays
+//! shared in every core's cache and each read is an L1 hit.
+
+use crate::Level;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::thread::Thread;
+
+/// What a producer does when its ring is full.
+///
+/// ```
+/// let builder = tachylog::builder().on_full(tachylog::OnFull::Drop);
+/// # drop(builder);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnFull {
+    /// Wait until the back end frees space: lossless. The wait spins briefly, then yields, then
+    /// sleeps in short steps, so a blocked caller does not burn a core.
+    #[default]
+    Block,
+    /// Discard the record and count it; the back end writes `N records dropped` into the log.
+    Drop,
+}
+
+#[repr(align(64))]
+pub(crate) struct Gate {
+    /// The most verbose enabled level as `u8` (`0`: everything off). Written by `init`,
+    /// `set_level` and shutdown; read relaxed by every call.
+    pub(crate) max_level: AtomicU8,
+    /// Set by the back end (`SeqCst`) right before a long sleep, cleared when it wakes. A
+    /// producer that sees it set after publishing unparks the back end (cold path).
+    pub(crate) backend_sleeping: AtomicBool,
+    /// `OnFull` as `u8`: 0 block, 1 drop. Read on the full-ring path only.
+    pub(crate) on_full: AtomicU8,
+    /// Whether a back end is running and will drain rings. Producers that find their ring full
+    /// while it is false drop the record instead of waiting forever.
+    pub(crate) backend_running: AtomicBool,
+    /// Ring size for threads that register from now on.
+    pub(crate) ring_capacity: AtomicUsize,
+    /// Total heap bytes that oversize records may hold in one ring before their producer waits.
+    pub(crate) max_boxed_bytes: AtomicUsize,
+}
+
+pub(crate) static GATE: Gate = Gate {
+    max_level: AtomicU8::new(0),
+    backend_sleeping: AtomicBool::new(false),
+    on_full: AtomicU8::new(0),
+    backend_running: AtomicBool::new(false),
+    ring_capacity: AtomicUsize::new(1 << 20),
+    max_boxed_bytes: AtomicUsize::new(64 << 20),
+};
+
+/// The back end's thread, for unparking. Locked only on cold paths.
+pub(crate) static BACKEND_THREAD: Mutex<Option<Thread>> = Mutex::new(None);
+
+impl Gate {
+    pub(crate) fn on_full(&self) -> OnFull {
+        match self.on_full.load(Ordering::Relaxed) {
+            0 => OnFull::Block,
+            _ => OnFull::Drop,
+        }
+    }
+
+    pub(crate) fn set_max_level(&self, level: Option<Level>) {
+        self.max_level
+            .store(level.map_or(0, |l| l as u8), Ordering::Relaxed);
+    }
+}
+
+/// Whether records of `level` are wanted. One relaxed load and a compare.
+#[doc(hidden)]
+#[inline(always)]
+pub fn enabled(level: Level) -> bool {
+    level as u8 <= GATE.max_level.load(Ordering::Relaxed)
+}
+
+/// Wakes the back end if it is parked.
+#[cold]
+#[inline(never)]
+pub(crate) fn wake_backend() {
+    if let Some(thread) = crate::queue::registry::lock(&BACKEND_THREAD).as_ref() {
+        thread.unpark();
+    }
+}

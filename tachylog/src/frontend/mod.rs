@@ -1,0 +1,11 @@
+//! The calling thread's half of logging: the level gate ([`gate`]), argument encoding
+//! ([`args`]), the clock ([`clock`]) and the per-thread producer ([`producer`]).
+//!
+//! Code here runs inside the application's threads. It never formats (except the documented
+//! fallback for types without a raw encoding), never locks, never allocates and never makes a
+//! system call on the hot path; everything that might is `#[cold]` and out of line.
+
+pub(crate) mod args;
+pub(crate) mod clock;
+pub(crate) mod gate;
+pub(crate) mod producer;

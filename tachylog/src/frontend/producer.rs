@@ -1,0 +1,303 @@
+//! The calling thread's side of a log call: find this thread's ring, reserve space, stamp the
+//! time, copy the arguments, publish.
+//!
+//! Hot path (a call whose record fits in the ring and finds room): one thread-local load, the
+//! ring's reservation arithmetic, two stores of the activity counter, `rdtsc`, the copies, one
+//! release store, one relaxed load of [`GATE`]. No lock, no allocation, no system call.
+//! Everything else (the thread's first record, a full ring, an oversize record, a sleeping back
+//! end) is on `#[cold]` out-of-line paths.
+
+use super::clock;
+use super::gate::{wake_backend, OnFull, GATE};
+use crate::codec::ArgWriter;
+use crate::queue::registry::{ThreadQueue, REGISTRY};
+use crate::queue::ring::{ProducerCursor, Reservation};
+use crate::record::{Site, CALL_SITE_PREFIX, KIND_CALL_SITE, KIND_DYNAMIC};
+use std::cell::{Cell, RefCell, UnsafeCell};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// This thread's producer: its queue and the producer cursor, which only this thread touches.
+pub(crate) struct Producer {
+    queue: Arc<ThreadQueue>,
+    cursor: UnsafeCell<ProducerCursor>,
+}
+
+impl Producer {
+    fn new() -> Producer {
+        let capacity = GATE.ring_capacity.load(Ordering::Relaxed);
+        let (queue, cursor) = REGISTRY.register(capacity, clock::now());
+        Producer {
+            queue,
+            cursor: UnsafeCell::new(cursor),
+        }
+    }
+}
+
+impl Drop for Producer {
+    fn drop(&mut self) {
+        // Later calls on this thread (from other thread-locals' destructors) must not use the
+        // dangling pointer: they take the one-off path instead.
+        let this: *const Producer = self;
+        let _ = CURRENT.try_with(|c| {
+            if c.get() == this {
+                c.set(std::ptr::null());
+            }
+        });
+        // The back end frees the ring once it has drained it and seen this flag.
+        self.queue.closed.store(true, Ordering::Release);
+    }
+}
+
+thread_local! {
+    /// Fast access to this thread's producer: a plain pointer with a `const` initialiser and no
+    /// destructor, so reading it compiles to a single load relative to the thread pointer.
+    static CURRENT: Cell<*const Producer> = const { Cell::new(std::ptr::null()) };
+    /// Owns the producer and closes its queue when the thread exits.
+    static OWNER: RefCell<Option<Box<Producer>>> = const { RefCell::new(None) };
+}
+
+/// Returns this thread's producer, creating it on the thread's first record. `None` while the
+/// thread is being torn down (its thread-locals are gone).
+#[cold]
+#[inline(never)]
+fn init_producer() -> Option<*const Producer> {
+    OWNER
+        .try_with(|owner| {
+            let mut owner = owner.try_borrow_mut().ok()?;
+            let producer = owner.get_or_insert_with(|| Box::new(Producer::new()));
+            let ptr: *const Producer = &**producer;
+            CURRENT.with(|c| c.set(ptr));
+            Some(ptr)
+        })
+        .ok()
+        .flatten()
+}
+
+
+/// Logs one record from a macro call site: `args_len` bytes of arguments written by
+/// `write_args`.
+#[doc(hidden)]
+#[inline(always)]
+pub fn log_record(site: &'static Site, args_len: usize, write_args: impl FnOnce(&mut ArgWriter)) {
+    let body_len = CALL_SITE_PREFIX + args_len;
+    let mut producer = CURRENT.with(|c| c.get());
+    if producer.is_null() {
+        match init_producer() {
+            Some(p) => producer = p,
+            None => return log_without_producer(site, args_len, write_args),
+        }
+    }
+    // SAFETY: `CURRENT` points at this thread's boxed producer, which lives until its `Drop`
+    // clears `CURRENT` at thread exit; only this thread uses it.
+    let producer = unsafe { &*producer };
+    // SAFETY: only this thread touches the cursor, and no other reference to it is live: the
+    // code below runs none of the user's code while it holds it.
+    let cursor = unsafe { &mut *producer.cursor.get() };
+    let ring = &producer.queue.ring;
+    if body_len > ring.max_inline_body() {
+        return log_boxed(producer, cursor, site, args_len, write_args);
+    }
+    let reservation = match ring.try_reserve(cursor, body_len, KIND_CALL_SITE) {
+        Some(r) => r,
+        None => match wait_for_room(producer, cursor, body_len, KIND_CALL_SITE) {
+            Some(r) => r,
+            None => return,
+        },
+    };
+    ring.begin_activity(cursor);
+    let body = ring.body_ptr(&reservation);
+    // SAFETY: the reservation holds `body_len = 16 + args_len` writable bytes at `body`.
+    let mut writer = unsafe {
+        std::ptr::write_unaligned(body as *mut u64, clock::now());
+        std::ptr::write_unaligned(body.add(8) as *mut usize, site as *const Site as usize);
+        ArgWriter::new(body.add(CALL_SITE_PREFIX), args_len)
+    };
+    write_args(&mut writer);
+    debug_assert_eq!(writer.remaining(), 0);
+    ring.commit(cursor, reservation);
+    ring.end_activity(cursor);
+    if GATE.backend_sleeping.load(Ordering::Relaxed) {
+        wake_backend();
+    }
+}
+
+/// The ring is full: apply the [`OnFull`] policy. Returns `None` when the record is dropped.
+#[cold]
+#[inline(never)]
+fn wait_for_room(
+    producer: &Producer,
+    cursor: &mut ProducerCursor,
+    body_len: usize,
+    kind: u32,
+) -> Option<Reservation> {
+    let ring = &producer.queue.ring;
+    let mut backoff = Backoff::default();
+    loop {
+        if GATE.on_full() == OnFull::Drop || !GATE.backend_running.load(Ordering::Acquire) {
+            producer.queue.dropped.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        if backoff.step == 0 {
+            wake_backend();
+        }
+        backoff.wait();
+        if let Some(r) = ring.try_reserve(cursor, body_len, kind) {
+            return Some(r);
+        }
+    }
+}
+
+/// A record larger than the ring's inline limit: built on the heap and handed over as a boxed
+/// frame. Memory stays bounded: while this ring's boxed records in flight exceed the limit, the
+/// producer waits (or drops, under `OnFull::Drop`), except that a single record always passes.
+#[cold]
+#[inline(never)]
+fn log_boxed(
+    producer: &Producer,
+    cursor: &mut ProducerCursor,
+    site: &'static Site,
+    args_len: usize,
+    write_args: impl FnOnce(&mut ArgWriter),
+) {
+    let mut body = vec![0u8; CALL_SITE_PREFIX + args_len].into_boxed_slice();
+    body[8..16].copy_from_slice(&(site as *const Site as usize).to_ne_bytes());
+    // SAFETY: `body[16..]` is `args_len` writable bytes owned by us.
+    let mut writer = unsafe { ArgWriter::new(body.as_mut_ptr().add(CALL_SITE_PREFIX), args_len) };
+    write_args(&mut writer);
+    push_boxed(producer, cursor, body, KIND_CALL_SITE);
+}
+
+/// Publishes a heap-built body (its first 8 bytes are overwritten with the timestamp).
+fn push_boxed(producer: &Producer, cursor: &mut ProducerCursor, mut body: Box<[u8]>, kind: u32) {
+    let ring = &producer.queue.ring;
+    let limit = GATE.max_boxed_bytes.load(Ordering::Relaxed);
+    let mut backoff = Backoff::default();
+    loop {
+        let in_flight = ring.boxed_bytes();
+        if in_flight == 0 || in_flight + body.len() <= limit {
+            ring.begin_activity(cursor);
+            body[..8].copy_from_slice(&clock::now().to_ne_bytes());
+            match ring.push_boxed(cursor, body, kind) {
+                Ok(()) => {
+                    ring.end_activity(cursor);
+                    wake_backend();
+                    return;
+                }
+                Err(back) => {
+                    ring.end_activity(cursor);
+                    body = back;
+                }
+            }
+        }
+        if GATE.on_full() == OnFull::Drop || !GATE.backend_running.load(Ordering::Acquire) {
+            producer.queue.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        if backoff.step == 0 {
+            wake_backend();
+        }
+        backoff.wait();
+    }
+}
+
+/// A call made while this thread's thread-locals are being destroyed (from another
+/// thread-local's destructor). Uses a one-off queue that is closed right after the record.
+#[cold]
+#[inline(never)]
+fn log_without_producer(
+    site: &'static Site,
+    args_len: usize,
+    write_args: impl FnOnce(&mut ArgWriter),
+) {
+    let producer = Producer::new();
+    // SAFETY: the producer is local to this call.
+    let cursor = unsafe { &mut *producer.cursor.get() };
+    log_boxed(&producer, cursor, site, args_len, write_args);
+    // Dropping the producer closes the queue; the back end drains and frees it.
+}
+
+/// Logs a record whose metadata is known only at run time (the `log` facade, the panic hook).
+/// The message is already formatted.
+pub(crate) fn log_dynamic(
+    level: crate::Level,
+    target: &str,
+    file: &str,
+    line: u32,
+    message: &str,
+) {
+    let len = 8 + 8 + 8 + 3 * 8 + target.len() + file.len() + message.len();
+    let mut body = Vec::with_capacity(len);
+    body.extend_from_slice(&0u64.to_ne_bytes()); // timestamp, stamped when published
+    body.extend_from_slice(&(level as u64).to_ne_bytes());
+    body.extend_from_slice(&(line as u64).to_ne_bytes());
+    for text in [target, file, message] {
+        body.extend_from_slice(&text.len().to_ne_bytes());
+        body.extend_from_slice(text.as_bytes());
+    }
+    let body = body.into_boxed_slice();
+    let producer = CURRENT.with(|c| c.get());
+    let producer = if producer.is_null() { init_producer() } else { Some(producer) };
+    match producer {
+        // SAFETY: as in `log_record`.
+        Some(p) => unsafe {
+            let p = &*p;
+            push_boxed_or_inline(p, &mut *p.cursor.get(), body);
+        },
+        None => {
+            let p = Producer::new();
+            // SAFETY: the producer is local to this call.
+            push_boxed_or_inline(&p, unsafe { &mut *p.cursor.get() }, body);
+        }
+    }
+}
+
+/// Dynamic records are built on the heap anyway (their size is only known after formatting);
+/// small ones are copied into the ring so the heap block can be reused by the caller's
+/// allocator at once, big ones travel boxed.
+fn push_boxed_or_inline(producer: &Producer, cursor: &mut ProducerCursor, mut body: Box<[u8]>) {
+    let ring = &producer.queue.ring;
+    if body.len() > ring.max_inline_body() {
+        return push_boxed(producer, cursor, body, KIND_DYNAMIC);
+    }
+    let reservation = match ring.try_reserve(cursor, body.len(), KIND_DYNAMIC) {
+        Some(r) => r,
+        None => match wait_for_room(producer, cursor, body.len(), KIND_DYNAMIC) {
+            Some(r) => r,
+            None => return,
+        },
+    };
+    ring.begin_activity(cursor);
+    body[..8].copy_from_slice(&clock::now().to_ne_bytes());
+    // SAFETY: the reservation is ours and exactly `body.len()` bytes long.
+    unsafe { ring.write_body(&reservation, 0, &body) };
+    ring.commit(cursor, reservation);
+    ring.end_activity(cursor);
+    if GATE.backend_sleeping.load(Ordering::Relaxed) {
+        wake_backend();
+    }
+}
+
+/// Waiting on a full ring: spin briefly (the back end usually frees space within
+/// microseconds), then yield, then sleep in growing steps up to 1 ms so a long stall costs no
+/// CPU.
+#[derive(Default)]
+struct Backoff {
+    step: u32,
+}
+
+impl Backoff {
+    fn wait(&mut self) {
+        match self.step {
+            0..=15 => {
+                for _ in 0..(1 << self.step.min(6)) {
+                    std::hint::spin_loop();
+                }
+            }
+            16..=31 => std::thread::yield_now(),
+            n => std::thread::sleep(Duration::from_micros(((n - 31) * 20).min(1000) as u64)),
+        }
+        self.step = self.step.saturating_add(1);
+    }
+}

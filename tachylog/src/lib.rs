@@ -1,0 +1,129 @@
+//! tachylog: an asynchronous logger whose log call costs the caller nanoseconds, never waits on
+//! a disk or a socket, and never silently loses a line.
+//!
+//! ```
+//! let dir = std::env::temp_dir().join("tachylog-doc-quickstart");
+//! let guard = tachylog::builder()
+//!     .file(dir.join("app.log"))
+//!     .level(tachylog::Level::Debug)
+//!     .init()?;
+//! let (id, ms, path) = (42u64, 1.25f64, "/index.html");
+//! tachylog::info!("request {} took {:.3} ms: {}", id, ms, path);
+//! let user = "ada";
+//! tachylog::debug!("user {user} logged in from {:?}", "127.0.0.1");
+//! drop(guard); // drains every queue, flushes every sink, joins the worker
+//! # std::fs::remove_dir_all(dir).unwrap();
+//! # Ok::<(), tachylog::Error>(())
+//! ```
+//!
+//! # The contract
+//! - **Calling thread.** A log call checks the level (one relaxed load), copies the arguments'
+//!   bytes and a pointer to its static call site into the thread's own ring, stamps the time
+//!   (`rdtsc`) and publishes with one release store. No formatting, no lock, no allocation, no
+//!   system call, once the thread's ring exists (allocated on its first record). Argument types:
+//!   integers, floats, `bool`, `char`, text and [`CopyArg`] types are copied raw; anything else
+//!   that implements the placeholder's trait is formatted on the calling thread (the fallback).
+//! - **Full ring.** [`OnFull::Block`] (default) waits for room: nothing is lost.
+//!   [`OnFull::Drop`] discards and counts; the count is written into the log.
+//! - **Back end.** One thread merges the rings in timestamp order, formats, and writes whole
+//!   lines in large batches; it flushes when the queues run empty and at least every 100 ms,
+//!   and sleeps when idle.
+//! - **Exit.** Dropping the [`Guard`], [`flush`], `std::process::exit` and a panic in any thread
+//!   all write every record logged before them. Records of a thread killed by a signal are
+//!   covered by a later release (see the issue tracker); SIGKILL can never be handled.
+//! - **One record, one line.** Control characters in messages are escaped.
+//!
+//! The `log` crate's macros go through the same engine once [`Builder::init`] has run.
+
+#![deny(missing_docs)]
+#![warn(unsafe_op_in_unsafe_fn)]
+
+mod backend;
+mod codec;
+mod error;
+mod facade;
+mod format;
+mod frontend;
+mod level;
+mod lifecycle;
+mod logger;
+mod queue;
+mod record;
+mod sink;
+
+pub use error::Error;
+pub use format::pattern::{Pattern, PatternError, DEFAULT_PATTERN};
+pub use frontend::args::{lossy, BytesArg, CopyArg, Lossy};
+pub use frontend::gate::{enabled, OnFull};
+pub use level::{Level, ParseLevelError};
+pub use logger::{builder, flush, Builder, Guard};
+pub use sink::{FileSink, Sink, Stderr, Stdout};
+
+/// What the macros expand to. Not a public API: may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::codec::{ArgWriter, Codec, Decoder, View};
+    pub use crate::frontend::args::{
+        CountSlot, Slot, Stage, ViaBytes, ViaCopy, ViaCopyRef, ViaFallback, Wrap,
+    };
+    pub use crate::frontend::gate::enabled;
+    pub use crate::frontend::producer::log_record;
+    pub use crate::record::Site;
+    pub use tachylog_macros::__log;
+
+    /// Type-checks a call's format string and arguments; never called.
+    #[inline(always)]
+    pub fn check_format(_: core::fmt::Arguments<'_>) {}
+}
+
+/// Logs at [`Level::Error`]. Takes a format string and arguments exactly as `format!` does.
+///
+/// ```
+/// let code = 503;
+/// tachylog::error!("upstream failed with {code}");
+/// ```
+#[macro_export]
+macro_rules! error {
+    ($($arg:tt)+) => { $crate::__private::__log!($crate, Error, $($arg)+) };
+}
+
+/// Logs at [`Level::Warn`]. Takes a format string and arguments exactly as `format!` does.
+///
+/// ```
+/// tachylog::warn!("disk {:.1}% full", 93.25);
+/// ```
+#[macro_export]
+macro_rules! warn {
+    ($($arg:tt)+) => { $crate::__private::__log!($crate, Warn, $($arg)+) };
+}
+
+/// Logs at [`Level::Info`]. Takes a format string and arguments exactly as `format!` does.
+///
+/// ```
+/// tachylog::info!("request {} took {:.3} ms: {}", 7u64, 0.25, "/");
+/// ```
+#[macro_export]
+macro_rules! info {
+    ($($arg:tt)+) => { $crate::__private::__log!($crate, Info, $($arg)+) };
+}
+
+/// Logs at [`Level::Debug`]. Takes a format string and arguments exactly as `format!` does.
+///
+/// ```
+/// let user = "ada";
+/// tachylog::debug!("user {user} logged in from {:?}", "10.0.0.1");
+/// ```
+#[macro_export]
+macro_rules! debug {
+    ($($arg:tt)+) => { $crate::__private::__log!($crate, Debug, $($arg)+) };
+}
+
+/// Logs at [`Level::Trace`]. Takes a format string and arguments exactly as `format!` does.
+///
+/// ```
+/// tachylog::trace!("{:>8}|{:<8}|{:^8}", "r", "l", "c");
+/// ```
+#[macro_export]
+macro_rules! trace {
+    ($($arg:tt)+) => { $crate::__private::__log!($crate, Trace, $($arg)+) };
+}

@@ -1,0 +1,327 @@
+//! Starting and stopping the logger: [`Builder`], [`Guard`], [`flush`].
+
+use crate::backend::clock::WallClock;
+use crate::backend::worker::{new_merger, Control, Worker};
+use crate::format::pattern::{LineFormatter, Pattern};
+use crate::frontend::gate::{OnFull, BACKEND_THREAD, GATE};
+use crate::queue::registry::lock;
+use crate::sink::{FileSink, Sink, SinkSlot, Stderr, Stdout};
+use crate::{Error, Level};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// The running logger's control block, for `flush()` and the hooks.
+static RUNNING: Mutex<Option<Arc<Control>>> = Mutex::new(None);
+
+/// Whether a logger is running.
+pub(crate) fn is_running() -> bool {
+    GATE.backend_running.load(Ordering::Acquire)
+}
+
+enum SinkSpec {
+    Stdout,
+    Stderr,
+    File(PathBuf),
+    Custom(Box<dyn Sink>),
+}
+
+/// Configures and starts the logger. Get one with [`builder`](crate::builder).
+///
+/// ```
+/// let dir = std::env::temp_dir().join("tachylog-doc-builder");
+/// let guard = tachylog::builder()
+///     .file(dir.join("app.log"))
+///     .level(tachylog::Level::Debug)
+///     .on_full(tachylog::OnFull::Block)
+///     .utc(true)
+///     .init()
+///     .expect("logger starts");
+/// tachylog::debug!("ready after {} ms", 12);
+/// drop(guard); // drains, flushes, joins the back end
+/// # std::fs::remove_dir_all(dir).unwrap();
+/// ```
+#[must_use = "a builder does nothing until .init() is called"]
+pub struct Builder {
+    sinks: Vec<(SinkSpec, Option<Level>)>,
+    level: Level,
+    ring_capacity: usize,
+    on_full: OnFull,
+    utc: bool,
+    escape: bool,
+    flush_interval: Duration,
+    pattern: Option<String>,
+    max_boxed_bytes: usize,
+}
+
+/// Starts configuring the logger.
+///
+/// ```
+/// let guard = tachylog::builder().stdout().init().unwrap();
+/// tachylog::info!("hello");
+/// # drop(guard);
+/// ```
+pub fn builder() -> Builder {
+    Builder {
+        sinks: Vec::new(),
+        level: Level::Info,
+        ring_capacity: 1 << 20,
+        on_full: OnFull::Block,
+        utc: false,
+        escape: true,
+        flush_interval: Duration::from_millis(100),
+        pattern: None,
+        max_boxed_bytes: 64 << 20,
+    }
+}
+
+impl Builder {
+    /// Adds a standard-output sink.
+    pub fn stdout(mut self) -> Self {
+        self.sinks.push((SinkSpec::Stdout, None));
+        self
+    }
+
+    /// Adds a standard-error sink.
+    pub fn stderr(mut self) -> Self {
+        self.sinks.push((SinkSpec::Stderr, None));
+        self
+    }
+
+    /// Adds a file sink: `path` is created with its parent directories and appended to.
+    pub fn file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.sinks.push((SinkSpec::File(path.into()), None));
+        self
+    }
+
+    /// Adds any [`Sink`].
+    pub fn sink(mut self, sink: impl Sink) -> Self {
+        self.sinks.push((SinkSpec::Custom(Box::new(sink)), None));
+        self
+    }
+
+    /// Sets the minimum level of the sink added last (by default a sink takes every record that
+    /// passes the global [`Builder::level`]).
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join("tachylog-doc-sink-level");
+    /// let guard = tachylog::builder()
+    ///     .level(tachylog::Level::Debug)
+    ///     .file(dir.join("all.log"))
+    ///     .file(dir.join("errors.log"))
+    ///     .sink_level(tachylog::Level::Error)
+    ///     .init()
+    ///     .unwrap();
+    /// # drop(guard);
+    /// # std::fs::remove_dir_all(dir).unwrap();
+    /// ```
+    pub fn sink_level(mut self, level: Level) -> Self {
+        if let Some(last) = self.sinks.last_mut() {
+            last.1 = Some(level);
+        }
+        self
+    }
+
+    /// The most verbose level logged (default [`Level::Info`]). Calls below it cost one load
+    /// and a branch, and their arguments are not evaluated.
+    pub fn level(mut self, level: Level) -> Self {
+        self.level = level;
+        self
+    }
+
+    /// Bytes of each thread's ring (default 1 MiB; rounded up to a power of two, at least 4
+    /// KiB). Applies to threads that log their first record after `init`.
+    pub fn ring_capacity(mut self, bytes: usize) -> Self {
+        self.ring_capacity = bytes.max(4096);
+        self
+    }
+
+    /// What a thread does when its ring is full (default [`OnFull::Block`], lossless).
+    pub fn on_full(mut self, policy: OnFull) -> Self {
+        self.on_full = policy;
+        self
+    }
+
+    /// Timestamps in UTC instead of the local time zone.
+    pub fn utc(mut self, utc: bool) -> Self {
+        self.utc = utc;
+        self
+    }
+
+    /// Whether control characters in messages are escaped so that a record is always one line
+    /// (default `true`).
+    pub fn escape_control_chars(mut self, escape: bool) -> Self {
+        self.escape = escape;
+        self
+    }
+
+    /// How long written lines may wait in the back end's buffers while the queues stay busy
+    /// (default 100 ms). When the queues run empty, lines are flushed at once.
+    pub fn flush_interval(mut self, interval: Duration) -> Self {
+        self.flush_interval = interval.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The line layout; see [`Pattern`](crate::Pattern) for the placeholders.
+    pub fn pattern(mut self, pattern: impl Into<String>) -> Self {
+        self.pattern = Some(pattern.into());
+        self
+    }
+
+    /// Heap bytes that records too big for a ring may hold per thread before that thread waits
+    /// (default 64 MiB; a single record of any size always gets through).
+    pub fn max_oversize_bytes(mut self, bytes: usize) -> Self {
+        self.max_boxed_bytes = bytes;
+        self
+    }
+
+    /// Opens the sinks, starts the back end and routes the `log` crate to it.
+    ///
+    /// With no sink configured, records go to standard output.
+    pub fn init(self) -> Result<Guard, Error> {
+        let mut running = lock(&RUNNING);
+        if running.is_some() {
+            return Err(Error::AlreadyInitialized);
+        }
+        let pattern = match &self.pattern {
+            Some(p) => Pattern::parse(p)?,
+            None => Pattern::default(),
+        };
+        let zone = if self.utc {
+            jiff::tz::TimeZone::UTC
+        } else {
+            jiff::tz::TimeZone::try_system().map_err(|e| Error::TimeZone(e.to_string()))?
+        };
+        let mut specs = self.sinks;
+        if specs.is_empty() {
+            specs.push((SinkSpec::Stdout, None));
+        }
+        let mut sinks = Vec::with_capacity(specs.len());
+        for (spec, level) in specs {
+            let sink: Box<dyn Sink> = match spec {
+                SinkSpec::Stdout => Box::new(Stdout::new()),
+                SinkSpec::Stderr => Box::new(Stderr::new()),
+                SinkSpec::File(path) => Box::new(FileSink::open(path)?),
+                SinkSpec::Custom(sink) => sink,
+            };
+            let level = level.map_or(self.level, |l| l.min(self.level));
+            sinks.push(SinkSlot::new(sink, level));
+        }
+        let clock = WallClock::calibrate();
+        let control = Arc::new(Control::new());
+        let worker = Worker {
+            control: control.clone(),
+            merger: new_merger(&clock),
+            formatter: LineFormatter::new(pattern, zone, self.escape),
+            sinks,
+            clock,
+            flush_interval: self.flush_interval,
+        };
+        GATE.ring_capacity
+            .store(self.ring_capacity, Ordering::Relaxed);
+        GATE.on_full
+            .store((self.on_full == OnFull::Drop) as u8, Ordering::Relaxed);
+        GATE.max_boxed_bytes
+            .store(self.max_boxed_bytes, Ordering::Relaxed);
+        let handle = std::thread::Builder::new()
+            .name("tachylog".into())
+            .spawn(move || {
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker.run()));
+                if outcome.is_err() {
+                    // Callers must not wait for a back end that is gone.
+                    GATE.backend_running.store(false, Ordering::Release);
+                    eprintln!("tachylog: the back-end thread panicked; logging is disabled");
+                }
+            })
+            .map_err(Error::SpawnWorker)?;
+        *lock(&BACKEND_THREAD) = Some(handle.thread().clone());
+        GATE.backend_running.store(true, Ordering::Release);
+        *running = Some(control.clone());
+        drop(running);
+
+        crate::lifecycle::install_hooks();
+        if crate::facade::log::install() {
+            crate::facade::log::set_max_level(Some(self.level));
+        }
+        GATE.set_max_level(Some(self.level));
+        Ok(Guard {
+            control,
+            handle: Some(handle),
+        })
+    }
+}
+
+/// Keeps the logger running. Dropping it stops new records, drains every queue, flushes every
+/// sink and joins the back end's thread; after that `init` may be called again.
+///
+/// Records logged by other threads after the drop starts are discarded.
+#[must_use = "dropping the guard stops the logger at once"]
+pub struct Guard {
+    control: Arc<Control>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Guard {
+    /// Changes the most verbose level logged, from any thread.
+    ///
+    /// ```
+    /// let guard = tachylog::builder().stdout().init().unwrap();
+    /// guard.set_level(tachylog::Level::Warn);
+    /// assert!(!tachylog::enabled(tachylog::Level::Info));
+    /// # drop(guard);
+    /// ```
+    pub fn set_level(&self, level: Level) {
+        GATE.set_max_level(Some(level));
+        crate::facade::log::set_max_level(Some(level));
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        GATE.set_max_level(None);
+        crate::facade::log::set_max_level(None);
+        self.control.shutdown.store(true, Ordering::Release);
+        if let Some(handle) = self.handle.take() {
+            handle.thread().unpark();
+            if handle.join().is_err() {
+                eprintln!("tachylog: the back-end thread panicked; some records may be lost");
+            }
+        }
+        GATE.backend_running.store(false, Ordering::Release);
+        *lock(&BACKEND_THREAD) = None;
+        *lock(&RUNNING) = None;
+    }
+}
+
+/// Blocks until every record logged before this call, by any thread, has been written and the
+/// sinks flushed. Returns at once when no logger is running or when called from the back end.
+///
+/// ```
+/// let guard = tachylog::builder().stdout().init().unwrap();
+/// tachylog::info!("visible on stdout once flush returns");
+/// tachylog::flush();
+/// # drop(guard);
+/// ```
+pub fn flush() {
+    if crate::lifecycle::on_backend_thread() {
+        return;
+    }
+    let Some(control) = lock(&RUNNING).clone() else {
+        return;
+    };
+    let target = control.flush_requested.fetch_add(1, Ordering::SeqCst) + 1;
+    crate::frontend::gate::wake_backend();
+    let mut flushed = lock(&control.flushed);
+    while *flushed < target {
+        if !is_running() {
+            return;
+        }
+        flushed = control
+            .flushed_changed
+            .wait_timeout(flushed, Duration::from_millis(100))
+            .unwrap_or_else(|p| p.into_inner())
+            .0;
+    }
+}

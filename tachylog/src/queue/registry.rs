@@ -1,0 +1,125 @@
+//! Where producing threads register their rings and the back end finds them.
+//!
+//! Registration happens once per thread, on its first record, under a mutex (a cold path). The
+//! back end checks an atomic counter each loop and takes the mutex only when it moved. Queues
+//! outlive back ends: when a logger shuts down, its back end hands the queues it adopted back
+//! here, so a logger started later drains them.
+
+use super::ring::{ConsumerCursor, ProducerCursor, Ring};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Who produces into a queue, for the thread column of log lines.
+#[derive(Debug, Clone)]
+pub(crate) struct ThreadInfo {
+    /// The thread's name with whitespace replaced by `_`, or `-` when it has none.
+    pub(crate) name: String,
+    /// The OS thread id.
+    pub(crate) id: u64,
+}
+
+impl ThreadInfo {
+    pub(crate) fn current() -> Self {
+        let name = match std::thread::current().name() {
+            Some(name) if !name.is_empty() => name
+                .chars()
+                .map(|c| if c.is_whitespace() || c.is_control() { '_' } else { c })
+                .collect(),
+            _ => "-".to_string(),
+        };
+        ThreadInfo {
+            name,
+            id: os_thread_id(),
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn os_thread_id() -> u64 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() as u64 }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn os_thread_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// One producing thread's ring and what the back end needs to know about it.
+pub(crate) struct ThreadQueue {
+    pub(crate) ring: Ring,
+    pub(crate) thread: ThreadInfo,
+    /// Set (`Release`) by the producer after its last record, when its thread exits.
+    pub(crate) closed: AtomicBool,
+    /// Records this thread dropped because the ring was full under `OnFull::Drop`, or because no
+    /// back end was running. Incremented by the producer; the back end reports the difference.
+    pub(crate) dropped: AtomicU64,
+    /// Clock ticks when the queue was created: none of its records is older.
+    pub(crate) created_ticks: u64,
+}
+
+/// The back end's handle on a queue: the queue and the consumer's cursor.
+pub(crate) struct Adopted {
+    pub(crate) queue: Arc<ThreadQueue>,
+    pub(crate) cursor: ConsumerCursor,
+}
+
+pub(crate) struct Registry {
+    waiting: Mutex<Vec<Adopted>>,
+    /// Incremented each time a queue is put in `waiting`.
+    generation: AtomicUsize,
+}
+
+pub(crate) static REGISTRY: Registry = Registry {
+    waiting: Mutex::new(Vec::new()),
+    generation: AtomicUsize::new(0),
+};
+
+impl Registry {
+    /// Creates and registers a queue for the calling thread.
+    pub(crate) fn register(
+        &self,
+        capacity: usize,
+        created_ticks: u64,
+    ) -> (Arc<ThreadQueue>, ProducerCursor) {
+        let (ring, producer, consumer) = Ring::new(capacity);
+        let queue = Arc::new(ThreadQueue {
+            ring,
+            thread: ThreadInfo::current(),
+            closed: AtomicBool::new(false),
+            dropped: AtomicU64::new(0),
+            created_ticks,
+        });
+        self.give_back(vec![Adopted {
+            queue: queue.clone(),
+            cursor: consumer,
+        }]);
+        (queue, producer)
+    }
+
+    /// Hands queues (back) to whichever back end runs next.
+    pub(crate) fn give_back(&self, queues: Vec<Adopted>) {
+        if queues.is_empty() {
+            return;
+        }
+        lock(&self.waiting).extend(queues);
+        self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// The generation counter: when it differs from the last one seen, call [`Registry::adopt`].
+    pub(crate) fn generation(&self) -> usize {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Takes every waiting queue.
+    pub(crate) fn adopt(&self) -> Vec<Adopted> {
+        std::mem::take(&mut *lock(&self.waiting))
+    }
+}
+
+/// Locks a mutex, ignoring poisoning: the data guarded here stays consistent across panics
+/// (pushes and takes of whole vectors).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}

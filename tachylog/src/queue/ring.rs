@@ -1,0 +1,466 @@
+//! A bounded single-producer single-consumer ring of variable-length frames.
+//!
+//! Contract:
+//! - Memory is allocated once, in [`Ring::new`]; pushing and popping never allocate, except that
+//!   a frame too large for the ring ([`Ring::max_inline_body`]) travels as a heap block that the
+//!   producer allocates and the consumer frees (counted in [`Ring::boxed_bytes`]).
+//! - Exactly one thread produces (`try_reserve`/`commit`/`push_boxed`) and exactly one thread
+//!   consumes (`peek`/`read_body`/`advance`/`release`). Both sides are wait-free: a full or empty
+//!   ring is reported, never waited on; what to do then is the caller's policy.
+//! - A frame is published by one release store of `head`; the consumer frees space by one
+//!   release store of `tail`. Each side keeps a possibly stale copy of the other's index and
+//!   reloads it only when the copy says "full" or "empty", so in the steady state neither side
+//!   touches the other's cache line per frame.
+//! - Every frame is contiguous in memory: when a frame does not fit before the end of the
+//!   storage, the producer writes a padding frame up to the end and starts again at offset 0.
+//!
+//! Indices `head` and `tail` count bytes since creation and wrap at `usize::MAX`; all
+//! arithmetic on them is wrapping, and `head - tail` (wrapping) is always in `0 ..= capacity`.
+
+use super::sync::{AtomicUsize, Ordering, Storage};
+use crossbeam_utils::CachePadded;
+use std::mem::MaybeUninit;
+
+/// Frame kind of the filler written when a frame does not fit before the end of the storage.
+pub(crate) const KIND_PADDING: u32 = 0;
+/// Bit set in a frame's kind when its body lives in a heap block rather than in the ring.
+const BOXED_FLAG: u32 = 1 << 31;
+/// Bytes of the frame header: `u32` frame length (header included), `u32` kind.
+pub(crate) const FRAME_HEADER: usize = 8;
+/// Frames start on 8-byte boundaries so that headers are aligned.
+pub(crate) const FRAME_ALIGN: usize = 8;
+/// Bytes of a boxed frame's body in the ring: the block's pointer and length.
+const BOXED_BODY: usize = 16;
+
+/// Fields written by the producer, on their own cache line.
+struct ProducerSide {
+    /// Bytes published so far (wrapping). Written by the producer with `Release` after the
+    /// frame's bytes; read by the consumer with `Acquire`.
+    head: AtomicUsize,
+    /// Odd while the producer is between [`Ring::begin_activity`] and [`Ring::end_activity`]
+    /// (that is, inside a log call after it took its timestamp's place in line); even
+    /// otherwise. The back end reads it to know whether a record with an older timestamp may
+    /// still appear (see `backend::merge`). Written by the producer only.
+    activity: AtomicUsize,
+}
+
+/// Fields written by the consumer, on their own cache line.
+struct ConsumerSide {
+    /// Bytes consumed so far (wrapping). Written by the consumer with `Release` once it no longer
+    /// reads the freed bytes; read by the producer with `Acquire` before reusing them.
+    tail: AtomicUsize,
+}
+
+/// The producer's private view of the ring. Owned by the producing thread only.
+#[derive(Debug)]
+pub(crate) struct ProducerCursor {
+    /// Equal to the ring's `head`: only this producer writes `head`.
+    head: usize,
+    /// A copy of the ring's `tail`, possibly stale (older), which is safe: it under-reports free
+    /// space.
+    cached_tail: usize,
+    /// Equal to the ring's `activity`.
+    activity: usize,
+}
+
+/// The consumer's private view of the ring. Owned by the consuming thread only.
+#[derive(Debug)]
+pub(crate) struct ConsumerCursor {
+    /// Position of the next frame to read; `tail <= read <= head` (wrapping). Frames between the
+    /// ring's `tail` and `read` have been read but not yet released.
+    read: usize,
+    /// A copy of the ring's `head`, possibly stale, which is safe: it under-reports data.
+    cached_head: usize,
+}
+
+impl ConsumerCursor {
+    /// Position of the next frame to read (padding not yet skipped).
+    pub(crate) fn position(&self) -> usize {
+        self.read
+    }
+}
+
+/// Space reserved by [`Ring::try_reserve`], to be filled and then [`Ring::commit`]ted.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reservation {
+    /// Storage offset of the frame body.
+    pub(crate) body_offset: usize,
+    /// Value of `head` once the frame is published.
+    new_head: usize,
+}
+
+/// A frame seen by the consumer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Frame {
+    /// The producer's kind, without the boxed flag.
+    pub(crate) kind: u32,
+    /// Length of the body in bytes.
+    pub(crate) body_len: usize,
+    location: BodyLocation,
+    /// Value of the consumer's `read` after this frame.
+    next: usize,
+}
+
+// SAFETY: a boxed frame's pointer is a heap block the producer handed over for good; whoever
+// holds the consumer cursor (and so the frame) may use it from any thread.
+unsafe impl Send for Frame {}
+
+#[derive(Debug, Clone, Copy)]
+enum BodyLocation {
+    Inline { offset: usize },
+    Boxed { ptr: *mut u8 },
+}
+
+/// See the module documentation.
+pub(crate) struct Ring {
+    producer: CachePadded<ProducerSide>,
+    consumer: CachePadded<ConsumerSide>,
+    /// Heap bytes held by boxed frames not yet consumed. Incremented by the producer before
+    /// publishing a boxed frame, decremented by the consumer after freeing it.
+    boxed_bytes: CachePadded<AtomicUsize>,
+    storage: Storage,
+    /// `storage.len() - 1`; the capacity is a power of two.
+    mask: usize,
+}
+
+impl Ring {
+    /// A ring of `capacity` bytes, rounded up to a power of two and at least 64.
+    pub(crate) fn new(capacity: usize) -> (Ring, ProducerCursor, ConsumerCursor) {
+        Self::with_start_index(capacity, 0)
+    }
+
+    /// Like [`Ring::new`] with both indices starting at `start`, so that tests can exercise
+    /// the wrap-around of the indices at `usize::MAX`.
+    pub(crate) fn with_start_index(
+        capacity: usize,
+        start: usize,
+    ) -> (Ring, ProducerCursor, ConsumerCursor) {
+        let capacity = capacity.max(64).next_power_of_two();
+        // Frames are aligned relative to offset 0, so the start index must be aligned too.
+        let start = start & !(FRAME_ALIGN - 1);
+        let ring = Ring {
+            producer: CachePadded::new(ProducerSide {
+                head: AtomicUsize::new(start),
+                activity: AtomicUsize::new(0),
+            }),
+            consumer: CachePadded::new(ConsumerSide {
+                tail: AtomicUsize::new(start),
+            }),
+            boxed_bytes: CachePadded::new(AtomicUsize::new(0)),
+            storage: Storage::new(capacity),
+            mask: capacity - 1,
+        };
+        let producer = ProducerCursor {
+            head: start,
+            cached_tail: start,
+            activity: 0,
+        };
+        let consumer = ConsumerCursor {
+            read: start,
+            cached_head: start,
+        };
+        (ring, producer, consumer)
+    }
+
+    /// Size of the storage in bytes.
+    pub(crate) fn capacity(&self) -> usize {
+        self.storage.len()
+    }
+
+    /// The largest body that travels inside the ring; larger ones must use [`Ring::push_boxed`].
+    ///
+    /// A quarter of the capacity: any frame up to that size fits in an empty ring wherever the
+    /// head stands (padding included), and big frames cannot monopolise the ring.
+    pub(crate) fn max_inline_body(&self) -> usize {
+        self.capacity() / 4 - FRAME_HEADER
+    }
+
+    /// Heap bytes held by boxed frames that the consumer has not freed yet.
+    pub(crate) fn boxed_bytes(&self) -> usize {
+        self.boxed_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Bytes published and not yet released by the consumer (a snapshot).
+    #[cfg(test)]
+    pub(crate) fn used_bytes(&self) -> usize {
+        let head = self.producer.head.load(Ordering::Acquire);
+        let tail = self.consumer.tail.load(Ordering::Acquire);
+        head.wrapping_sub(tail)
+    }
+
+    // ----- producer side -------------------------------------------------------------------
+
+    /// Reserves a frame for a body of `body_len` bytes (at most [`Ring::max_inline_body`]) and
+    /// writes its header. Returns `None` when the ring has no room now.
+    #[inline(always)]
+    pub(crate) fn try_reserve(
+        &self,
+        cursor: &mut ProducerCursor,
+        body_len: usize,
+        kind: u32,
+    ) -> Option<Reservation> {
+        debug_assert!(body_len <= self.max_inline_body().max(BOXED_BODY));
+        debug_assert!(kind != KIND_PADDING && kind & BOXED_FLAG == 0);
+        let frame_len = (FRAME_HEADER + body_len + FRAME_ALIGN - 1) & !(FRAME_ALIGN - 1);
+        let offset = cursor.head & self.mask;
+        let to_end = self.capacity() - offset;
+        let needed = if frame_len <= to_end {
+            frame_len
+        } else {
+            to_end + frame_len
+        };
+        if cursor.head.wrapping_sub(cursor.cached_tail) + needed > self.capacity() {
+            cursor.cached_tail = self.consumer.tail.load(Ordering::Acquire);
+            if cursor.head.wrapping_sub(cursor.cached_tail) + needed > self.capacity() {
+                return None;
+            }
+        }
+        let frame_offset = if frame_len <= to_end {
+            offset
+        } else {
+            // SAFETY: `offset .. capacity` is free (checked above) and only this producer
+            // writes free space; the consumer cannot read it before `head` moves past it.
+            unsafe { self.write_header(offset, to_end, KIND_PADDING) };
+            0
+        };
+        // SAFETY: as above, for the frame's range.
+        unsafe { self.write_header(frame_offset, frame_len, kind) };
+        Some(Reservation {
+            body_offset: frame_offset + FRAME_HEADER,
+            new_head: cursor.head.wrapping_add(needed),
+        })
+    }
+
+    /// Writes `bytes` into a reserved body at `offset` bytes from its start.
+    ///
+    /// # Safety
+    /// `reservation` comes from this ring's producer, is not committed yet, and
+    /// `offset + bytes.len()` does not exceed the body length it was reserved for.
+    #[inline(always)]
+    pub(crate) unsafe fn write_body(&self, reservation: &Reservation, offset: usize, bytes: &[u8]) {
+        // SAFETY: the range belongs to the uncommitted reservation (contract).
+        unsafe { self.storage.write(reservation.body_offset + offset, bytes) }
+    }
+
+    /// A pointer to the start of a reserved body, for writing it in place.
+    #[cfg(not(loom))]
+    #[inline(always)]
+    pub(crate) fn body_ptr(&self, reservation: &Reservation) -> *mut u8 {
+        self.storage.ptr_at(reservation.body_offset)
+    }
+
+    /// Publishes a reserved frame to the consumer.
+    #[inline(always)]
+    pub(crate) fn commit(&self, cursor: &mut ProducerCursor, reservation: Reservation) {
+        cursor.head = reservation.new_head;
+        self.producer.head.store(cursor.head, Ordering::Release);
+    }
+
+    /// Publishes `body` as a frame whose bytes stay on the heap, for bodies larger than
+    /// [`Ring::max_inline_body`]. Gives the body back when the ring has no room for the small
+    /// in-ring part now.
+    pub(crate) fn push_boxed(
+        &self,
+        cursor: &mut ProducerCursor,
+        body: Box<[u8]>,
+        kind: u32,
+    ) -> Result<(), Box<[u8]>> {
+        let Some(reservation) = self.try_reserve(cursor, BOXED_BODY, kind) else {
+            return Err(body);
+        };
+        let len = body.len();
+        let ptr = Box::into_raw(body) as *mut u8;
+        // Re-mark the frame as boxed; `try_reserve` refuses the flag to keep its fast path
+        // simple.
+        let header_offset = reservation.body_offset - FRAME_HEADER;
+        // SAFETY: the header and body belong to our uncommitted reservation.
+        unsafe {
+            self.storage
+                .write(header_offset + 4, &(kind | BOXED_FLAG).to_ne_bytes());
+            self.write_body(&reservation, 0, &(ptr as usize).to_ne_bytes());
+            self.write_body(&reservation, 8, &len.to_ne_bytes());
+        }
+        self.boxed_bytes.fetch_add(len, Ordering::Relaxed);
+        self.commit(cursor, reservation);
+        Ok(())
+    }
+
+    /// Marks the start of a log call's critical section; see [`ProducerSide::activity`].
+    #[inline(always)]
+    pub(crate) fn begin_activity(&self, cursor: &mut ProducerCursor) {
+        cursor.activity = cursor.activity.wrapping_add(1);
+        self.producer
+            .activity
+            .store(cursor.activity, Ordering::Relaxed);
+    }
+
+    /// Marks the end of a log call's critical section, after its frame is committed.
+    #[inline(always)]
+    pub(crate) fn end_activity(&self, cursor: &mut ProducerCursor) {
+        cursor.activity = cursor.activity.wrapping_add(1);
+        self.producer
+            .activity
+            .store(cursor.activity, Ordering::Release);
+    }
+
+    /// The producer's activity counter (odd: inside a log call). Read by the consumer before
+    /// it reads `head`.
+    pub(crate) fn activity(&self) -> usize {
+        self.producer.activity.load(Ordering::Acquire)
+    }
+
+    /// # Safety
+    /// `offset .. offset + FRAME_HEADER` is owned by the producer.
+    #[inline(always)]
+    unsafe fn write_header(&self, offset: usize, frame_len: usize, kind: u32) {
+        let mut header = [0u8; FRAME_HEADER];
+        header[..4].copy_from_slice(&(frame_len as u32).to_ne_bytes());
+        header[4..].copy_from_slice(&kind.to_ne_bytes());
+        // SAFETY: forwarded contract.
+        unsafe { self.storage.write(offset, &header) }
+    }
+
+    // ----- consumer side -------------------------------------------------------------------
+
+    /// The next unread frame, skipping padding, or `None` when everything published was read.
+    pub(crate) fn peek(&self, cursor: &mut ConsumerCursor) -> Option<Frame> {
+        loop {
+            if cursor.read == cursor.cached_head {
+                cursor.cached_head = self.producer.head.load(Ordering::Acquire);
+                if cursor.read == cursor.cached_head {
+                    return None;
+                }
+            }
+            let offset = cursor.read & self.mask;
+            // SAFETY: `read < head`, so the header at `read` was published by the release store
+            // of `head` we acquired, and the producer does not touch it until we release it.
+            let (frame_len, kind) = unsafe {
+                self.storage.read(offset, FRAME_HEADER, |h| {
+                    let len = u32::from_ne_bytes(init_bytes(&h[..4]));
+                    let kind = u32::from_ne_bytes(init_bytes(&h[4..]));
+                    (len as usize, kind)
+                })
+            };
+            debug_assert!(frame_len >= FRAME_HEADER && frame_len % FRAME_ALIGN == 0);
+            let next = cursor.read.wrapping_add(frame_len);
+            if kind == KIND_PADDING {
+                cursor.read = next;
+                continue;
+            }
+            let body_offset = offset + FRAME_HEADER;
+            if kind & BOXED_FLAG != 0 {
+                // SAFETY: as above; the body holds the pointer and length the producer wrote.
+                let (ptr, len) = unsafe {
+                    self.storage.read(body_offset, BOXED_BODY, |b| {
+                        (
+                            usize::from_ne_bytes(init_bytes(&b[..8])),
+                            usize::from_ne_bytes(init_bytes(&b[8..16])),
+                        )
+                    })
+                };
+                return Some(Frame {
+                    kind: kind & !BOXED_FLAG,
+                    body_len: len,
+                    location: BodyLocation::Boxed {
+                        ptr: ptr as *mut u8,
+                    },
+                    next,
+                });
+            }
+            return Some(Frame {
+                kind,
+                body_len: frame_len - FRAME_HEADER,
+                location: BodyLocation::Inline {
+                    offset: body_offset,
+                },
+                next,
+            });
+        }
+    }
+
+    /// Runs `f` on the body of `frame`, which [`Ring::peek`] returned and which was not advanced
+    /// over yet. Inline bodies may carry up to 7 bytes of alignment padding at the end.
+    pub(crate) fn read_body<R>(
+        &self,
+        frame: &Frame,
+        f: impl FnOnce(&[MaybeUninit<u8>]) -> R,
+    ) -> R {
+        match frame.location {
+            // SAFETY: the frame is published and not released (see `peek`).
+            BodyLocation::Inline { offset } => unsafe {
+                self.storage.read(offset, frame.body_len, f)
+            },
+            BodyLocation::Boxed { ptr } => {
+                // SAFETY: the producer leaked a `Box<[u8]>` of exactly this pointer and length
+                // and gave up all access to it when publishing; only `advance` frees it.
+                let body = unsafe {
+                    std::slice::from_raw_parts(ptr as *const MaybeUninit<u8>, frame.body_len)
+                };
+                f(body)
+            }
+        }
+    }
+
+    /// Moves past `frame` (the one [`Ring::peek`] returned last), freeing its heap block if it
+    /// has one. The ring space of inline frames is given back to the producer only by
+    /// [`Ring::release`]; a boxed frame releases everything up to and including itself.
+    pub(crate) fn advance(&self, cursor: &mut ConsumerCursor, frame: Frame) {
+        if let BodyLocation::Boxed { ptr } = frame.location {
+            // SAFETY: see `read_body`; this is the one place the block is freed, once per frame,
+            // because `read` moves past the frame right after.
+            drop(unsafe {
+                Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, frame.body_len))
+            });
+            self.boxed_bytes
+                .fetch_sub(frame.body_len, Ordering::Relaxed);
+            cursor.read = frame.next;
+            // Release at once so that `tail` never lags behind a freed block: `Drop` frees the
+            // blocks of frames from `tail` on, and must not free this one twice.
+            self.release(cursor);
+            return;
+        }
+        cursor.read = frame.next;
+    }
+
+    /// The producer's published position now (`Acquire`): frames before it are readable.
+    pub(crate) fn published_head(&self) -> usize {
+        self.producer.head.load(Ordering::Acquire)
+    }
+
+    /// Gives every frame advanced over back to the producer.
+    pub(crate) fn release(&self, cursor: &ConsumerCursor) {
+        self.consumer.tail.store(cursor.read, Ordering::Release);
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        // Free the heap blocks of boxed frames nobody consumed. `&mut self` means both sides are
+        // gone, so reading from the tail is race-free.
+        let mut cursor = ConsumerCursor {
+            read: self.consumer.tail.load(Ordering::Acquire),
+            cached_head: self.consumer.tail.load(Ordering::Acquire),
+        };
+        while let Some(frame) = self.peek(&mut cursor) {
+            self.advance(&mut cursor, frame);
+        }
+    }
+}
+
+/// Reads initialised bytes out of ring memory. Frame headers are always fully written by the
+/// producer before publication, so these bytes are initialised.
+#[inline(always)]
+fn init_bytes<const N: usize>(bytes: &[MaybeUninit<u8>]) -> [u8; N] {
+    let mut out = [0u8; N];
+    for (o, b) in out.iter_mut().zip(bytes) {
+        // SAFETY: the caller passes header bytes, which the producer wrote in full.
+        *o = unsafe { b.assume_init() };
+    }
+    out
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests;
+
+#[cfg(all(test, loom))]
+mod loom_tests;

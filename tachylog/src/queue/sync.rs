@@ -1,0 +1,105 @@
+//! The atomics and cells the queue is built from, swapped for `loom`'s under `--cfg loom`, so
+//! the model checker explores every interleaving of the real ring code, not of a copy.
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{AtomicUsize, Ordering};
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The ring's byte storage.
+///
+/// Under loom every byte is its own tracked cell so that loom reports a data race if the
+/// producer and the consumer ever touch the same byte concurrently; in a normal build it is one
+/// heap block accessed through raw pointers.
+pub(crate) struct Storage {
+    #[cfg(not(loom))]
+    bytes: Box<[std::cell::UnsafeCell<std::mem::MaybeUninit<u8>>]>,
+    #[cfg(loom)]
+    bytes: Box<[loom::cell::UnsafeCell<u8>]>,
+}
+
+impl Storage {
+    pub(crate) fn new(len: usize) -> Self {
+        #[cfg(not(loom))]
+        let bytes = (0..len)
+            .map(|_| std::cell::UnsafeCell::new(std::mem::MaybeUninit::new(0)))
+            .collect();
+        #[cfg(loom)]
+        let bytes = (0..len).map(|_| loom::cell::UnsafeCell::new(0)).collect();
+        Storage { bytes }
+    }
+
+    /// Copies `src` into the storage at `offset`.
+    ///
+    /// # Safety
+    /// `offset + src.len()` is within the storage and no other thread reads or writes that range
+    /// during the call (the ring protocol hands the range to exactly one side).
+    #[inline(always)]
+    pub(crate) unsafe fn write(&self, offset: usize, src: &[u8]) {
+        debug_assert!(offset + src.len() <= self.bytes.len());
+        #[cfg(not(loom))]
+        // SAFETY: in bounds and exclusively ours per the function contract; `UnsafeCell` makes
+        // writing through a shared reference legal.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr_at(offset), src.len());
+        }
+        #[cfg(loom)]
+        for (i, b) in src.iter().enumerate() {
+            self.bytes[offset + i].with_mut(|p| unsafe { *p = *b });
+        }
+    }
+
+    /// A raw pointer to the byte at `offset`, for writers that fill a reserved range in place.
+    #[cfg(not(loom))]
+    #[inline(always)]
+    pub(crate) fn ptr_at(&self, offset: usize) -> *mut u8 {
+        debug_assert!(offset <= self.bytes.len());
+        // `UnsafeCell<MaybeUninit<u8>>` has the layout of `u8`, so the cells form one byte array.
+        self.bytes.as_ptr().wrapping_add(offset) as *mut u8
+    }
+
+    /// Runs `f` on the bytes `offset .. offset + len`.
+    ///
+    /// # Safety
+    /// The range is within the storage and the other side does not write it during the call.
+    #[inline(always)]
+    pub(crate) unsafe fn read<R>(
+        &self,
+        offset: usize,
+        len: usize,
+        f: impl FnOnce(&[std::mem::MaybeUninit<u8>]) -> R,
+    ) -> R {
+        debug_assert!(offset + len <= self.bytes.len());
+        #[cfg(not(loom))]
+        {
+            // SAFETY: in bounds, and the range is not written while the slice lives (contract).
+            let slice = unsafe {
+                std::slice::from_raw_parts(
+                    self.ptr_at(offset) as *const std::mem::MaybeUninit<u8>,
+                    len,
+                )
+            };
+            f(slice)
+        }
+        #[cfg(loom)]
+        {
+            let copy: Vec<std::mem::MaybeUninit<u8>> = (0..len)
+                .map(|i| {
+                    self.bytes[offset + i].with(|p| std::mem::MaybeUninit::new(unsafe { *p }))
+                })
+                .collect();
+            f(&copy)
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len()
+    }
+}
+
+// SAFETY: the storage is only accessed through `write`/`read`, whose contracts (upheld by the
+// ring's head/tail protocol) guarantee that no byte is accessed by two threads at once unless
+// both only read.
+unsafe impl Sync for Storage {}
+// SAFETY: it owns plain bytes.
+unsafe impl Send for Storage {}

@@ -1,0 +1,124 @@
+//! Destinations of formatted lines, one file per kind. Sinks run on the back end's thread only:
+//! nothing here is ever called from a log call, so a sink may block, allocate and make system
+//! calls without slowing the application down (until the rings fill up).
+
+mod console;
+mod file;
+
+pub use console::{Stderr, Stdout};
+pub use file::FileSink;
+
+use crate::Level;
+use std::io;
+
+/// A destination for log lines. Implement it to send records anywhere; add it with
+/// [`Builder::sink`](crate::Builder::sink).
+///
+/// The back end calls [`Sink::write_line`] once per record, in timestamp order, with a complete
+/// line ending in `\n`, and [`Sink::flush`] when the queues run empty and at least every flush
+/// interval. Buffer in `write_line` and do the I/O in `flush` (or when your buffer is full): the
+/// back end's throughput is your throughput.
+///
+/// An error is reported once on stderr, the failed lines are counted, and when the sink works
+/// again a line says how many were lost; errors never stop the back end.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+///
+/// struct Collect(Arc<Mutex<Vec<String>>>);
+///
+/// impl tachylog::Sink for Collect {
+///     fn write_line(&mut self, _level: tachylog::Level, line: &[u8]) -> std::io::Result<()> {
+///         self.0.lock().unwrap().push(String::from_utf8_lossy(line).into_owned());
+///         Ok(())
+///     }
+///     fn flush(&mut self) -> std::io::Result<()> {
+///         Ok(())
+///     }
+/// }
+///
+/// let lines = Arc::new(Mutex::new(Vec::new()));
+/// let guard = tachylog::builder().sink(Collect(lines.clone())).init().unwrap();
+/// tachylog::info!("hello {}", 42);
+/// tachylog::flush();
+/// assert!(lines.lock().unwrap()[0].contains("hello 42"));
+/// drop(guard);
+/// ```
+pub trait Sink: Send + 'static {
+    /// Takes one line (ending in `\n`) of a record of `level`.
+    fn write_line(&mut self, level: Level, line: &[u8]) -> io::Result<()>;
+
+    /// Makes everything written so far durable as far as this sink goes (for a file: handed to
+    /// the kernel).
+    fn flush(&mut self) -> io::Result<()>;
+
+    /// A short name for error messages, such as the file's path.
+    fn describe(&self) -> String {
+        std::any::type_name::<Self>().to_string()
+    }
+}
+
+/// A sink with its level filter and its error accounting, as the back end holds it.
+pub(crate) struct SinkSlot {
+    sink: Box<dyn Sink>,
+    min_level: Level,
+    /// Lines lost since the sink started failing; `None` while it works.
+    failing: Option<u64>,
+    /// Whether lines were written since the last flush.
+    dirty: bool,
+}
+
+impl SinkSlot {
+    pub(crate) fn new(sink: Box<dyn Sink>, min_level: Level) -> Self {
+        SinkSlot {
+            sink,
+            min_level,
+            failing: None,
+            dirty: false,
+        }
+    }
+
+    /// The most verbose level this sink takes.
+    pub(crate) fn min_level(&self) -> Level {
+        self.min_level
+    }
+
+    pub(crate) fn write_line(&mut self, level: Level, line: &[u8]) {
+        if level > self.min_level {
+            return;
+        }
+        self.dirty = true;
+        let result = self.sink.write_line(level, line);
+        self.account(result, 1);
+    }
+
+    pub(crate) fn flush(&mut self) {
+        if !self.dirty {
+            return;
+        }
+        self.dirty = false;
+        let result = self.sink.flush();
+        self.account(result, 0);
+    }
+
+    fn account(&mut self, result: io::Result<()>, lines: u64) {
+        match (result, &mut self.failing) {
+            (Ok(()), None) => {}
+            (Ok(()), Some(lost)) => {
+                eprintln!(
+                    "tachylog: sink {} works again; {lost} line(s) were lost while it failed",
+                    self.sink.describe()
+                );
+                self.failing = None;
+            }
+            (Err(e), None) => {
+                eprintln!(
+                    "tachylog: sink {} failed: {e}; its lines are lost until it recovers",
+                    self.sink.describe()
+                );
+                self.failing = Some(lines);
+            }
+            (Err(_), Some(lost)) => *lost += lines,
+        }
+    }
+}
