@@ -1,0 +1,106 @@
+//! Round trips through the argument encoding: what the front end's slots write, the back end's
+//! views format exactly as `format!` formats the original values.
+
+use super::*;
+use crate::frontend::args::{CopySlotForTests, Slot, Stage, StrSlotForTests};
+use proptest::prelude::*;
+use std::fmt::Write as _;
+
+fn buffer(len: usize, write: impl FnOnce(&mut ArgWriter)) -> Vec<MaybeUninit<u8>> {
+    let mut bytes = vec![MaybeUninit::new(0u8); len];
+    // SAFETY: `bytes` has `len` writable bytes.
+    let mut writer = unsafe { ArgWriter::new(bytes.as_mut_ptr() as *mut u8, len) };
+    write(&mut writer);
+    assert_eq!(writer.remaining(), 0, "slots announced the wrong length");
+    bytes
+}
+
+proptest! {
+    #[test]
+    fn values_round_trip_and_format_like_std(
+        a in any::<u64>(),
+        b in any::<i32>(),
+        c in any::<f64>(),
+        d in ".*",
+        e in any::<bool>(),
+        f in any::<char>(),
+        g in any::<Option<u16>>(),
+        h in any::<i128>(),
+        width in 0usize..40,
+        precision in 0usize..12,
+    ) {
+        let stage = Stage::new();
+        let s0 = CopySlotForTests::new(&a);
+        let s1 = CopySlotForTests::new(&b);
+        let s2 = CopySlotForTests::new(&c);
+        let s3 = StrSlotForTests::new(d.as_str());
+        let s4 = CopySlotForTests::new(&e);
+        let s5 = CopySlotForTests::new(&f);
+        let s6 = CopySlotForTests::new(&g);
+        let s7 = CopySlotForTests::new(&h);
+        let len = s0.encoded_len(&stage) + s1.encoded_len(&stage) + s2.encoded_len(&stage)
+            + s3.encoded_len(&stage) + s4.encoded_len(&stage) + s5.encoded_len(&stage)
+            + s6.encoded_len(&stage) + s7.encoded_len(&stage) + 2 * size_of::<usize>();
+        let bytes = buffer(len, |w| {
+            s0.write(w, &stage);
+            s1.write(w, &stage);
+            s2.write(w, &stage);
+            w.put_usize(width);
+            w.put_usize(precision);
+            s3.write(w, &stage);
+            s4.write(w, &stage);
+            s5.write(w, &stage);
+            s6.write(w, &stage);
+            s7.write(w, &stage);
+        });
+        let mut d_ = Decoder::new(&bytes);
+        let v0 = d_.view::<CopyCodec<u64>>();
+        let v1 = d_.view::<CopyCodec<i32>>();
+        let v2 = d_.view::<CopyCodec<f64>>();
+        let w_ = d_.count();
+        let p_ = d_.count();
+        let v3 = d_.view::<StrCodec>();
+        let v4 = d_.view::<CopyCodec<bool>>();
+        let v5 = d_.view::<CopyCodec<char>>();
+        let v6 = d_.view::<CopyCodec<Option<u16>>>();
+        let v7 = d_.view::<CopyCodec<i128>>();
+        prop_assert!(!d_.is_malformed());
+        let mut got = String::new();
+        write!(got, "{:x} {:+08} {:>w$.p$} {:e} {:?} [{:^w$}] {} {:?} {:?} {:#b}",
+            v0, v1, v2, v2, v3, v3, v4, v5, v6, v7, w = w_, p = p_).unwrap();
+        let expected = format!("{:x} {:+08} {:>w$.p$} {:e} {:?} [{:^w$}] {} {:?} {:?} {:#b}",
+            a, b, c, c, d, d, e, f, g, h, w = width, p = precision);
+        prop_assert_eq!(got, expected);
+    }
+
+    /// Whatever the bytes, decoding never reads out of bounds or panics: a short buffer shows
+    /// up as `<?>` and marks the decoder malformed.
+    #[test]
+    fn arbitrary_bytes_never_crash_the_decoder(raw in proptest::collection::vec(any::<u8>(), 0..64)) {
+        let bytes: Vec<MaybeUninit<u8>> = raw.iter().map(|&b| MaybeUninit::new(b)).collect();
+        let mut d = Decoder::new(&bytes);
+        let mut out = String::new();
+        let _ = write!(out, "{} {:?} {} {}", d.view::<StrCodec>(), d.view::<LossyCodec>(),
+            d.view::<CopyCodec<u32>>(), d.view::<PreformattedCodec>());
+        let _ = d.count();
+    }
+}
+
+#[test]
+fn lossy_bytes_replace_invalid_sequences() {
+    let stage = Stage::new();
+    let slot = StrSlotForTests::lossy(b"ab\xffcd");
+    let bytes = buffer(slot.encoded_len(&stage), |w| slot.write(w, &stage));
+    let v = Decoder::new(&bytes).view::<LossyCodec>();
+    assert_eq!(format!("{v}"), "ab\u{FFFD}cd");
+}
+
+#[test]
+fn a_truncated_buffer_is_reported_not_read() {
+    let stage = Stage::new();
+    let slot = StrSlotForTests::new("hello");
+    let bytes = buffer(slot.encoded_len(&stage), |w| slot.write(w, &stage));
+    let mut d = Decoder::new(&bytes[..10]);
+    assert_eq!(format!("{}", d.view::<StrCodec>()), "<?>");
+    assert!(d.is_malformed());
+}

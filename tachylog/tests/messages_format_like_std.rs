@@ -1,0 +1,107 @@
+//! Every message comes out exactly as `format!` renders the same format string and arguments:
+//! every argument kind (raw text, `Copy` values, opted-in types, the caller-side fallback),
+//! every spec feature (width, precision, alignment, fill, sign, `#`, `0`, `$` and `.*` counts,
+//! every formatting trait), inline captures and named arguments, including randomised values.
+
+use proptest::prelude::*;
+use std::sync::{Arc, Mutex};
+
+#[derive(Clone)]
+struct Collect(Arc<Mutex<Vec<String>>>);
+
+impl tachylog::Sink for Collect {
+    fn write_line(&mut self, _: tachylog::Level, line: &[u8]) -> std::io::Result<()> {
+        let line = String::from_utf8(line.to_vec()).expect("lines are UTF-8");
+        self.0.lock().unwrap().push(line.trim_end_matches('\n').to_string());
+        Ok(())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Point {
+    x: i32,
+    y: i32,
+}
+impl std::fmt::Display for Point {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "({}, {})", self.x, self.y)
+    }
+}
+impl tachylog::CopyArg for Point {}
+
+/// Not `CopyArg`: goes through the caller-side fallback.
+#[derive(Debug)]
+struct Heap {
+    names: Vec<String>,
+}
+impl std::fmt::Display for Heap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(&self.names.join("+"))
+    }
+}
+
+/// Logs with tachylog and records what `format!` makes of the same call.
+macro_rules! both {
+    ($expected:ident, $($arg:tt)+) => {{
+        tachylog::info!($($arg)+);
+        $expected.push(format!($($arg)+));
+    }};
+}
+
+#[test]
+fn messages_match_format() {
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let guard = tachylog::builder()
+        .sink(Collect(lines.clone()))
+        .pattern("{message}")
+        .escape_control_chars(false)
+        .init()
+        .unwrap();
+    let mut expected: Vec<String> = Vec::new();
+
+    let (id, ms, path) = (42u64, 1.23456f64, "/index.html");
+    both!(expected, "request {} took {:.3} ms: {}", id, ms, path);
+    both!(expected, "static text with {{braces}}");
+    let user = String::from("ada");
+    let addr: std::net::SocketAddr = "127.0.0.1:80".parse().unwrap();
+    both!(expected, "user {user} from {addr:?} and {addr}");
+    both!(expected, "{:>8}|{:<8}|{:^8}|{:*^9}|{:+}|{:#x}|{:#X}|{:#o}|{:#b}|{:08.2}|{:e}|{:E}",
+        "r", "l", "c", "fill", 5, 255u8, 255u16, 8, 5u8, -3.14159, 1234.5f32, 0.00012);
+    both!(expected, "[{:>1$}] [{:.*}] [{:>w$.p$}] [{0}]", "x", 6, 1.23456, 9.87654, w = 10, p = 1);
+    both!(expected, "named {a} {b:?} {a}", a = 1, b = "two");
+    both!(expected, "{0} {1} {0} {}", 'a', true);
+    both!(expected, "{} {:?} {:5}|{:<5}|", Point { x: 1, y: -2 }, Point { x: 3, y: 4 }, 'c', true);
+    let heap = Heap { names: vec!["a".into(), "b".into()] };
+    both!(expected, "{} {:?} [{:>7}] {:#?}", heap, heap, heap, vec![1, 2]);
+    both!(expected, "{:?} {:?} {:?} {:?}", Some(5u8), None::<u32>, (1u8, 'x'), [1u16, 2, 3]);
+    both!(expected, "{} {} {}", u128::MAX, i128::MIN, usize::MAX);
+    both!(expected, "{} {} {} {}", f64::NAN, f64::INFINITY, -0.0f64, f32::MIN_POSITIVE);
+    both!(expected, "{:?} {:?}", std::time::Duration::from_millis(1500), std::cmp::Ordering::Less);
+    let cow: std::borrow::Cow<str> = "cow".into();
+    let boxed: Box<str> = "boxed".into();
+    let arc: Arc<str> = "arc".into();
+    both!(expected, "{} {} {} {} {:?}", cow, boxed, arc, &&"refref", &user);
+    let n = 7u32;
+    let r = &n;
+    both!(expected, "{} {:>4} {:?}", r, &r, &&n);
+    both!(expected, "unicode ✓ {} {:^5}|", "é", "ü");
+    both!(expected, "{:p}", &n as *const u32);
+
+    let randomised = Mutex::new(Vec::new());
+    proptest!(ProptestConfig::with_cases(200), |(a in any::<u64>(), b in any::<i16>(), c in any::<f64>(), d in ".{0,40}", e in any::<char>(), w in 0usize..20)| {
+        tachylog::info!("{a} {b:+} {c:?} {c:.3} {d:?} [{d:>w$}] {e:?}");
+        randomised.lock().unwrap().push(format!("{a} {b:+} {c:?} {c:.3} {d:?} [{d:>w$}] {e:?}"));
+    });
+    expected.extend(randomised.into_inner().unwrap());
+
+    tachylog::flush();
+    let got = lines.lock().unwrap().clone();
+    drop(guard);
+    assert_eq!(got.len(), expected.len());
+    for (g, e) in got.iter().zip(&expected) {
+        assert_eq!(g, e);
+    }
+}
