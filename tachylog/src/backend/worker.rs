@@ -93,6 +93,7 @@ impl Output {
                         site,
                         args: &body[16..],
                     },
+                    static_metadata: true,
                 });
             }
             KIND_DYNAMIC => {
@@ -114,6 +115,7 @@ impl Output {
                     line: line as u32,
                     thread: &queue.thread,
                     message: Message::Text(&message),
+                    static_metadata: false,
                 });
             }
             _ => {}
@@ -130,6 +132,7 @@ impl Output {
             line: line!(),
             thread: &queue.thread,
             message: Message::Text(message),
+            static_metadata: true,
         });
     }
 

@@ -131,6 +131,8 @@ pub(crate) struct RecordView<'a> {
     pub(crate) line: u32,
     pub(crate) thread: &'a ThreadInfo,
     pub(crate) message: Message<'a>,
+    /// Whether `target` and `file` come from a compiled-in call site (and need no escaping).
+    pub(crate) static_metadata: bool,
 }
 
 /// Applies a [`Pattern`] to records. Owned by the back end.
@@ -160,6 +162,11 @@ impl LineFormatter {
                 Piece::ThreadId => {
                     out.extend_from_slice(itoa::Buffer::new().format(record.thread.id).as_bytes())
                 }
+                // A call site's target and file come from `module_path!()` and `file!()`,
+                // compiled into the program, not from input: only run-time metadata (the `log`
+                // facade's targets) needs the escaping scan.
+                Piece::Target if record.static_metadata => out.extend_from_slice(record.target.as_bytes()),
+                Piece::File if record.static_metadata => out.extend_from_slice(record.file.as_bytes()),
                 Piece::Target => self.escaped(record.target, out),
                 Piece::File => self.escaped(record.file, out),
                 Piece::Line => {
@@ -256,6 +263,7 @@ mod tests {
                 line: 20,
                 thread: &thread,
                 message: Message::Text("two\nlines"),
+                static_metadata: false,
             },
             &mut out,
         );
