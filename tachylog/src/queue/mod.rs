@@ -5,6 +5,7 @@
 //! Nothing here formats, allocates after a ring's creation (except boxed oversize frames), locks
 //! on the producer path, or makes a system call.
 
+#[cfg(not(loom))]
 pub(crate) mod registry;
 pub(crate) mod ring;
 pub(crate) mod sync;
