@@ -20,7 +20,6 @@
 //! everyone back, so a bound older than [`STALL_LIMIT`] is ignored: order is then best effort
 //! for that one record, and nothing is ever lost.
 
-use crate::frontend::clock;
 use crate::queue::registry::{Adopted, ThreadQueue};
 use crate::queue::ring::Frame;
 use std::mem::MaybeUninit;
@@ -179,13 +178,17 @@ impl Merger {
     }
 
     /// Emits up to `max` records in timestamp order through `emit(queue, frame, body)`.
+    ///
+    /// `now` must have been read from the clock *before* the caller last adopted new queues: a
+    /// queue registered after that read holds only records younger than `now`, so none of them
+    /// can be overtaken by what this drain emits.
     pub(crate) fn drain(
         &mut self,
+        now: u64,
         mode: DrainMode,
         max: usize,
         mut emit: impl FnMut(&ThreadQueue, &[MaybeUninit<u8>], u32),
     ) -> Drained {
-        let now = clock::now();
         for s in &mut self.sources {
             s.observe(now);
         }

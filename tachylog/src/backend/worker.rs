@@ -237,6 +237,8 @@ impl Worker {
         let mut dirty = false;
         let mut idle_rounds = 0u32;
         loop {
+            // Read the clock, then adopt new queues: see `Merger::drain` for why in this order.
+            let now = crate::frontend::clock::now();
             let current = REGISTRY.generation();
             if current != generation {
                 generation = current;
@@ -254,7 +256,7 @@ impl Worker {
                 generation = REGISTRY.generation();
                 merger.snapshot();
                 while merger
-                    .drain(DrainMode::UntilSnapshot, BATCH, |q, body, kind| {
+                    .drain(crate::frontend::clock::now(), DrainMode::UntilSnapshot, BATCH, |q, body, kind| {
                         out.record(q, body, kind)
                     })
                     .emitted
@@ -274,7 +276,7 @@ impl Worker {
                 }
                 continue;
             }
-            let drained = merger.drain(DrainMode::Ordered, BATCH, |q, body, kind| {
+            let drained = merger.drain(now, DrainMode::Ordered, BATCH, |q, body, kind| {
                 out.record(q, body, kind)
             });
             merger.report_drops(|q, n| report_drop(&mut out, q, n));

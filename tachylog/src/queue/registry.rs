@@ -23,7 +23,13 @@ impl ThreadInfo {
         let name = match std::thread::current().name() {
             Some(name) if !name.is_empty() => name
                 .chars()
-                .map(|c| if c.is_whitespace() || c.is_control() { '_' } else { c })
+                .map(|c| {
+                    if c.is_whitespace() || c.is_control() {
+                        '_'
+                    } else {
+                        c
+                    }
+                })
                 .collect(),
             _ => "-".to_string(),
         };

@@ -380,11 +380,7 @@ impl Ring {
 
     /// Runs `f` on the body of `frame`, which [`Ring::peek`] returned and which was not advanced
     /// over yet. Inline bodies may carry up to 7 bytes of alignment padding at the end.
-    pub(crate) fn read_body<R>(
-        &self,
-        frame: &Frame,
-        f: impl FnOnce(&[MaybeUninit<u8>]) -> R,
-    ) -> R {
+    pub(crate) fn read_body<R>(&self, frame: &Frame, f: impl FnOnce(&[MaybeUninit<u8>]) -> R) -> R {
         match frame.location {
             // SAFETY: the frame is published and not released (see `peek`).
             BodyLocation::Inline { offset } => unsafe {
@@ -408,9 +404,7 @@ impl Ring {
         if let BodyLocation::Boxed { ptr } = frame.location {
             // SAFETY: see `read_body`; this is the one place the block is freed, once per frame,
             // because `read` moves past the frame right after.
-            drop(unsafe {
-                Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, frame.body_len))
-            });
+            drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, frame.body_len)) });
             self.boxed_bytes
                 .fetch_sub(frame.body_len, Ordering::Relaxed);
             cursor.read = frame.next;

@@ -84,9 +84,7 @@ impl Storage {
         #[cfg(loom)]
         {
             let copy: Vec<std::mem::MaybeUninit<u8>> = (0..len)
-                .map(|i| {
-                    self.bytes[offset + i].with(|p| std::mem::MaybeUninit::new(unsafe { *p }))
-                })
+                .map(|i| self.bytes[offset + i].with(|p| std::mem::MaybeUninit::new(unsafe { *p })))
                 .collect();
             f(&copy)
         }
