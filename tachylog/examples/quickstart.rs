@@ -24,9 +24,31 @@ fn main() -> Result<(), tachylog::Error> {
     let user = String::from("ada");
     let addr: std::net::SocketAddr = "127.0.0.1:8080".parse().unwrap();
     tachylog::debug!("user {user} logged in from {addr:?}");
-    tachylog::warn!("{:>8}|{:<8}|{:^8}|{:+}|{:#x}|{:08.2}|{:e}", "r", "l", "c", 5, 255, -3.14159, 1234.5);
-    tachylog::info!("width from args: [{:>1$}] [{:.*}] [{:>w$.p$}]", "x", 6, 1.23456, 9.87654, w = 10, p = 1);
-    tachylog::error!("filled {} ({:?}), names {:?}", OrderId(7), OrderId(7), vec!["a", "b"]);
+    tachylog::warn!(
+        "{:>8}|{:<8}|{:^8}|{:+}|{:#x}|{:08.2}|{:e}",
+        "r",
+        "l",
+        "c",
+        5,
+        255,
+        -5.55555,
+        1234.5
+    );
+    tachylog::info!(
+        "width from args: [{:>1$}] [{:.*}] [{:>w$.p$}]",
+        "x",
+        6,
+        1.23456,
+        9.87654,
+        w = 10,
+        p = 1
+    );
+    tachylog::error!(
+        "filled {} ({:?}), names {:?}",
+        OrderId(7),
+        OrderId(7),
+        vec!["a", "b"]
+    );
     tachylog::info!("multi\nline\tand \x1b[31mcolour");
     log::info!("through the log crate: {}", 5);
     std::thread::Builder::new()

@@ -12,7 +12,10 @@ struct Collect(Arc<Mutex<Vec<String>>>);
 impl tachylog::Sink for Collect {
     fn write_line(&mut self, _: tachylog::Level, line: &[u8]) -> std::io::Result<()> {
         let line = String::from_utf8(line.to_vec()).expect("lines are UTF-8");
-        self.0.lock().unwrap().push(line.trim_end_matches('\n').to_string());
+        self.0
+            .lock()
+            .unwrap()
+            .push(line.trim_end_matches('\n').to_string());
         Ok(())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -68,22 +71,88 @@ fn messages_match_format() {
     let user = String::from("ada");
     let addr: std::net::SocketAddr = "127.0.0.1:80".parse().unwrap();
     both!(expected, "user {user} from {addr:?} and {addr}");
-    both!(expected, "{:>8}|{:<8}|{:^8}|{:*^9}|{:+}|{:#x}|{:#X}|{:#o}|{:#b}|{:08.2}|{:e}|{:E}",
-        "r", "l", "c", "fill", 5, 255u8, 255u16, 8, 5u8, -3.14159, 1234.5f32, 0.00012);
-    both!(expected, "[{:>1$}] [{:.*}] [{:>w$.p$}] [{0}]", "x", 6, 1.23456, 9.87654, w = 10, p = 1);
+    both!(
+        expected,
+        "{:>8}|{:<8}|{:^8}|{:*^9}|{:+}|{:#x}|{:#X}|{:#o}|{:#b}|{:08.2}|{:e}|{:E}",
+        "r",
+        "l",
+        "c",
+        "fill",
+        5,
+        255u8,
+        255u16,
+        8,
+        5u8,
+        -5.55555,
+        1234.5f32,
+        0.00012
+    );
+    both!(
+        expected,
+        "[{:>1$}] [{:.*}] [{:>w$.p$}] [{0}]",
+        "x",
+        6,
+        1.23456,
+        9.87654,
+        w = 10,
+        p = 1
+    );
     both!(expected, "named {a} {b:?} {a}", a = 1, b = "two");
     both!(expected, "{0} {1} {0} {}", 'a', true);
-    both!(expected, "{} {:?} {:5}|{:<5}|", Point { x: 1, y: -2 }, Point { x: 3, y: 4 }, 'c', true);
-    let heap = Heap { names: vec!["a".into(), "b".into()] };
-    both!(expected, "{} {:?} [{:>7}] {:#?}", heap, heap, heap, vec![1, 2]);
-    both!(expected, "{:?} {:?} {:?} {:?}", Some(5u8), None::<u32>, (1u8, 'x'), [1u16, 2, 3]);
+    both!(
+        expected,
+        "{} {:?} {:5}|{:<5}|",
+        Point { x: 1, y: -2 },
+        Point { x: 3, y: 4 },
+        'c',
+        true
+    );
+    let heap = Heap {
+        names: vec!["a".into(), "b".into()],
+    };
+    both!(
+        expected,
+        "{} {:?} [{:>7}] {:#?}",
+        heap,
+        heap,
+        heap,
+        vec![1, 2]
+    );
+    both!(
+        expected,
+        "{:?} {:?} {:?} {:?}",
+        Some(5u8),
+        None::<u32>,
+        (1u8, 'x'),
+        [1u16, 2, 3]
+    );
     both!(expected, "{} {} {}", u128::MAX, i128::MIN, usize::MAX);
-    both!(expected, "{} {} {} {}", f64::NAN, f64::INFINITY, -0.0f64, f32::MIN_POSITIVE);
-    both!(expected, "{:?} {:?}", std::time::Duration::from_millis(1500), std::cmp::Ordering::Less);
+    both!(
+        expected,
+        "{} {} {} {}",
+        f64::NAN,
+        f64::INFINITY,
+        -0.0f64,
+        f32::MIN_POSITIVE
+    );
+    both!(
+        expected,
+        "{:?} {:?}",
+        std::time::Duration::from_millis(1500),
+        std::cmp::Ordering::Less
+    );
     let cow: std::borrow::Cow<str> = "cow".into();
     let boxed: Box<str> = "boxed".into();
     let arc: Arc<str> = "arc".into();
-    both!(expected, "{} {} {} {} {:?}", cow, boxed, arc, &&"refref", &user);
+    both!(
+        expected,
+        "{} {} {} {} {:?}",
+        cow,
+        boxed,
+        arc,
+        &&"refref",
+        &user
+    );
     let n = 7u32;
     let r = &n;
     both!(expected, "{} {:>4} {:?}", r, &r, &&n);

@@ -57,8 +57,6 @@ struct Source {
     snapshot: usize,
     /// Frames advanced over but not yet released to the producer.
     unreleased: usize,
-    /// Drop count already written into the log.
-    reported_drops: u64,
 }
 
 impl Source {
@@ -75,7 +73,6 @@ impl Source {
             head: None,
             snapshot,
             unreleased: 0,
-            reported_drops: 0,
         }
     }
 
@@ -251,18 +248,18 @@ impl Merger {
                 return true;
             }
             s.peek();
-            s.head.is_some() || s.queue.dropped.load(Ordering::Relaxed) != s.reported_drops
+            s.head.is_some() || s.queue.dropped.load(Ordering::Relaxed) != 0
         });
     }
 
     /// Calls `notice(queue, newly_dropped)` for every ring that dropped records since the last
-    /// call.
+    /// call. The count is taken out of the queue (swapped to zero), so each loss is reported
+    /// exactly once, by whichever back end sees it, across logger restarts too.
     pub(crate) fn report_drops(&mut self, mut notice: impl FnMut(&ThreadQueue, u64)) {
         for s in &mut self.sources {
-            let dropped = s.queue.dropped.load(Ordering::Relaxed);
-            if dropped != s.reported_drops {
-                notice(&s.queue, dropped - s.reported_drops);
-                s.reported_drops = dropped;
+            if s.queue.dropped.load(Ordering::Relaxed) != 0 {
+                let dropped = s.queue.dropped.swap(0, Ordering::Relaxed);
+                notice(&s.queue, dropped);
             }
         }
     }

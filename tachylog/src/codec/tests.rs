@@ -2,7 +2,9 @@
 //! views format exactly as `format!` formats the original values.
 
 use super::*;
-use crate::frontend::args::{CopySlotForTests, Slot, Stage, StrSlotForTests};
+use crate::frontend::args::{
+    copy_slot_for_tests, lossy_slot_for_tests, str_slot_for_tests, Slot, Stage,
+};
 use proptest::prelude::*;
 use std::fmt::Write as _;
 
@@ -30,14 +32,14 @@ proptest! {
         precision in 0usize..12,
     ) {
         let stage = Stage::new();
-        let s0 = CopySlotForTests::new(&a);
-        let s1 = CopySlotForTests::new(&b);
-        let s2 = CopySlotForTests::new(&c);
-        let s3 = StrSlotForTests::new(d.as_str());
-        let s4 = CopySlotForTests::new(&e);
-        let s5 = CopySlotForTests::new(&f);
-        let s6 = CopySlotForTests::new(&g);
-        let s7 = CopySlotForTests::new(&h);
+        let s0 = copy_slot_for_tests(&a);
+        let s1 = copy_slot_for_tests(&b);
+        let s2 = copy_slot_for_tests(&c);
+        let s3 = str_slot_for_tests(d.as_str());
+        let s4 = copy_slot_for_tests(&e);
+        let s5 = copy_slot_for_tests(&f);
+        let s6 = copy_slot_for_tests(&g);
+        let s7 = copy_slot_for_tests(&h);
         let len = s0.encoded_len(&stage) + s1.encoded_len(&stage) + s2.encoded_len(&stage)
             + s3.encoded_len(&stage) + s4.encoded_len(&stage) + s5.encoded_len(&stage)
             + s6.encoded_len(&stage) + s7.encoded_len(&stage) + 2 * size_of::<usize>();
@@ -89,7 +91,7 @@ proptest! {
 #[test]
 fn lossy_bytes_replace_invalid_sequences() {
     let stage = Stage::new();
-    let slot = StrSlotForTests::lossy(b"ab\xffcd");
+    let slot = lossy_slot_for_tests(b"ab\xffcd");
     let bytes = buffer(slot.encoded_len(&stage), |w| slot.write(w, &stage));
     let v = Decoder::new(&bytes).view::<LossyCodec>();
     assert_eq!(format!("{v}"), "ab\u{FFFD}cd");
@@ -98,7 +100,7 @@ fn lossy_bytes_replace_invalid_sequences() {
 #[test]
 fn a_truncated_buffer_is_reported_not_read() {
     let stage = Stage::new();
-    let slot = StrSlotForTests::new("hello");
+    let slot = str_slot_for_tests("hello");
     let bytes = buffer(slot.encoded_len(&stage), |w| slot.write(w, &stage));
     let mut d = Decoder::new(&bytes[..10]);
     assert_eq!(format!("{}", d.view::<StrCodec>()), "<?>");

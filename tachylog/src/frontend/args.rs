@@ -355,27 +355,22 @@ impl Drop for Stage {
 
 /// Slot constructors for the codec's unit tests, which exercise encoding without the macro.
 #[cfg(test)]
-pub(crate) struct CopySlotForTests;
+pub(crate) fn copy_slot_for_tests<T: CopyArg>(value: &T) -> CopySlot<'_, T> {
+    CopySlot(value)
+}
+
 #[cfg(test)]
-impl CopySlotForTests {
-    pub(crate) fn new<T: CopyArg>(value: &T) -> CopySlot<'_, T> {
-        CopySlot(value)
+pub(crate) fn str_slot_for_tests(s: &str) -> BytesSlot<'_, StrCodec> {
+    BytesSlot {
+        bytes: s.as_bytes(),
+        _codec: PhantomData,
     }
 }
+
 #[cfg(test)]
-pub(crate) struct StrSlotForTests;
-#[cfg(test)]
-impl StrSlotForTests {
-    pub(crate) fn new(s: &str) -> BytesSlot<'_, StrCodec> {
-        BytesSlot {
-            bytes: s.as_bytes(),
-            _codec: PhantomData,
-        }
-    }
-    pub(crate) fn lossy(bytes: &[u8]) -> BytesSlot<'_, LossyCodec> {
-        BytesSlot {
-            bytes,
-            _codec: PhantomData,
-        }
+pub(crate) fn lossy_slot_for_tests(bytes: &[u8]) -> BytesSlot<'_, LossyCodec> {
+    BytesSlot {
+        bytes,
+        _codec: PhantomData,
     }
 }

@@ -59,7 +59,8 @@ pub(crate) struct ThreadQueue {
     /// Set (`Release`) by the producer after its last record, when its thread exits.
     pub(crate) closed: AtomicBool,
     /// Records this thread dropped because the ring was full under `OnFull::Drop`, or because no
-    /// back end was running. Incremented by the producer; the back end reports the difference.
+    /// back end was running, and not yet reported. Incremented by the producer; the back end
+    /// swaps it to zero when it writes the count into the log.
     pub(crate) dropped: AtomicU64,
     /// Clock ticks when the queue was created: none of its records is older.
     pub(crate) created_ticks: u64,

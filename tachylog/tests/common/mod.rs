@@ -1,0 +1,322 @@
+//! Helpers shared by the behaviour tests in `tests/`: a parser for the default line format,
+//! numbered-record writers and checkers, a runner for scenarios that must happen in a child
+//! process (exit, panic), a lock for tests that share the process-global logger, and a
+//! watchdog that turns a hang into a failure.
+//!
+//! Each test binary compiles this module and uses only part of it.
+#![allow(dead_code)]
+
+use std::collections::HashSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use std::{env, fmt, fs, thread};
+
+/// One record line in the default format:
+/// `2026-11-21 16:04:05.125049 INFO  [main/4211] app::net: message (src/net.rs:20)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Line<'a> {
+    /// `2026-11-21 16:04:05.125049`; fixed width, so byte order is time order.
+    pub timestamp: &'a str,
+    /// `TRACE`, `DEBUG`, `INFO`, `WARN` or `ERROR` (padding removed).
+    pub level: &'a str,
+    pub thread_name: &'a str,
+    pub tid: u64,
+    /// Module path, or the `log` target for records from the `log` crate.
+    pub module: &'a str,
+    pub message: &'a str,
+    pub file: &'a str,
+    pub line: u32,
+}
+
+/// Parses one line (without its `\n`) in the default format, or says what is wrong with it.
+pub fn parse_line(line: &str) -> Result<Line<'_>, String> {
+    let bad = |why: &str| Err(format!("{why}: {line:?}"));
+    let b = line.as_bytes();
+    if b.len() < 34 {
+        return bad("line too short");
+    }
+    // yyyy-mm-dd hh:mm:ss.uuuuuu
+    for (i, &c) in b[..26].iter().enumerate() {
+        let ok = match i {
+            4 | 7 => c == b'-',
+            10 => c == b' ',
+            13 | 16 => c == b':',
+            19 => c == b'.',
+            _ => c.is_ascii_digit(),
+        };
+        if !ok {
+            return bad("malformed date-time prefix");
+        }
+    }
+    if b[26] != b' ' || b[32] != b' ' || b[33] != b'[' {
+        return bad("malformed separators after the date-time");
+    }
+    let level = match &line[27..32] {
+        "TRACE" => "TRACE",
+        "DEBUG" => "DEBUG",
+        "INFO " => "INFO",
+        "WARN " => "WARN",
+        "ERROR" => "ERROR",
+        _ => return bad("unknown level field"),
+    };
+    let rest = &line[34..];
+    let Some(close) = rest.find("] ") else {
+        return bad("no `] ` after the thread field");
+    };
+    let Some((thread_name, tid)) = rest[..close].rsplit_once('/') else {
+        return bad("thread field is not name/tid");
+    };
+    let Ok(tid) = tid.parse::<u64>() else {
+        return bad("thread id is not a number");
+    };
+    if thread_name.is_empty() || thread_name.contains(char::is_whitespace) {
+        return bad("thread name empty or contains whitespace");
+    }
+    let rest = &rest[close + 2..];
+    let Some((module, rest)) = rest.split_once(": ") else {
+        return bad("no `: ` after the module path");
+    };
+    if module.is_empty() || module.contains(char::is_whitespace) {
+        return bad("module path empty or contains whitespace");
+    }
+    let Some(rest) = rest.strip_suffix(')') else {
+        return bad("line does not end with `(file:line)`");
+    };
+    let Some(open) = rest.rfind(" (") else {
+        return bad("no ` (` before the location");
+    };
+    let (message, location) = (&rest[..open], &rest[open + 2..]);
+    let Some((file, line_no)) = location.rsplit_once(':') else {
+        return bad("location is not file:line");
+    };
+    let Ok(line_no) = line_no.parse::<u32>() else {
+        return bad("location line is not a number");
+    };
+    if file.is_empty() {
+        return bad("location file is empty");
+    }
+    Ok(Line {
+        timestamp: &line[..26],
+        level,
+        thread_name,
+        tid,
+        module,
+        message,
+        file,
+        line: line_no,
+    })
+}
+
+/// Reads a whole log file as UTF-8, failing the test with the path if it cannot.
+pub fn read_log(path: &Path) -> String {
+    let bytes = fs::read(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    String::from_utf8(bytes)
+        .unwrap_or_else(|e| panic!("{} is not valid UTF-8: {e}", path.display()))
+}
+
+/// Splits a log into lines, asserting that the last one is complete and every one parses.
+pub fn parse_log(text: &str) -> Vec<Line<'_>> {
+    assert!(
+        text.is_empty() || text.ends_with('\n'),
+        "log does not end with a newline: last line torn? tail: {:?}",
+        tail(text, 200)
+    );
+    text.lines()
+        .map(|l| parse_line(l).unwrap_or_else(|e| panic!("{e}")))
+        .collect()
+}
+
+/// The last `n` bytes (or fewer, on a char boundary) of `text`, for failure messages.
+pub fn tail(text: &str, n: usize) -> &str {
+    let mut start = text.len().saturating_sub(n);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
+/// Initialises or fails the test with the error's `Display`.
+pub fn expect_init(result: Result<tachylog::Guard, tachylog::Error>) -> tachylog::Guard {
+    match result {
+        Ok(guard) => guard,
+        Err(e) => panic!("tachylog init failed: {e}"),
+    }
+}
+
+/// Logs `count` records `"{scope} record {i} of {count}"`, `i` from 0, at INFO.
+pub fn log_numbered(scope: &str, count: u64) {
+    for i in 0..count {
+        tachylog::info!("{} record {} of {}", scope, i, count);
+    }
+}
+
+/// Asserts that the records `log_numbered(scope, count)` wrote are all in `lines`, each exactly
+/// once and in order.
+pub fn assert_numbered(lines: &[Line<'_>], scope: &str, count: u64) {
+    let prefix = format!("{scope} record ");
+    let suffix = format!(" of {count}");
+    let mut next = 0u64;
+    let mut errors = Vec::new();
+    for line in lines {
+        let Some(rest) = line.message.strip_prefix(&prefix) else {
+            continue;
+        };
+        let i = rest
+            .strip_suffix(&suffix)
+            .and_then(|n| n.parse::<u64>().ok());
+        match i {
+            Some(i) if i == next => next += 1,
+            _ if errors.len() < 10 => errors.push(format!(
+                "expected record {next}, found {:?} (line at {})",
+                line.message, line.timestamp
+            )),
+            _ => {}
+        }
+    }
+    assert!(
+        errors.is_empty(),
+        "records of {scope:?} out of order, duplicated or torn:\n{}",
+        errors.join("\n")
+    );
+    assert_eq!(
+        next, count,
+        "{scope:?}: only the first {next} of {count} records are in the log"
+    );
+}
+
+/// Serialises the tests of one binary that initialise the process-global logger.
+/// A test that failed while holding the lock does not poison it for the others.
+pub fn logger_lock() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Aborts the whole test process, with a message, if dropped later than `limit` after creation:
+/// a hung logger (a deadlocked flush, a worker that died) fails the run instead of stalling it.
+pub struct Watchdog {
+    _cancel: mpsc::Sender<()>,
+}
+
+pub fn watchdog(what: &str, limit: Duration) -> Watchdog {
+    let (cancel, cancelled) = mpsc::channel::<()>();
+    let what = what.to_owned();
+    thread::Builder::new()
+        .name("test-watchdog".into())
+        .spawn(move || {
+            if let Err(RecvTimeoutError::Timeout) = cancelled.recv_timeout(limit) {
+                eprintln!("WATCHDOG: {what} still running after {limit:?}: hung; aborting");
+                std::process::abort();
+            }
+        })
+        .expect("spawn watchdog thread");
+    Watchdog { _cancel: cancel }
+}
+
+/// Environment variable naming the scenario a child process must play.
+const CHILD_SCENARIO: &str = "TACHYLOG_TEST_CHILD_SCENARIO";
+/// Environment variable naming the log file the child writes.
+const CHILD_LOG: &str = "TACHYLOG_TEST_CHILD_LOG";
+
+/// In a child started by [`run_child`] for `scenario`, the log file to write; `None` in the
+/// parent. A child test is the same `#[test]` function as its parent: it checks this first.
+pub fn child_role(scenario: &str) -> Option<PathBuf> {
+    match env::var(CHILD_SCENARIO) {
+        Ok(s) if s == scenario => Some(PathBuf::from(
+            env::var_os(CHILD_LOG).expect("child started without a log path"),
+        )),
+        _ => None,
+    }
+}
+
+/// What a child process left behind.
+pub struct ChildRun {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    /// The log file's contents (empty if the child never created it).
+    pub log: String,
+}
+
+impl fmt::Display for ChildRun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "child {}\n--- child stdout ---\n{}\n--- child stderr ---\n{}\n--- log tail ---\n{}",
+            self.status,
+            tail(&self.stdout, 4000),
+            tail(&self.stderr, 4000),
+            tail(&self.log, 2000)
+        )
+    }
+}
+
+/// Re-executes this test binary as a child running only the test named `scenario` (which must
+/// be a top-level `#[test] fn` calling [`child_role`] with the same name), with its log file in
+/// a fresh directory; waits at most `limit`, killing the child after that.
+pub fn run_child(scenario: &str, limit: Duration) -> ChildRun {
+    let dir = tempfile::tempdir().expect("create temp dir");
+    let log_path = dir.path().join("child.log");
+    let exe = env::current_exe().expect("current_exe");
+    let mut child = Command::new(exe)
+        .args([scenario, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD_SCENARIO, scenario)
+        .env(CHILD_LOG, &log_path)
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn child test process");
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = pipe.read_to_end(&mut buf);
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for child") {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "child scenario {scenario:?} still running after {limit:?}: killed (hang?)\n\
+                 --- stderr ---\n{}",
+                stderr.join().unwrap_or_default()
+            );
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    let log = if log_path.exists() {
+        read_log(&log_path)
+    } else {
+        String::new()
+    };
+    ChildRun {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+        log,
+    }
+}
+
+/// Asserts that no message appears twice in `lines` (all our messages are unique).
+pub fn assert_no_duplicates(lines: &[Line<'_>]) {
+    let mut seen = HashSet::new();
+    for line in lines {
+        assert!(
+            seen.insert(line.message),
+            "message logged once appears twice: {:?}",
+            line.message
+        );
+    }
+}
