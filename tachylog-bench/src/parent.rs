@@ -1,0 +1,339 @@
+//! The parent side: runs every selected (logger, workload) in a fresh child process (the
+//! binary re-executed with `--child`), reads its result line, counts the lines it left on
+//! disk, deletes them, and finally prints and saves the report.
+//!
+//! With several runs per pair (`--full`) the order is run-major — every pair once, then
+//! every pair again — so slow drift of the machine spreads over all loggers alike.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, SystemTime};
+
+use crate::build_info;
+use crate::civil_time::UtcSeconds;
+use crate::cli::Suite;
+use crate::error::BenchError;
+use crate::loggers::Entry;
+use crate::machine::{self, CpuTimes, Machine};
+use crate::report::{
+    group_digits, ChildResult, LoggerInfo, Measurement, Report, RunRecord, RESULT_PREFIX,
+};
+use crate::verify;
+use crate::workloads::{Scale, Workload};
+
+/// A child that has not finished after this long is killed and its run failed.
+const CHILD_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// `<workspace>/target/bench-report`, found from this crate's manifest directory.
+pub fn report_dir() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .parent()
+        .unwrap_or(manifest)
+        .join("target")
+        .join("bench-report")
+}
+
+/// Runs the suite; returns whether every run passed.
+pub fn run(suite: &Suite, argv: &[String]) -> Result<bool, BenchError> {
+    let now = SystemTime::now();
+    let date = UtcSeconds(now).to_string();
+    let stamp: String = date.chars().filter(char::is_ascii_digit).collect();
+    let stamp = format!("{}-{}", &stamp[..8], &stamp[8..]);
+    let out_dir = report_dir();
+    let tmp_root = out_dir.join("tmp");
+    let exe = std::env::current_exe().map_err(|e| BenchError::io("<current_exe>", e))?;
+
+    let load_before = machine::load_average();
+    let cpu_before = CpuTimes::read();
+    let runs = suite.scale.runs();
+    let total = runs as usize * suite.workloads.len() * suite.loggers.len();
+    let mut records = Vec::with_capacity(total);
+    eprintln!(
+        "tachylog-bench: {total} runs ({} scale), each in its own process",
+        suite.scale.name()
+    );
+    for run in 1..=runs {
+        for &workload in &suite.workloads {
+            for &logger in &suite.loggers {
+                let record = run_one(&exe, &tmp_root, logger, workload, suite.scale, run);
+                eprintln!(
+                    "[{:>2}/{total}] {:<16} {:<15} run {run}: {}",
+                    records.len() + 1,
+                    logger.name,
+                    workload.name(),
+                    progress(&record)
+                );
+                records.push(record);
+            }
+        }
+    }
+    // Only removes the directory when every run's was deleted (failed runs keep theirs).
+    let _ = std::fs::remove_dir(&tmp_root);
+
+    let report = Report {
+        machine: Machine::detect(),
+        date,
+        load_before,
+        others_cpu_share: cpu_before
+            .zip(CpuTimes::read())
+            .map(|(before, after)| before.others_share(after)),
+        command: shell_words(argv),
+        via_cargo: std::env::var_os("CARGO").is_some(),
+        rustc: build_info::RUSTC.to_string(),
+        scale: suite.scale.name().to_string(),
+        runs_per_pair: runs,
+        debug_build: cfg!(debug_assertions),
+        workloads: suite
+            .workloads
+            .iter()
+            .map(|w| w.describe(suite.scale))
+            .collect(),
+        loggers: suite
+            .loggers
+            .iter()
+            .map(|e| LoggerInfo {
+                name: e.name.to_string(),
+                crates: if e.crates.is_empty() {
+                    "std".to_string()
+                } else {
+                    build_info::versions(e.crates)
+                },
+                config: e.config.to_string(),
+            })
+            .collect(),
+        runs: records,
+    };
+    println!("{}", report.markdown());
+    let path = report.write(&out_dir, &stamp)?;
+    eprintln!("report written to {}", path.display());
+
+    let failures = report.failures();
+    if !failures.is_empty() {
+        eprintln!("\nFAILED: {} run(s) failed:", failures.len());
+        for f in &failures {
+            eprintln!(
+                "  {} / {} run {}: {}",
+                f.logger,
+                f.workload,
+                f.run,
+                f.failure.as_deref().unwrap_or("")
+            );
+        }
+    }
+    Ok(failures.is_empty())
+}
+
+/// Runs one child and verifies its output; never returns an error, records it instead.
+fn run_one(
+    exe: &Path,
+    tmp_root: &Path,
+    logger: &Entry,
+    workload: Workload,
+    scale: Scale,
+    run: u32,
+) -> RunRecord {
+    let mut record = RunRecord {
+        logger: logger.name.to_string(),
+        workload: workload.name().to_string(),
+        run,
+        result: None,
+        verification: None,
+        failure: None,
+    };
+    let dir = tmp_root.join(format!("{}-{}-{run}", logger.name, workload.name()));
+    match run_and_verify(exe, &dir, logger, workload, scale, run, &mut record) {
+        Ok(()) => {
+            if let Err(e) = std::fs::remove_dir_all(&dir) {
+                record.failure = Some(BenchError::io(&dir, e).to_string());
+            }
+        }
+        Err(e) => {
+            record.failure = Some(format!("{e} (output kept in {})", dir.display()));
+        }
+    }
+    record
+}
+
+fn run_and_verify(
+    exe: &Path,
+    dir: &Path,
+    logger: &Entry,
+    workload: Workload,
+    scale: Scale,
+    run: u32,
+    record: &mut RunRecord,
+) -> Result<(), BenchError> {
+    let fail = |message: String| BenchError::Child {
+        logger: logger.name.to_string(),
+        workload: workload.name().to_string(),
+        run,
+        message,
+    };
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| BenchError::io(dir, e))?;
+    }
+    std::fs::create_dir_all(dir).map_err(|e| BenchError::io(dir, e))?;
+
+    let stdout = run_child(exe, dir, logger, workload, scale).map_err(fail)?;
+    let result = parse_result(&stdout).ok_or_else(|| {
+        fail(format!(
+            "no `{}` line on stdout; stdout was: {:?}",
+            RESULT_PREFIX.trim(),
+            truncate(&stdout, 500)
+        ))
+    })??;
+    let expected = workload.expected_lines(scale);
+    if result.logger != logger.name
+        || result.workload != workload.name()
+        || result.lines_logged != expected
+    {
+        return Err(fail(format!(
+            "result is for {} / {} with {} lines, expected {} / {} with {expected}",
+            result.logger,
+            result.workload,
+            result.lines_logged,
+            logger.name,
+            workload.name()
+        )));
+    }
+    record.result = Some(result);
+
+    let v = verify::count_lines(dir, &workload.expected(scale))?;
+    let ok = v.ok();
+    let explanation = v.explain();
+    record.verification = Some(v);
+    if !ok {
+        return Err(fail(format!("LINES MISSING: {explanation}")));
+    }
+    Ok(())
+}
+
+/// Spawns the child and returns its stdout once it exited successfully.
+fn run_child(
+    exe: &Path,
+    dir: &Path,
+    logger: &Entry,
+    workload: Workload,
+    scale: Scale,
+) -> Result<String, String> {
+    let mut child = Command::new(exe)
+        .arg("--child")
+        .arg(logger.name)
+        .arg(workload.name())
+        .arg(scale.name())
+        .arg(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+
+    // The reader thread sees EOF when the child exits, so the parent blocks on a channel
+    // instead of polling: it stays off the 2 cores the child is measuring on.
+    let mut out = child.stdout.take().expect("stdout was piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        let r = out.read_to_string(&mut s).map(|_| s);
+        let _ = tx.send(r);
+    });
+    let stdout = match rx.recv_timeout(CHILD_TIMEOUT) {
+        Ok(r) => r.map_err(|e| format!("reading child stdout: {e}"))?,
+        Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!(
+                "timed out after {} s, killed",
+                CHILD_TIMEOUT.as_secs()
+            ));
+        }
+    };
+    let status = child
+        .wait()
+        .map_err(|e| format!("waiting for child: {e}"))?;
+    if !status.success() {
+        return Err(format!(
+            "child exited with {status}; stdout: {:?}",
+            truncate(&stdout, 500)
+        ));
+    }
+    Ok(stdout)
+}
+
+/// The last result line of a child's stdout, decoded.
+fn parse_result(stdout: &str) -> Option<Result<ChildResult, BenchError>> {
+    stdout
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(RESULT_PREFIX))
+        .map(|json| serde_json::from_str(json).map_err(BenchError::from))
+}
+
+fn truncate(s: &str, max: usize) -> &str {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+fn progress(r: &RunRecord) -> String {
+    if let Some(f) = &r.failure {
+        return format!("FAILED: {f}");
+    }
+    let lines = group_digits(r.verification.as_ref().map_or(0, |v| v.marked_lines));
+    match r.result.as_ref().map(|c| &c.measurement) {
+        Some(Measurement::Throughput(t)) => format!(
+            "loop {:.3} s, total {:.3} s; {lines} lines verified",
+            t.loop_s, t.total_s
+        ),
+        Some(Measurement::Latency(l)) => format!(
+            "p50 {} ns, p99 {} ns, p99.9 {} ns, max {} ns; {lines} lines verified",
+            l.call_ns.p50, l.call_ns.p99, l.call_ns.p999, l.call_ns.max
+        ),
+        None => "no result".to_string(),
+    }
+}
+
+/// argv as a shell would need it typed.
+fn shell_words(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            let plain = !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=,:+@%".contains(c));
+            if plain {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_result_line_among_other_output() {
+        let line = r#"TACHYLOG-BENCH-RESULT {"logger":"x","workload":"seed_1m","lines_logged":3,"measurement":{"kind":"throughput","lines":3,"loop_s":0.5,"total_s":1.0}}"#;
+        let stdout = format!("some logger chatter\n{line}\nmore chatter\n");
+        let r = parse_result(&stdout).unwrap().unwrap();
+        assert_eq!(r.lines_logged, 3);
+        assert!(matches!(r.measurement, Measurement::Throughput(ref t) if t.total_s == 1.0));
+        assert!(parse_result("nothing here\n").is_none());
+        assert!(parse_result("TACHYLOG-BENCH-RESULT {broken\n")
+            .unwrap()
+            .is_err());
+    }
+
+    #[test]
+    fn quotes_only_what_needs_quoting() {
+        let argv = ["bench", "--only", "a b", "it's"].map(String::from);
+        assert_eq!(shell_words(&argv), r"bench --only 'a b' 'it'\''s'");
+    }
+}

@@ -1,0 +1,297 @@
+//! The report as Markdown: a header saying what was measured on what, then one table for
+//! per-call latency and one for throughput. Ratios are to tachylog's row for the same
+//! workload (higher = slower than tachylog); a failed row shows FAILED instead of numbers.
+
+use std::fmt::Write as _;
+
+use super::{Measurement, Report, Row, Summary};
+use crate::workloads::Workload;
+
+impl Report {
+    /// The full Markdown report: header, tables, failures.
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "# tachylog-bench\n");
+        if self.debug_build {
+            let _ = writeln!(
+                out,
+                "**DEBUG BUILD: these numbers are meaningless; use `cargo run --release`.**\n"
+            );
+        }
+        let _ = writeln!(out, "- Machine: {}", self.machine.describe());
+        let _ = writeln!(out, "- Date: {}", self.date);
+        let load = self
+            .load_before
+            .map_or("?".to_string(), |[a, b, c]| format!("{a:.2} {b:.2} {c:.2}"));
+        let _ = match self.others_cpu_share {
+            Some(share) => writeln!(
+                out,
+                "- Other processes used {:.1} % of all CPU time during the suite (load average \
+                 before: {load}){}",
+                share * 100.0,
+                if share > 0.05 {
+                    " — **the machine was busy with other work: expect noisy figures**"
+                } else {
+                    ""
+                }
+            ),
+            None => writeln!(out, "- Load average before: {load}"),
+        };
+        let _ = writeln!(
+            out,
+            "- Command: `{}`{}",
+            self.command,
+            if self.via_cargo {
+                " (launched by cargo run)"
+            } else {
+                ""
+            }
+        );
+        let _ = writeln!(
+            out,
+            "- Build: {}, {}",
+            self.rustc,
+            if self.debug_build { "debug" } else { "release" }
+        );
+        let _ = writeln!(
+            out,
+            "- Scale: {} ({} run(s) per logger and workload, each in its own process{})",
+            self.scale,
+            self.runs_per_pair,
+            if self.runs_per_pair > 1 {
+                "; medians shown, max is the worst run"
+            } else {
+                ""
+            }
+        );
+        let verified = self
+            .runs
+            .iter()
+            .filter(|r| r.verification.as_ref().is_some_and(|v| v.ok()))
+            .count();
+        let _ = writeln!(
+            out,
+            "- Verified: {verified} of {} runs left every line on disk, whole and rendered \
+             right (counted by the parent after each child exited)",
+            self.runs.len()
+        );
+        if let Some(l) = self
+            .runs
+            .iter()
+            .find_map(|r| match r.result.as_ref()?.measurement {
+                Measurement::Latency(ref l) => Some(l),
+                Measurement::Throughput(_) => None,
+            })
+        {
+            let _ = writeln!(
+                out,
+                "- Clock: {:.3} TSC ticks/ns, advancing in steps of ~{:.1} ns (the resolution \
+                 of every latency figure)",
+                l.ticks_per_ns, l.clock_step_ns
+            );
+        }
+        for w in &self.workloads {
+            let _ = writeln!(out, "- {w}");
+        }
+        for l in &self.loggers {
+            let _ = writeln!(out, "- `{}` ({}): {}", l.name, l.crates, l.config);
+        }
+        let (latency, throughput): (Vec<Row>, Vec<Row>) = self
+            .rows()
+            .into_iter()
+            .partition(|r| is_latency(&r.workload));
+        if !latency.is_empty() {
+            out.push('\n');
+            out.push_str(&latency_table(&latency));
+        }
+        if !throughput.is_empty() {
+            out.push('\n');
+            out.push_str(&throughput_table(&throughput));
+        }
+        let failures = self.failures();
+        if !failures.is_empty() {
+            let _ = writeln!(out, "\n## FAILED runs\n");
+            for f in failures {
+                let _ = writeln!(
+                    out,
+                    "- {} / {} run {}: {}",
+                    f.logger,
+                    f.workload,
+                    f.run,
+                    f.failure.as_deref().unwrap_or("")
+                );
+            }
+        }
+        out
+    }
+}
+
+/// Whether `workload` belongs in the latency table (else the throughput table).
+fn is_latency(workload: &str) -> bool {
+    matches!(
+        Workload::parse(workload),
+        Some(Workload::Latency | Workload::LatencyStatic)
+    )
+}
+
+/// `value / base` as `1.23×`, or `–` without a usable base.
+pub fn ratio(value: f64, base: Option<f64>) -> String {
+    match base {
+        Some(b) if b > 0.0 => format!("{:.2}×", value / b),
+        _ => "–".to_string(),
+    }
+}
+
+/// 1234567 -> "1,234,567".
+pub fn group_digits(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn latency_table(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "## Per-call latency (ns, harness overhead included)\n\n\
+         | logger | workload | p50 | p90 | p99 | p99.9 | max | harness p50 / p99.9 | p50 vs tachylog | p99.9 vs tachylog |\n\
+         |---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+    );
+    for row in rows {
+        let base = rows.iter().find_map(|r| match &r.summary {
+            Summary::Latency { call, .. }
+                if r.logger == "tachylog" && r.workload == row.workload =>
+            {
+                Some(*call)
+            }
+            _ => None,
+        });
+        match &row.summary {
+            Summary::Latency { call, overhead } => {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} |",
+                    row.logger,
+                    row.workload,
+                    group_digits(call.p50),
+                    group_digits(call.p90),
+                    group_digits(call.p99),
+                    group_digits(call.p999),
+                    group_digits(call.max),
+                    overhead.p50,
+                    overhead.p999,
+                    ratio(call.p50 as f64, base.map(|b| b.p50 as f64)),
+                    ratio(call.p999 as f64, base.map(|b| b.p999 as f64)),
+                );
+            }
+            Summary::Failed => {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | FAILED | | | | | | | |",
+                    row.logger, row.workload
+                );
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn throughput_table(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "## Throughput: whole run until the logger's shutdown returns\n\n\
+         | logger | workload | lines | bytes/line | caller loop s | total s | lines/s (total) | total vs tachylog |\n\
+         |---|---|--:|--:|--:|--:|--:|--:|\n",
+    );
+    for row in rows {
+        let base = rows.iter().find_map(|r| match r.summary {
+            Summary::Throughput { total_s, .. }
+                if r.logger == "tachylog" && r.workload == row.workload =>
+            {
+                Some(total_s)
+            }
+            _ => None,
+        });
+        match row.summary {
+            Summary::Throughput {
+                lines,
+                bytes_per_line,
+                loop_s,
+                total_s,
+            } => {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {:.0} | {:.3} | {:.3} | {} | {} |",
+                    row.logger,
+                    row.workload,
+                    group_digits(lines),
+                    bytes_per_line,
+                    loop_s,
+                    total_s,
+                    group_digits((lines as f64 / total_s).round() as u64),
+                    ratio(total_s, base),
+                );
+            }
+            Summary::Failed => {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | FAILED | | | | | |",
+                    row.logger, row.workload
+                );
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{lat_run, report};
+    use super::*;
+
+    #[test]
+    fn ratios_use_tachylogs_combined_row() {
+        let r = report(vec![
+            lat_run("tachylog", 1, 40, 900),
+            lat_run("tachylog", 2, 20, 100),
+            lat_run("tachylog", 3, 30, 100),
+            lat_run("peer", 1, 300, 50_000),
+        ]);
+        let md = r.markdown();
+        // Peer p50 300 vs tachylog's median 30 -> 10.00×; p99.9 3000 vs 300 -> 10.00×.
+        assert!(
+            md.contains(
+                "| peer | latency | 300 | 301 | 302 | 3,000 | 50,000 | 0 / 0 | 10.00× | 10.00× |"
+            ),
+            "{md}"
+        );
+        assert!(md.contains("| tachylog | latency | 30 |"), "{md}");
+    }
+
+    #[test]
+    fn a_failed_run_poisons_its_row_and_is_listed() {
+        let mut bad = lat_run("peer", 1, 300, 50_000);
+        bad.failure = Some("9 of 10 expected lines on disk (1 missing)".into());
+        let r = report(vec![lat_run("tachylog", 1, 30, 100), bad]);
+        let md = r.markdown();
+        assert!(md.contains("| peer | latency | FAILED |"), "{md}");
+        assert!(md.contains("## FAILED runs"), "{md}");
+        assert!(md.contains("(1 missing)"), "{md}");
+    }
+
+    #[test]
+    fn number_formatting() {
+        assert_eq!(group_digits(0), "0");
+        assert_eq!(group_digits(999), "999");
+        assert_eq!(group_digits(1_000), "1,000");
+        assert_eq!(group_digits(1_234_567), "1,234,567");
+        assert_eq!(ratio(3.0, Some(2.0)), "1.50×");
+        assert_eq!(ratio(3.0, None), "–");
+        assert_eq!(ratio(3.0, Some(0.0)), "–");
+    }
+}

@@ -1,0 +1,432 @@
+//! Results: what a child reports, what the parent verified, and how repeated runs combine
+//! into table rows; saved as JSON under `target/bench-report/` (rendering is in `markdown`).
+//!
+//! Repeated runs (`--full`) are combined per (logger, workload): the median of every
+//! figure, except `max`, which is the largest seen.
+
+mod markdown;
+
+pub use markdown::group_digits;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::BenchError;
+use crate::machine::Machine;
+use crate::stats::{median_f64, Percentiles};
+
+/// What one child measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Measurement {
+    /// From `seed_1m`.
+    Throughput(Throughput),
+    /// From `latency` and `latency_static`.
+    Latency(Latency),
+}
+
+/// Whole-run time for a fixed number of lines.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Throughput {
+    /// Lines logged.
+    pub lines: u64,
+    /// Seconds in the calling thread's logging loop.
+    pub loop_s: f64,
+    /// Seconds from the first call until the logger's shutdown returned.
+    pub total_s: f64,
+}
+
+/// Per-call latency distribution.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    /// Timed calls.
+    pub calls: u64,
+    /// Untimed warm-up calls before them.
+    pub warmup: u64,
+    /// Busy-wait between calls, ns.
+    pub gap_ns: u64,
+    /// Calibrated clock ticks per ns.
+    pub ticks_per_ns: f64,
+    /// Typical clock step, ns: the resolution of every latency figure.
+    pub clock_step_ns: f64,
+    /// The log call, ns.
+    pub call_ns: Percentiles,
+    /// Mean of the log call, ns.
+    pub mean_ns: f64,
+    /// Two clock stamps around an empty body, ns: included in every `call_ns` figure.
+    pub overhead_ns: Percentiles,
+    /// Seconds the logger's shutdown took after the last timed call.
+    pub finish_s: f64,
+}
+
+/// The one line a child prints on stdout, after [`RESULT_PREFIX`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChildResult {
+    /// Logger name.
+    pub logger: String,
+    /// Workload name.
+    pub workload: String,
+    /// Lines the workload logged.
+    pub lines_logged: u64,
+    /// What it measured.
+    pub measurement: Measurement,
+}
+
+/// Marks the child's result line, so anything a logger prints on stdout is ignored.
+pub const RESULT_PREFIX: &str = "TACHYLOG-BENCH-RESULT ";
+
+/// The parent's count of the lines on disk after the child exited.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Verification {
+    /// Lines the workload must have produced.
+    pub expected: u64,
+    /// Files found in the run's directory.
+    pub files: u32,
+    /// Bytes in them.
+    pub bytes: u64,
+    /// Newline-terminated lines in them.
+    pub lines: u64,
+    /// Of those, lines containing the workload's marker text.
+    pub marked_lines: u64,
+    /// Bytes after the last newline (a torn last line), summed over files.
+    pub trailing_bytes: u64,
+    /// An exact rendered message (arguments included) that must appear `probe_expected`
+    /// times: checks that the logger formatted the arguments right, not just wrote lines.
+    pub probe: String,
+    /// How many lines must contain `probe`.
+    pub probe_expected: u64,
+    /// How many do.
+    pub probe_found: u64,
+}
+
+impl Verification {
+    /// Every expected line is on disk, whole, with its arguments rendered right. Extra lines
+    /// are allowed (a logger may add a banner); missing, torn or misformatted ones are not.
+    pub fn ok(&self) -> bool {
+        self.marked_lines == self.expected
+            && self.trailing_bytes == 0
+            && self.probe_found == self.probe_expected
+    }
+
+    /// Human explanation of a failed check.
+    pub fn explain(&self) -> String {
+        let mut s = format!(
+            "{} of {} expected lines on disk ({} missing); {} lines in {} file(s), {} bytes \
+             after the last newline",
+            group_digits(self.marked_lines),
+            group_digits(self.expected),
+            group_digits(self.expected.saturating_sub(self.marked_lines)),
+            group_digits(self.lines),
+            self.files,
+            self.trailing_bytes
+        );
+        if self.probe_found != self.probe_expected {
+            s.push_str(&format!(
+                "; `{}` found {} times, expected {}",
+                self.probe, self.probe_found, self.probe_expected
+            ));
+        }
+        s
+    }
+}
+
+/// One child run as the parent saw it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Logger name.
+    pub logger: String,
+    /// Workload name.
+    pub workload: String,
+    /// Repetition, from 1.
+    pub run: u32,
+    /// The child's result, if it produced one.
+    pub result: Option<ChildResult>,
+    /// The line count, if the child got that far.
+    pub verification: Option<Verification>,
+    /// Why this run failed, if it did.
+    pub failure: Option<String>,
+}
+
+/// Everything written to the JSON file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Report {
+    /// The machine.
+    pub machine: Machine,
+    /// When the suite started, UTC.
+    pub date: String,
+    /// argv as given.
+    pub command: String,
+    /// Load averages (1, 5, 15 min) before the first run.
+    pub load_before: Option<[f64; 3]>,
+    /// Share (0..1) of all CPUs' time during the suite used by other processes (hypervisor
+    /// steal included): anything above a few % means the figures are noisy.
+    pub others_cpu_share: Option<f64>,
+    /// Whether `cargo run` launched the binary.
+    pub via_cargo: bool,
+    /// The compiler that built the binary.
+    pub rustc: String,
+    /// `quick` or `full`.
+    pub scale: String,
+    /// Runs per (logger, workload).
+    pub runs_per_pair: u32,
+    /// Whether the binary was built with debug assertions (numbers then mean nothing).
+    pub debug_build: bool,
+    /// Workload descriptions.
+    pub workloads: Vec<String>,
+    /// Every logger run.
+    pub loggers: Vec<LoggerInfo>,
+    /// Every run.
+    pub runs: Vec<RunRecord>,
+}
+
+/// A logger as the report introduces it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LoggerInfo {
+    /// Name in the tables.
+    pub name: String,
+    /// Its crates and their locked versions ("std" for the baselines).
+    pub crates: String,
+    /// How it is configured.
+    pub config: String,
+}
+
+/// Combined figures for one (logger, workload).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Summary {
+    /// Medians of the runs' throughput figures.
+    Throughput {
+        /// Lines per run.
+        lines: u64,
+        /// Bytes on disk per line (formats differ; more bytes is more work).
+        bytes_per_line: f64,
+        /// Median loop seconds.
+        loop_s: f64,
+        /// Median total seconds.
+        total_s: f64,
+    },
+    /// Combined latency percentiles.
+    Latency {
+        /// Log call, ns.
+        call: Percentiles,
+        /// Harness overhead, ns.
+        overhead: Percentiles,
+    },
+    /// At least one run failed; the table says so instead of showing numbers.
+    Failed,
+}
+
+/// A table row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// Logger name.
+    pub logger: String,
+    /// Workload name.
+    pub workload: String,
+    /// Its combined figures.
+    pub summary: Summary,
+}
+
+impl Report {
+    /// Combines the runs into rows, in the order the pairs were first run.
+    pub fn rows(&self) -> Vec<Row> {
+        let mut pairs: Vec<(&str, &str)> = Vec::new();
+        for r in &self.runs {
+            if !pairs.contains(&(r.logger.as_str(), r.workload.as_str())) {
+                pairs.push((&r.logger, &r.workload));
+            }
+        }
+        pairs
+            .into_iter()
+            .map(|(logger, workload)| {
+                let runs: Vec<&RunRecord> = self
+                    .runs
+                    .iter()
+                    .filter(|r| r.logger == logger && r.workload == workload)
+                    .collect();
+                Row {
+                    logger: logger.to_string(),
+                    workload: workload.to_string(),
+                    summary: summarize(&runs),
+                }
+            })
+            .collect()
+    }
+
+    /// Runs that failed.
+    pub fn failures(&self) -> Vec<&RunRecord> {
+        self.runs.iter().filter(|r| r.failure.is_some()).collect()
+    }
+
+    /// Writes `<stamp>-<scale>.json` and `latest.json` (plus `latest.md`) into `dir`.
+    pub fn write(&self, dir: &Path, stamp: &str) -> Result<PathBuf, BenchError> {
+        std::fs::create_dir_all(dir).map_err(|e| BenchError::io(dir, e))?;
+        let json = serde_json::to_string_pretty(self)?;
+        let path = dir.join(format!("{stamp}-{}.json", self.scale));
+        for p in [&path, &dir.join("latest.json")] {
+            std::fs::write(p, &json).map_err(|e| BenchError::io(p, e))?;
+        }
+        let md = dir.join("latest.md");
+        std::fs::write(&md, self.markdown()).map_err(|e| BenchError::io(&md, e))?;
+        Ok(path)
+    }
+}
+
+fn summarize(runs: &[&RunRecord]) -> Summary {
+    if runs.iter().any(|r| r.failure.is_some()) {
+        return Summary::Failed;
+    }
+    let measurements: Vec<&Measurement> = runs
+        .iter()
+        .filter_map(|r| r.result.as_ref().map(|c| &c.measurement))
+        .collect();
+    match measurements.first() {
+        Some(Measurement::Throughput(t)) => {
+            let tp: Vec<&Throughput> = measurements
+                .iter()
+                .filter_map(|m| match m {
+                    Measurement::Throughput(t) => Some(t),
+                    Measurement::Latency(_) => None,
+                })
+                .collect();
+            let bytes_per_line = runs
+                .iter()
+                .find_map(|r| r.verification.as_ref())
+                .map_or(0.0, |v| v.bytes as f64 / v.lines.max(1) as f64);
+            Summary::Throughput {
+                lines: t.lines,
+                bytes_per_line,
+                loop_s: median_f64(&tp.iter().map(|t| t.loop_s).collect::<Vec<_>>()),
+                total_s: median_f64(&tp.iter().map(|t| t.total_s).collect::<Vec<_>>()),
+            }
+        }
+        Some(Measurement::Latency(_)) => {
+            let lat: Vec<&Latency> = measurements
+                .iter()
+                .filter_map(|m| match m {
+                    Measurement::Latency(l) => Some(l),
+                    Measurement::Throughput(_) => None,
+                })
+                .collect();
+            Summary::Latency {
+                call: Percentiles::combine(&lat.iter().map(|l| l.call_ns).collect::<Vec<_>>()),
+                overhead: Percentiles::combine(
+                    &lat.iter().map(|l| l.overhead_ns).collect::<Vec<_>>(),
+                ),
+            }
+        }
+        None => Summary::Failed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(super) fn lat_run(logger: &str, run: u32, p50: u64, max: u64) -> RunRecord {
+        let p = Percentiles {
+            p50,
+            p90: p50 + 1,
+            p99: p50 + 2,
+            p999: p50 * 10,
+            max,
+        };
+        RunRecord {
+            logger: logger.into(),
+            workload: "latency".into(),
+            run,
+            result: Some(ChildResult {
+                logger: logger.into(),
+                workload: "latency".into(),
+                lines_logged: 10,
+                measurement: Measurement::Latency(Latency {
+                    calls: 8,
+                    warmup: 2,
+                    gap_ns: 2000,
+                    ticks_per_ns: 2.0,
+                    clock_step_ns: 0.5,
+                    call_ns: p,
+                    mean_ns: p50 as f64,
+                    overhead_ns: Percentiles::default(),
+                    finish_s: 0.0,
+                }),
+            }),
+            verification: None,
+            failure: None,
+        }
+    }
+
+    pub(super) fn report(runs: Vec<RunRecord>) -> Report {
+        Report {
+            machine: Machine::detect(),
+            date: "2026-01-01 00:00:00 UTC".into(),
+            command: "tachylog-bench".into(),
+            load_before: None,
+            others_cpu_share: None,
+            via_cargo: false,
+            rustc: "rustc 1.0".into(),
+            scale: "full".into(),
+            runs_per_pair: 3,
+            debug_build: false,
+            workloads: vec![],
+            loggers: vec![],
+            runs,
+        }
+    }
+
+    #[test]
+    fn rows_take_the_median_run_and_the_worst_max() {
+        let r = report(vec![
+            lat_run("tachylog", 1, 40, 900),
+            lat_run("tachylog", 2, 20, 100),
+            lat_run("tachylog", 3, 30, 100),
+            lat_run("peer", 1, 300, 50_000),
+        ]);
+        let rows = r.rows();
+        assert_eq!(rows.len(), 2);
+        match &rows[0].summary {
+            Summary::Latency { call, .. } => assert_eq!((call.p50, call.max), (30, 900)),
+            other => panic!("expected latency, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn one_failed_run_fails_the_row() {
+        let mut bad = lat_run("peer", 2, 300, 50_000);
+        bad.failure = Some("lines missing".into());
+        let r = report(vec![lat_run("peer", 1, 300, 50_000), bad]);
+        assert_eq!(r.rows()[0].summary, Summary::Failed);
+        assert_eq!(r.failures().len(), 1);
+    }
+
+    #[test]
+    fn verification_requires_every_line_whole() {
+        let v = Verification {
+            expected: 10,
+            files: 1,
+            bytes: 200,
+            lines: 11,
+            marked_lines: 10,
+            trailing_bytes: 0,
+            probe: "request 1 took 0.014 ms: /x".into(),
+            probe_expected: 2,
+            probe_found: 2,
+        };
+        assert!(v.ok());
+        assert!(!Verification {
+            probe_found: 0,
+            ..v.clone()
+        }
+        .ok());
+        assert!(!Verification {
+            marked_lines: 9,
+            ..v.clone()
+        }
+        .ok());
+        assert!(!Verification {
+            trailing_bytes: 3,
+            ..v
+        }
+        .ok());
+    }
+}
