@@ -314,7 +314,10 @@ mod tests {
         ] {
             assert_eq!(only_placeholder(s).trait_, t, "{s}");
         }
-        assert_eq!(only_placeholder("{:10x}").width, Some(Count::Literal("10".into())));
+        assert_eq!(
+            only_placeholder("{:10x}").width,
+            Some(Count::Literal("10".into()))
+        );
     }
 
     #[test]

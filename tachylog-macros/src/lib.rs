@@ -185,7 +185,9 @@ fn expand(call: LogCall) -> syn::Result<TokenStream> {
     let mut decode_format = String::new();
     for piece in &pieces {
         match piece {
-            Piece::Text(text) => decode_format.push_str(&text.replace('{', "{{").replace('}', "}}")),
+            Piece::Text(text) => {
+                decode_format.push_str(&text.replace('{', "{{").replace('}', "}}"))
+            }
             Piece::Placeholder(p) => {
                 // `.*` takes its precision from the next positional argument, before the value.
                 let precision_binding = match &p.precision {
@@ -232,18 +234,16 @@ fn expand(call: LogCall) -> syn::Result<TokenStream> {
     }
 
     let bindings = &resolver.bindings;
-    let binding_idents: Vec<Ident> = (0..bindings.len()).map(|i| format_ident!("__a{}", i)).collect();
+    let binding_idents: Vec<Ident> = (0..bindings.len())
+        .map(|i| format_ident!("__a{}", i))
+        .collect();
     let binding_exprs = bindings.iter().map(|b| &b.tokens);
 
     // The compile-time check: the original string and arguments through `format_args!`.
-    let check_positional = call
-        .positional
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let ident = &binding_idents[i];
-            quote_spanned!(e.span()=> *#ident)
-        });
+    let check_positional = call.positional.iter().enumerate().map(|(i, e)| {
+        let ident = &binding_idents[i];
+        quote_spanned!(e.span()=> *#ident)
+    });
     let np = call.positional.len();
     let check_named = call.named.iter().enumerate().map(|(j, (name, e))| {
         let ident = &binding_idents[np + j];
@@ -289,7 +289,9 @@ fn expand(call: LogCall) -> syn::Result<TokenStream> {
         });
     }
 
-    let slot_idents: Vec<Ident> = (0..slots.len()).map(|k| format_ident!("__s{}", k)).collect();
+    let slot_idents: Vec<Ident> = (0..slots.len())
+        .map(|k| format_ident!("__s{}", k))
+        .collect();
     let mut slot_lets = Vec::new();
     let mut site_generics = Vec::new();
     let mut site_params = Vec::new();
@@ -299,7 +301,9 @@ fn expand(call: LogCall) -> syn::Result<TokenStream> {
     let mut decode_bounds = Vec::new();
     let mut decode_lets = Vec::new();
     let mut decode_instance = Vec::new();
-    let view_idents: Vec<Ident> = (0..slots.len()).map(|k| format_ident!("__v{}", k)).collect();
+    let view_idents: Vec<Ident> = (0..slots.len())
+        .map(|k| format_ident!("__v{}", k))
+        .collect();
     for (k, slot) in slots.iter().enumerate() {
         let ident = &slot_idents[k];
         let binding = &binding_idents[slot.binding];
