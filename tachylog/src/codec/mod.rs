@@ -39,21 +39,18 @@ pub struct PreformattedCodec;
 /// A [`crate::CopyArg`] value, copied bit for bit.
 pub struct CopyCodec<T>(PhantomData<T>);
 
-impl Codec for StrCodec {
-    fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
-        d.take_length_prefixed()
-    }
+/// These three travel as a `usize` length followed by the bytes.
+macro_rules! length_prefixed {
+    ($($codec:ty),*) => {$(
+        impl Codec for $codec {
+            fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
+                d.take_length_prefixed()
+            }
+        }
+    )*};
 }
-impl Codec for LossyCodec {
-    fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
-        d.take_length_prefixed()
-    }
-}
-impl Codec for PreformattedCodec {
-    fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
-        d.take_length_prefixed()
-    }
-}
+length_prefixed!(StrCodec, LossyCodec, PreformattedCodec);
+
 impl<T: crate::CopyArg> Codec for CopyCodec<T> {
     fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
         d.take(size_of::<T>())

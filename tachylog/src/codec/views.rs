@@ -42,45 +42,32 @@ fn write_lossy(bytes: &[u8], f: &mut fmt::Formatter<'_>) -> fmt::Result {
     Ok(())
 }
 
-impl fmt::Display for View<'_, StrCodec> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.bytes, self.text()) {
-            (None, _) => f.write_str(MISSING),
-            (_, Ok(s)) => fmt::Display::fmt(s, f),
-            (_, Err(bytes)) => write_lossy(bytes, f),
+/// Text and lossy byte strings format alike: as the `str` when the bytes are valid UTF-8 (so
+/// width, precision and `{:?}` escaping apply), with U+FFFD replacements otherwise.
+macro_rules! text_like {
+    ($($codec:ty),*) => {$(
+        impl fmt::Display for View<'_, $codec> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match (self.bytes, self.text()) {
+                    (None, _) => f.write_str(MISSING),
+                    (_, Ok(s)) => fmt::Display::fmt(s, f),
+                    (_, Err(bytes)) => write_lossy(bytes, f),
+                }
+            }
         }
-    }
-}
 
-impl fmt::Debug for View<'_, StrCodec> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.bytes, self.text()) {
-            (None, _) => f.write_str(MISSING),
-            (_, Ok(s)) => fmt::Debug::fmt(s, f),
-            (_, Err(bytes)) => fmt::Debug::fmt(&String::from_utf8_lossy(bytes), f),
+        impl fmt::Debug for View<'_, $codec> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match (self.bytes, self.text()) {
+                    (None, _) => f.write_str(MISSING),
+                    (_, Ok(s)) => fmt::Debug::fmt(s, f),
+                    (_, Err(bytes)) => fmt::Debug::fmt(&String::from_utf8_lossy(bytes), f),
+                }
+            }
         }
-    }
+    )*};
 }
-
-impl fmt::Display for View<'_, LossyCodec> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.bytes, self.text()) {
-            (None, _) => f.write_str(MISSING),
-            (_, Ok(s)) => fmt::Display::fmt(s, f),
-            (_, Err(bytes)) => write_lossy(bytes, f),
-        }
-    }
-}
-
-impl fmt::Debug for View<'_, LossyCodec> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.bytes, self.text()) {
-            (None, _) => f.write_str(MISSING),
-            (_, Ok(s)) => fmt::Debug::fmt(s, f),
-            (_, Err(bytes)) => fmt::Debug::fmt(&String::from_utf8_lossy(bytes), f),
-        }
-    }
-}
+text_like!(StrCodec, LossyCodec);
 
 /// Preformatted text already carries the placeholder's spec: every trait writes it verbatim.
 macro_rules! verbatim {

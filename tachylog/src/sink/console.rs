@@ -40,74 +40,57 @@ impl RawFd {
     }
 }
 
-/// Writes lines to standard output.
-///
-/// ```
-/// let guard = tachylog::builder().sink(tachylog::Stdout::new()).init().unwrap();
-/// # drop(guard);
-/// ```
-pub struct Stdout(RawFd);
+macro_rules! console_sink {
+    ($(#[$doc:meta])* $name:ident, $fd:expr, $describe:expr) => {
+        $(#[$doc])*
+        pub struct $name(RawFd);
 
-impl Stdout {
-    /// A sink for standard output.
-    pub fn new() -> Self {
-        Stdout(RawFd {
-            fd: 1,
-            buf: Vec::with_capacity(BATCH),
-        })
-    }
+        impl $name {
+            #[doc = concat!("A sink for ", $describe, ".")]
+            pub fn new() -> Self {
+                $name(RawFd {
+                    fd: $fd,
+                    buf: Vec::with_capacity(BATCH),
+                })
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl Sink for $name {
+            fn write_line(&mut self, _: Level, line: &[u8]) -> io::Result<()> {
+                self.0.write_line(line)
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                self.0.flush()
+            }
+            fn describe(&self) -> String {
+                $describe.into()
+            }
+        }
+    };
 }
 
-impl Default for Stdout {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+console_sink!(
+    /// Writes lines to standard output.
+    ///
+    /// ```
+    /// let guard = tachylog::builder().sink(tachylog::Stdout::new()).init().unwrap();
+    /// # drop(guard);
+    /// ```
+    Stdout, 1, "stdout"
+);
 
-impl Sink for Stdout {
-    fn write_line(&mut self, _: Level, line: &[u8]) -> io::Result<()> {
-        self.0.write_line(line)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
-    }
-    fn describe(&self) -> String {
-        "stdout".into()
-    }
-}
-
-/// Writes lines to standard error.
-///
-/// ```
-/// let guard = tachylog::builder().sink(tachylog::Stderr::new()).init().unwrap();
-/// # drop(guard);
-/// ```
-pub struct Stderr(RawFd);
-
-impl Stderr {
-    /// A sink for standard error.
-    pub fn new() -> Self {
-        Stderr(RawFd {
-            fd: 2,
-            buf: Vec::with_capacity(BATCH),
-        })
-    }
-}
-
-impl Default for Stderr {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Sink for Stderr {
-    fn write_line(&mut self, _: Level, line: &[u8]) -> io::Result<()> {
-        self.0.write_line(line)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
-    }
-    fn describe(&self) -> String {
-        "stderr".into()
-    }
-}
+console_sink!(
+    /// Writes lines to standard error.
+    ///
+    /// ```
+    /// let guard = tachylog::builder().sink(tachylog::Stderr::new()).init().unwrap();
+    /// # drop(guard);
+    /// ```
+    Stderr, 2, "stderr"
+);
