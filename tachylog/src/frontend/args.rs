@@ -189,24 +189,15 @@ impl<T: CopyArg> Slot for CopySlot<'_, T> {
 #[doc(hidden)]
 pub struct CountSlot(pub usize);
 
-impl CountSlot {
+impl Slot for CountSlot {
+    type Codec = CopyCodec<usize>;
     #[inline(always)]
-    pub fn encoded_len(&self, _: &Stage) -> usize {
+    fn encoded_len(&self, _: &Stage) -> usize {
         size_of::<usize>()
     }
     #[inline(always)]
-    pub fn write(&self, writer: &mut ArgWriter, _: &Stage) {
+    fn write(&self, writer: &mut ArgWriter, _: &Stage) {
         writer.put_usize(self.0);
-    }
-}
-
-impl Slot for CountSlot {
-    type Codec = CopyCodec<usize>;
-    fn encoded_len(&self, stage: &Stage) -> usize {
-        CountSlot::encoded_len(self, stage)
-    }
-    fn write(&self, writer: &mut ArgWriter, stage: &Stage) {
-        CountSlot::write(self, writer, stage)
     }
 }
 

@@ -99,12 +99,11 @@ pub fn log_record(site: &'static Site, args_len: usize, write_args: impl FnOnce(
     if body_len > ring.max_inline_body() {
         return log_boxed(producer, cursor, site, args_len, write_args);
     }
-    let reservation = match ring.try_reserve(cursor, body_len, KIND_CALL_SITE) {
-        Some(r) => r,
-        None => match wait_for_room(producer, cursor, body_len, KIND_CALL_SITE) {
-            Some(r) => r,
-            None => return,
-        },
+    let Some(reservation) = ring
+        .try_reserve(cursor, body_len, KIND_CALL_SITE)
+        .or_else(|| wait_for_room(producer, cursor, body_len, KIND_CALL_SITE))
+    else {
+        return;
     };
     ring.begin_activity(cursor);
     let body = ring.body_ptr(&reservation);
@@ -261,12 +260,11 @@ fn push_boxed_or_inline(producer: &Producer, cursor: &mut ProducerCursor, mut bo
     if body.len() > ring.max_inline_body() {
         return push_boxed(producer, cursor, body, KIND_DYNAMIC);
     }
-    let reservation = match ring.try_reserve(cursor, body.len(), KIND_DYNAMIC) {
-        Some(r) => r,
-        None => match wait_for_room(producer, cursor, body.len(), KIND_DYNAMIC) {
-            Some(r) => r,
-            None => return,
-        },
+    let Some(reservation) = ring
+        .try_reserve(cursor, body.len(), KIND_DYNAMIC)
+        .or_else(|| wait_for_room(producer, cursor, body.len(), KIND_DYNAMIC))
+    else {
+        return;
     };
     ring.begin_activity(cursor);
     body[..8].copy_from_slice(&clock::now().to_ne_bytes());
