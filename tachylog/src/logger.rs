@@ -295,6 +295,34 @@ impl Drop for Guard {
     }
 }
 
+/// Asks the back end to close and reopen every sink's destination, as after `logrotate` moved
+/// the files away. Returns at once; the back end reopens after writing what it already holds.
+/// Does nothing when no logger is running.
+///
+/// ```
+/// let dir = std::env::temp_dir().join("tachylog-doc-reopen");
+/// let guard = tachylog::builder().file(dir.join("app.log")).init().unwrap();
+/// tachylog::info!("before the move");
+/// tachylog::flush();
+/// std::fs::rename(dir.join("app.log"), dir.join("app.log.1")).unwrap();
+/// tachylog::reopen();
+/// tachylog::info!("after the move");
+/// drop(guard);
+/// assert!(std::fs::read_to_string(dir.join("app.log")).unwrap().contains("after the move"));
+/// # std::fs::remove_dir_all(dir).unwrap();
+/// ```
+pub fn reopen() {
+    let Some(control) = lock(&RUNNING).clone() else {
+        return;
+    };
+    request_reopen(&control);
+}
+
+pub(crate) fn request_reopen(control: &Control) {
+    control.reopen_requested.fetch_add(1, Ordering::SeqCst);
+    crate::frontend::gate::wake_backend();
+}
+
 /// Blocks until every record logged before this call, by any thread, has been written and the
 /// sinks flushed. Returns at once when no logger is running or when called from the back end.
 ///

@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 struct Collect(Arc<Mutex<Vec<String>>>);
 
 impl tachylog::Sink for Collect {
-    fn write_line(&mut self, _: tachylog::Level, line: &[u8]) -> std::io::Result<()> {
+    fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
+        let line = line.text;
         let line = String::from_utf8(line.to_vec()).expect("lines are UTF-8");
         self.0
             .lock()

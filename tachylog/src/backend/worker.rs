@@ -14,7 +14,7 @@ use crate::format::pattern::{LineFormatter, Message, RecordView};
 use crate::frontend::gate::GATE;
 use crate::queue::registry::{ThreadQueue, REGISTRY};
 use crate::record::{Site, KIND_CALL_SITE, KIND_DYNAMIC};
-use crate::sink::SinkSlot;
+use crate::sink::{Line, SinkSlot};
 use crate::Level;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -33,6 +33,9 @@ pub(crate) struct Control {
     pub(crate) flushed_changed: Condvar,
     /// Set by the guard's drop: drain everything, flush, exit.
     pub(crate) shutdown: AtomicBool,
+    /// Incremented by each `reopen()` call (and `SIGHUP`, when handled); the worker reopens
+    /// every sink when it differs from the last value it served.
+    pub(crate) reopen_requested: AtomicU64,
 }
 
 impl Control {
@@ -42,6 +45,7 @@ impl Control {
             flushed: Mutex::new(0),
             flushed_changed: Condvar::new(),
             shutdown: AtomicBool::new(false),
+            reopen_requested: AtomicU64::new(0),
         }
     }
 }
@@ -64,6 +68,8 @@ struct Output {
     /// The last time written, to keep the column monotonic across small clock resyncs.
     last_unix_nanos: i64,
     most_verbose_sink: Level,
+    /// The earliest [`Sink::next_deadline`](crate::Sink::next_deadline) of the sinks.
+    deadline: Option<i64>,
 }
 
 impl Output {
@@ -150,8 +156,9 @@ impl Output {
     fn write(&mut self, record: &RecordView<'_>) {
         self.line.clear();
         self.formatter.format(record, &mut self.line);
+        let line = Line::new(record.level, record.unix_nanos, &self.line);
         for sink in self.sinks.iter_mut() {
-            sink.write_line(record.level, &self.line);
+            sink.write_line(&line);
         }
         if self.line.capacity() > 1 << 20 {
             self.line = Vec::with_capacity(1024);
@@ -162,6 +169,35 @@ impl Output {
         for sink in self.sinks.iter_mut() {
             sink.flush();
         }
+    }
+
+    fn reopen(&mut self) {
+        for sink in self.sinks.iter_mut() {
+            sink.flush();
+            sink.reopen();
+        }
+        self.refresh_deadline();
+    }
+
+    /// Runs the timers that are due at `now` (back-end ticks); returns how long until the next.
+    fn run_timers(&mut self, now: u64) -> Option<Duration> {
+        let deadline = self.deadline?;
+        let wall_now = self.clock.unix_nanos(now);
+        if wall_now >= deadline {
+            for sink in self.sinks.iter_mut() {
+                if sink.next_deadline().is_some_and(|d| wall_now >= d) {
+                    sink.tick(wall_now);
+                }
+            }
+            self.refresh_deadline();
+        }
+        let wall_now = self.clock.unix_nanos(crate::frontend::clock::now());
+        self.deadline
+            .map(|d| Duration::from_nanos(d.saturating_sub(wall_now).max(0) as u64))
+    }
+
+    fn refresh_deadline(&mut self) {
+        self.deadline = self.sinks.iter().filter_map(|s| s.next_deadline()).min();
     }
 }
 
@@ -229,7 +265,10 @@ impl Worker {
             line: Vec::with_capacity(1024),
             last_unix_nanos: i64::MIN,
             most_verbose_sink,
+            deadline: None,
         };
+        out.refresh_deadline();
+        let mut reopened_up_to = 0u64;
         let mut generation = usize::MAX;
         let mut flushed_up_to = 0u64;
         let mut last_flush = Instant::now();
@@ -248,6 +287,12 @@ impl Worker {
                 out.clock.resync();
                 last_resync = Instant::now();
             }
+            let reopen_target = control.reopen_requested.load(Ordering::Acquire);
+            if reopen_target != reopened_up_to {
+                reopened_up_to = reopen_target;
+                out.reopen();
+            }
+            let until_timer = out.run_timers(now);
             let flush_target = control.flush_requested.load(Ordering::Acquire);
             let shutting_down = control.shutdown.load(Ordering::Acquire);
             if flush_target > flushed_up_to || shutting_down {
@@ -282,6 +327,8 @@ impl Worker {
             merger.report_drops(|q, n| report_drop(&mut out, q, n));
             if drained.emitted > 0 {
                 dirty = true;
+                // Writing may have moved a sink to another file, with another deadline.
+                out.refresh_deadline();
                 idle_rounds = 0;
                 if last_flush.elapsed() >= flush_interval {
                     out.flush();
@@ -311,10 +358,13 @@ impl Worker {
                 GATE.backend_sleeping.store(true, Ordering::SeqCst);
                 let pending = merger.any_visible()
                     || control.flush_requested.load(Ordering::SeqCst) > flushed_up_to
+                    || control.reopen_requested.load(Ordering::SeqCst) != reopened_up_to
                     || control.shutdown.load(Ordering::SeqCst)
                     || REGISTRY.generation() != generation;
                 if !pending {
-                    std::thread::park_timeout(flush_interval);
+                    // Wake at the next sink deadline (a file period boundary) when it comes
+                    // before the flush interval, so rotation happens on time with no traffic.
+                    std::thread::park_timeout(until_timer.map_or(flush_interval, |t| t.min(flush_interval)));
                 }
                 GATE.backend_sleeping.store(false, Ordering::Relaxed);
                 idle_rounds = 0;

@@ -4,8 +4,7 @@
 //! bypassing `std::io::Stdout`'s line buffering (one system call per line) and its lock. A slow
 //! terminal slows only the back end; callers keep logging into their rings.
 
-use super::Sink;
-use crate::Level;
+use super::{Line, Sink};
 use std::fs::File;
 use std::io::{self, Write};
 use std::mem::ManuallyDrop;
@@ -62,8 +61,8 @@ macro_rules! console_sink {
         }
 
         impl Sink for $name {
-            fn write_line(&mut self, _: Level, line: &[u8]) -> io::Result<()> {
-                self.0.write_line(line)
+            fn write_line(&mut self, line: &Line<'_>) -> io::Result<()> {
+                self.0.write_line(line.text)
             }
             fn flush(&mut self) -> io::Result<()> {
                 self.0.flush()

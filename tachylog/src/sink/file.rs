@@ -5,8 +5,8 @@
 //! batched into a 256 KiB buffer that only ever holds whole lines, so every write carries whole
 //! lines and the 1M-line seed workload costs a few hundred system calls, not a million.
 
-use super::Sink;
-use crate::{Error, Level};
+use super::{Line, Sink};
+use crate::Error;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -62,7 +62,8 @@ impl FileSink {
 }
 
 impl Sink for FileSink {
-    fn write_line(&mut self, _: Level, line: &[u8]) -> io::Result<()> {
+    fn write_line(&mut self, line: &Line<'_>) -> io::Result<()> {
+        let line = line.text;
         if self.buf.len() + line.len() > BATCH && !self.buf.is_empty() {
             self.flush()?;
         }
@@ -87,5 +88,15 @@ impl Sink for FileSink {
 
     fn describe(&self) -> String {
         self.path.display().to_string()
+    }
+
+    fn reopen(&mut self) -> io::Result<()> {
+        self.flush()?;
+        let reopened = FileSink::open(&self.path).map_err(|e| match e {
+            Error::OpenFile { source, .. } => source,
+            other => io::Error::other(other.to_string()),
+        })?;
+        self.file = reopened.file;
+        Ok(())
     }
 }

@@ -17,7 +17,9 @@ use std::io;
 /// The back end calls [`Sink::write_line`] once per record, in timestamp order, with a complete
 /// line ending in `\n`, and [`Sink::flush`] when the queues run empty and at least every flush
 /// interval. Buffer in `write_line` and do the I/O in `flush` (or when your buffer is full): the
-/// back end's throughput is your throughput.
+/// back end's throughput is your throughput. Time-driven sinks (such as
+/// [`RollingFile`](crate::RollingFile)) also get [`Sink::tick`] at the instants they ask for with
+/// [`Sink::next_deadline`]; [`reopen`](crate::reopen) reaches every sink's [`Sink::reopen`].
 ///
 /// An error is reported once on stderr, the failed lines are counted, and when the sink works
 /// again a line says how many were lost; errors never stop the back end.
@@ -28,8 +30,8 @@ use std::io;
 /// struct Collect(Arc<Mutex<Vec<String>>>);
 ///
 /// impl tachylog::Sink for Collect {
-///     fn write_line(&mut self, _level: tachylog::Level, line: &[u8]) -> std::io::Result<()> {
-///         self.0.lock().unwrap().push(String::from_utf8_lossy(line).into_owned());
+///     fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
+///         self.0.lock().unwrap().push(String::from_utf8_lossy(line.text).into_owned());
 ///         Ok(())
 ///     }
 ///     fn flush(&mut self) -> std::io::Result<()> {
@@ -45,8 +47,8 @@ use std::io;
 /// drop(guard);
 /// ```
 pub trait Sink: Send + 'static {
-    /// Takes one line (ending in `\n`) of a record of `level`.
-    fn write_line(&mut self, level: Level, line: &[u8]) -> io::Result<()>;
+    /// Takes one record's line.
+    fn write_line(&mut self, line: &Line<'_>) -> io::Result<()>;
 
     /// Makes everything written so far durable as far as this sink goes (for a file: handed to
     /// the kernel).
@@ -55,6 +57,56 @@ pub trait Sink: Send + 'static {
     /// A short name for error messages, such as the file's path.
     fn describe(&self) -> String {
         std::any::type_name::<Self>().to_string()
+    }
+
+    /// Closes and reopens the destination, for example after an external tool moved the file
+    /// away. Called by [`reopen`](crate::reopen) and on `SIGHUP` when that handler is enabled.
+    /// The default does nothing.
+    fn reopen(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// The next wall-clock instant (nanoseconds since the Unix epoch) at which this sink wants
+    /// [`Sink::tick`] called even if no record arrives, such as the next period boundary of a
+    /// time-patterned file. The default, `None`, asks for no timer.
+    fn next_deadline(&self) -> Option<i64> {
+        None
+    }
+
+    /// Called with the back end's current wall-clock time once [`Sink::next_deadline`] has
+    /// passed (and possibly more often).
+    fn tick(&mut self, now_unix_nanos: i64) -> io::Result<()> {
+        let _ = now_unix_nanos;
+        Ok(())
+    }
+}
+
+/// One record as a sink receives it: its level, its time and its formatted line.
+///
+/// ```
+/// let line = tachylog::Line::new(tachylog::Level::Info, 0, b"hello\n");
+/// assert_eq!(line.text, b"hello\n");
+/// assert_eq!(line.unix_nanos, 0);
+/// ```
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct Line<'a> {
+    /// The record's level.
+    pub level: Level,
+    /// The record's timestamp, nanoseconds since the Unix epoch (UTC).
+    pub unix_nanos: i64,
+    /// The formatted line, ending in `\n`.
+    pub text: &'a [u8],
+}
+
+impl<'a> Line<'a> {
+    /// A line of `level`, stamped `unix_nanos`, reading `text` (which should end in `\n`).
+    pub fn new(level: Level, unix_nanos: i64, text: &'a [u8]) -> Self {
+        Line {
+            level,
+            unix_nanos,
+            text,
+        }
     }
 }
 
@@ -83,13 +135,27 @@ impl SinkSlot {
         self.min_level
     }
 
-    pub(crate) fn write_line(&mut self, level: Level, line: &[u8]) {
-        if level > self.min_level {
+    pub(crate) fn write_line(&mut self, line: &Line<'_>) {
+        if line.level > self.min_level {
             return;
         }
         self.dirty = true;
-        let result = self.sink.write_line(level, line);
+        let result = self.sink.write_line(line);
         self.account(result, 1);
+    }
+
+    pub(crate) fn reopen(&mut self) {
+        let result = self.sink.reopen();
+        self.account(result, 0);
+    }
+
+    pub(crate) fn next_deadline(&self) -> Option<i64> {
+        self.sink.next_deadline()
+    }
+
+    pub(crate) fn tick(&mut self, now_unix_nanos: i64) {
+        let result = self.sink.tick(now_unix_nanos);
+        self.account(result, 0);
     }
 
     pub(crate) fn flush(&mut self) {
