@@ -22,8 +22,11 @@ pub enum Error {
     /// The line pattern is invalid.
     #[error(transparent)]
     Pattern(#[from] crate::format::pattern::PatternError),
+    /// A [`RollingFile`](crate::RollingFile) file-name pattern is invalid.
+    #[error(transparent)]
+    FileNamePattern(#[from] crate::sink::FileNamePatternError),
     /// The back end's thread could not be started.
-    #[error("cannot start the tachylog back-end thread: {0}")]
+    #[error("cannot start a tachylog thread: {0}")]
     SpawnWorker(#[source] std::io::Error),
     /// The local time zone could not be determined.
     #[error("cannot determine the local time zone ({0}); set TZ or use .utc(true)")]

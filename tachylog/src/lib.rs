@@ -65,7 +65,10 @@ pub use frontend::args::{lossy, BytesArg, CopyArg, Lossy};
 pub use frontend::gate::{enabled, OnFull};
 pub use level::{Level, ParseLevelError};
 pub use logger::{builder, flush, reopen, Builder, Guard};
-pub use sink::{FileSink, Line, Sink, Stderr, Stdout};
+pub use sink::{
+    Compression, FileNamePatternError, FileSink, Line, Period, RollingFile, RollingFileBuilder, Sink,
+    Stderr, Stdout,
+};
 
 /// What the macros expand to. Not a public API: may change in any release.
 #[doc(hidden)]

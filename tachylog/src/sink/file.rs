@@ -1,20 +1,19 @@
-//! A plain log file, appended to.
-//!
-//! Opened with `O_APPEND` (mode 0640, parent directories created), so each `write(2)` lands at
-//! the end even when other processes or `logrotate copytruncate` touch the file. Lines are
-//! batched into a 256 KiB buffer that only ever holds whole lines, so every write carries whole
-//! lines and the 1M-line seed workload costs a few hundred system calls, not a million.
+//! A plain log file, appended to. The writing itself (batching whole lines, `O_APPEND`,
+//! recreating a deleted file) is [`AppendFile`]'s; time patterns and size limits are
+//! [`RollingFile`](super::RollingFile)'s.
 
+use super::append::AppendFile;
 use super::{Line, Sink};
 use crate::Error;
-use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::io;
 use std::path::{Path, PathBuf};
 
-const BATCH: usize = 256 * 1024;
-
-/// Appends lines to a file.
+/// Appends lines to one file.
+///
+/// The file is opened with `O_APPEND` (mode 0640, parent directories created), so several
+/// processes can share it and `logrotate`'s `copytruncate` works. Lines are written in batches
+/// of whole lines, one `write(2)` each. If the file is deleted or moved away, it is recreated
+/// at its path within about a second; [`reopen`](crate::reopen) does it at once.
 ///
 /// ```
 /// let dir = std::env::temp_dir().join("tachylog-doc-file-sink");
@@ -26,77 +25,40 @@ const BATCH: usize = 256 * 1024;
 /// # std::fs::remove_dir_all(dir).unwrap();
 /// ```
 pub struct FileSink {
-    path: PathBuf,
-    file: File,
-    buf: Vec<u8>,
+    file: AppendFile,
 }
 
 impl FileSink {
     /// Opens (creating if needed, with its parent directories) `path` for appending.
     pub fn open(path: impl AsRef<Path>) -> Result<FileSink, Error> {
-        let path = path.as_ref().to_path_buf();
-        let open_error = |source| Error::OpenFile {
-            path: path.clone(),
+        let path = path.as_ref();
+        let file = AppendFile::open(path).map_err(|source| Error::OpenFile {
+            path: PathBuf::from(path),
             source,
-        };
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(open_error)?;
-        }
-        let file = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .mode(0o640)
-            .open(&path)
-            .map_err(open_error)?;
-        Ok(FileSink {
-            path,
-            file,
-            buf: Vec::with_capacity(BATCH),
-        })
+        })?;
+        Ok(FileSink { file })
     }
 
     /// The file's path.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 }
 
 impl Sink for FileSink {
     fn write_line(&mut self, line: &Line<'_>) -> io::Result<()> {
-        let line = line.text;
-        if self.buf.len() + line.len() > BATCH && !self.buf.is_empty() {
-            self.flush()?;
-        }
-        if line.len() >= BATCH {
-            // A huge line goes straight out, without a copy.
-            return self.file.write_all(line);
-        }
-        self.buf.extend_from_slice(line);
-        Ok(())
+        self.file.write_line(line.text)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        let result = self.file.write_all(&self.buf);
-        // Lines that failed are counted as lost by the caller; keeping them would make the
-        // buffer grow without bound while the disk is full.
-        self.buf.clear();
-        result
+        self.file.flush()
     }
 
     fn describe(&self) -> String {
-        self.path.display().to_string()
+        self.file.path().display().to_string()
     }
 
     fn reopen(&mut self) -> io::Result<()> {
-        self.flush()?;
-        let reopened = FileSink::open(&self.path).map_err(|e| match e {
-            Error::OpenFile { source, .. } => source,
-            other => io::Error::other(other.to_string()),
-        })?;
-        self.file = reopened.file;
-        Ok(())
+        self.file.reopen()
     }
 }

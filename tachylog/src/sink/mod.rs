@@ -2,11 +2,14 @@
 //! nothing here is ever called from a log call, so a sink may block, allocate and make system
 //! calls without slowing the application down (until the rings fill up).
 
+mod append;
 mod console;
 mod file;
+mod rolling;
 
 pub use console::{Stderr, Stdout};
 pub use file::FileSink;
+pub use rolling::{Compression, FileNamePatternError, Period, RollingFile, RollingFileBuilder};
 
 use crate::Level;
 use std::io;

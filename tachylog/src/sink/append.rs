@@ -1,0 +1,138 @@
+//! An append-only file with a whole-line batch buffer: what [`FileSink`](super::FileSink) and
+//! [`RollingFile`](super::RollingFile) write through.
+//!
+//! - Opened with `O_APPEND` (mode 0640, parent directories created): every `write(2)` lands at
+//!   the end even when other processes append to the same file or `logrotate copytruncate`
+//!   truncates it. On Linux an `O_APPEND` write to a regular file is not interleaved with other
+//!   appends, so processes sharing a file never tear each other's lines.
+//! - The buffer only ever holds whole lines and goes out in one `write` call, so a batch never
+//!   splits a line. A line larger than the buffer is written on its own.
+//! - At most once a second, at flush time, the path is checked to still name the open file;
+//!   if the file was deleted or moved away, it is recreated, so a log deleted by hand or moved
+//!   by a rotation tool without `copytruncate` is not written into the void forever.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Bytes of whole lines gathered before a `write`.
+pub(crate) const BATCH: usize = 256 * 1024;
+
+/// How often, at most, the path is checked against the open file.
+const IDENTITY_CHECK_INTERVAL: Duration = Duration::from_secs(1);
+
+pub(crate) struct AppendFile {
+    path: PathBuf,
+    file: File,
+    /// Device and inode of `file`, to notice when `path` names another file.
+    identity: (u64, u64),
+    /// Whole lines not yet written.
+    buf: Vec<u8>,
+    /// The file's length as of the last `stat` plus what this process wrote since.
+    written_len: u64,
+    last_identity_check: Instant,
+}
+
+impl AppendFile {
+    /// Opens `path` for appending, creating it and its parent directories.
+    pub(crate) fn open(path: &Path) -> io::Result<AppendFile> {
+        let file = open_append(path)?;
+        let meta = file.metadata()?;
+        Ok(AppendFile {
+            path: path.to_path_buf(),
+            file,
+            identity: (meta.dev(), meta.ino()),
+            buf: Vec::with_capacity(BATCH),
+            written_len: meta.len(),
+            last_identity_check: Instant::now(),
+        })
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file's size including buffered lines, as far as this process knows.
+    pub(crate) fn len(&self) -> u64 {
+        self.written_len + self.buf.len() as u64
+    }
+
+    /// Re-reads the file's size from the file system (other processes may have appended).
+    pub(crate) fn refresh_len(&mut self) -> io::Result<()> {
+        self.written_len = self.file.metadata()?.len();
+        Ok(())
+    }
+
+    /// Buffers one whole line, writing the buffer first if the line would not fit.
+    pub(crate) fn write_line(&mut self, line: &[u8]) -> io::Result<()> {
+        if self.buf.len() + line.len() > BATCH && !self.buf.is_empty() {
+            self.write_buffer()?;
+        }
+        if line.len() >= BATCH {
+            // A huge line goes straight out, without a copy.
+            self.file.write_all(line)?;
+            self.written_len += line.len() as u64;
+            return Ok(());
+        }
+        self.buf.extend_from_slice(line);
+        Ok(())
+    }
+
+    /// Writes the buffered lines, then (at most once a second) recreates the file if its path
+    /// no longer names it.
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
+        self.write_buffer()?;
+        if self.last_identity_check.elapsed() >= IDENTITY_CHECK_INTERVAL {
+            self.last_identity_check = Instant::now();
+            if !self.still_at_path() {
+                self.reopen()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes what is buffered, then opens the path again (a new file if it was moved away).
+    pub(crate) fn reopen(&mut self) -> io::Result<()> {
+        self.write_buffer()?;
+        *self = AppendFile::open(&self.path)?;
+        Ok(())
+    }
+
+    fn write_buffer(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let result = self.file.write_all(&self.buf);
+        if result.is_ok() {
+            self.written_len += self.buf.len() as u64;
+        }
+        // Lines that failed are counted as lost by the caller; keeping them would make the
+        // buffer grow without bound while the disk is full.
+        self.buf.clear();
+        result
+    }
+
+    fn still_at_path(&self) -> bool {
+        match std::fs::metadata(&self.path) {
+            Ok(meta) => (meta.dev(), meta.ino()) == self.identity,
+            // Gone, or its directory is: recreate. Any other error (permissions on a parent):
+            // keep writing to the open file rather than lose lines.
+            Err(e) => e.kind() != io::ErrorKind::NotFound,
+        }
+    }
+}
+
+/// Opens `path` with `O_APPEND | O_CREAT`, mode 0640, creating missing parent directories.
+/// Several processes may do this at once: neither call fails because of the other.
+pub(crate) fn open_append(path: &Path) -> io::Result<File> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o640)
+        .open(path)
+}
