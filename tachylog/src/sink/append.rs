@@ -80,17 +80,30 @@ impl AppendFile {
         Ok(())
     }
 
-    /// Writes the buffered lines, then (at most once a second) recreates the file if its path
-    /// no longer names it.
+    /// Writes the buffered lines; first, at most once a second, recreates the file if its path
+    /// no longer names it (checking before writing sends those lines to the new file).
     pub(crate) fn flush(&mut self) -> io::Result<()> {
-        self.write_buffer()?;
         if self.last_identity_check.elapsed() >= IDENTITY_CHECK_INTERVAL {
             self.last_identity_check = Instant::now();
             if !self.still_at_path() {
-                self.reopen()?;
+                match AppendFile::open(&self.path) {
+                    Ok(mut recreated) => {
+                        recreated.buf = std::mem::take(&mut self.buf);
+                        *self = recreated;
+                    }
+                    // Cannot recreate it (its directory is gone too, say): report it, and
+                    // check again in a second.
+                    Err(e) => {
+                        self.buf.clear();
+                        return Err(io::Error::new(
+                            e.kind(),
+                            format!("{} was deleted and cannot be recreated: {e}", self.path.display()),
+                        ));
+                    }
+                }
             }
         }
-        Ok(())
+        self.write_buffer()
     }
 
     /// Writes what is buffered, then opens the path again (a new file if it was moved away).
