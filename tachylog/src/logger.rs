@@ -295,9 +295,9 @@ impl Drop for Guard {
     }
 }
 
-/// Asks the back end to close and reopen every sink's destination, as after `logrotate` moved
-/// the files away. Returns at once; the back end reopens after writing what it already holds.
-/// Does nothing when no logger is running.
+/// Closes and reopens every sink's destination, as needed after `logrotate` moved the files
+/// away. Records logged before the call go to the old files; the call returns once the new ones
+/// are open (it is a [`flush`] too). Does nothing when no logger is running.
 ///
 /// ```
 /// let dir = std::env::temp_dir().join("tachylog-doc-reopen");
@@ -306,6 +306,7 @@ impl Drop for Guard {
 /// tachylog::flush();
 /// std::fs::rename(dir.join("app.log"), dir.join("app.log.1")).unwrap();
 /// tachylog::reopen();
+/// assert!(dir.join("app.log").exists());
 /// tachylog::info!("after the move");
 /// drop(guard);
 /// assert!(std::fs::read_to_string(dir.join("app.log")).unwrap().contains("after the move"));
@@ -315,7 +316,10 @@ pub fn reopen() {
     let Some(control) = lock(&RUNNING).clone() else {
         return;
     };
+    // Requested before the flush, so the flush that `flush()` waits for also serves it.
     request_reopen(&control);
+    drop(control);
+    flush();
 }
 
 pub(crate) fn request_reopen(control: &Control) {

@@ -287,11 +287,6 @@ impl Worker {
                 out.clock.resync();
                 last_resync = Instant::now();
             }
-            let reopen_target = control.reopen_requested.load(Ordering::Acquire);
-            if reopen_target != reopened_up_to {
-                reopened_up_to = reopen_target;
-                out.reopen();
-            }
             let until_timer = out.run_timers(now);
             let flush_target = control.flush_requested.load(Ordering::Acquire);
             let shutting_down = control.shutdown.load(Ordering::Acquire);
@@ -309,6 +304,9 @@ impl Worker {
                 {}
                 merger.report_drops(|q, n| report_drop(&mut out, q, n));
                 out.flush();
+                // `reopen()` requests a reopen, then a flush: everything logged before it went
+                // to the old files, and it returns once the new ones are open.
+                reopen_if_requested(&control, &mut reopened_up_to, &mut out);
                 dirty = false;
                 last_flush = Instant::now();
                 if flush_target > flushed_up_to {
@@ -348,6 +346,7 @@ impl Worker {
                 dirty = false;
                 last_flush = Instant::now();
             }
+            reopen_if_requested(&control, &mut reopened_up_to, &mut out);
             merger.reap();
             idle_rounds = idle_rounds.saturating_add(1);
             if idle_rounds < 32 {
@@ -372,6 +371,15 @@ impl Worker {
         }
         out.flush();
         REGISTRY.give_back(merger.into_queues());
+    }
+}
+
+/// Reopens every sink if a reopen was requested since the last one served.
+fn reopen_if_requested(control: &Control, reopened_up_to: &mut u64, out: &mut Output) {
+    let target = control.reopen_requested.load(Ordering::SeqCst);
+    if target != *reopened_up_to {
+        *reopened_up_to = target;
+        out.reopen();
     }
 }
 
