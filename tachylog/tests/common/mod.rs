@@ -259,7 +259,12 @@ impl fmt::Display for ChildRun {
 /// a fresh directory; waits at most `limit`, killing the child after that.
 pub fn run_child(scenario: &str, limit: Duration) -> ChildRun {
     let dir = tempfile::tempdir().expect("create temp dir");
-    let log_path = dir.path().join("child.log");
+    run_child_with_log(scenario, &dir.path().join("child.log"), limit)
+}
+
+/// [`run_child`] with the child's log file at `log_path`.
+pub fn run_child_with_log(scenario: &str, log_path: &Path, limit: Duration) -> ChildRun {
+    let log_path = log_path.to_path_buf();
     let exe = env::current_exe().expect("current_exe");
     let mut child = Command::new(exe)
         .args([scenario, "--exact", "--nocapture", "--test-threads=1"])

@@ -267,9 +267,9 @@ impl RollingFile {
                 Ok(())
             }
             Err(e) => {
-                let error = io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display()));
-                self.open_error = Some((e.kind(), error.to_string()));
-                Err(error)
+                // The sink's description (its current path) names the file in reports.
+                self.open_error = Some((e.kind(), e.to_string()));
+                Err(e)
             }
         }
     }
@@ -414,9 +414,11 @@ impl Sink for RollingFile {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match &mut self.file {
-            Some(file) => file.flush(),
-            None => Ok(()),
+        match (&mut self.file, &self.open_error) {
+            (Some(file), _) => file.flush(),
+            // Still failing: saying Ok here would announce a recovery that did not happen.
+            (None, Some((kind, message))) => Err(io::Error::new(*kind, message.clone())),
+            (None, None) => Ok(()),
         }
     }
 
