@@ -457,9 +457,10 @@ impl Drop for RollingFile {
 
 /// Points the symbolic link `link` at `target` atomically (a new link renamed over the old).
 fn point_symlink(link: &Path, target: &Path) -> io::Result<()> {
-    let same_directory = link.parent() == target.parent();
-    let pointee = match (same_directory, target.file_name()) {
-        (true, Some(name)) => PathBuf::from(name),
+    // Relative when the file is in or below the link's directory, so the pair can be moved.
+    let link_dir = link.parent().unwrap_or(Path::new(""));
+    let pointee = match target.strip_prefix(link_dir) {
+        Ok(relative) if !relative.as_os_str().is_empty() => relative.to_path_buf(),
         _ => std::path::absolute(target)?,
     };
     if std::fs::read_link(link).is_ok_and(|current| current == pointee) {
