@@ -113,9 +113,11 @@ pub struct RollingFileBuilder {
 ///
 /// # Other processes and tools
 /// The file is opened with `O_APPEND`: processes sharing a pattern append whole-line batches
-/// without tearing lines (with a size limit, each process checks the file's real size before
-/// rotating, so the limit holds approximately). A deleted or moved current file is recreated
-/// within a second; [`reopen`](crate::reopen) does it at once.
+/// without tearing lines. With a size limit, each process checks the file's real size before
+/// rotating, so the limit holds approximately; do not combine it with compression across
+/// processes, since one process leaving a full file does not stop another from appending to
+/// it. A deleted or moved current file is recreated within a second; [`reopen`](crate::reopen)
+/// does it at once.
 ///
 /// ```
 /// use std::time::Duration;
