@@ -33,7 +33,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let logged = start.elapsed();
     drop(guard); // drains, flushes, and waits for the pending compressions
-    println!("logged 300,000 records in {logged:?} (caller time); started in {}", first_file.display());
+    println!(
+        "logged 300,000 records in {logged:?} (caller time); started in {}",
+        first_file.display()
+    );
 
     let dir = first_file.parent().expect("the pattern has directories");
     let mut files: Vec<_> = std::fs::read_dir(dir)?
@@ -41,8 +44,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect::<Result<_, _>>()?;
     files.sort();
     for (name, len) in files {
-        println!("{:>12} bytes  {}/{}", len, dir.display(), name.to_string_lossy());
+        println!(
+            "{:>12} bytes  {}/{}",
+            len,
+            dir.display(),
+            name.to_string_lossy()
+        );
     }
-    println!("logs/app.log -> {}", std::fs::read_link("logs/app.log")?.display());
+    println!(
+        "logs/app.log -> {}",
+        std::fs::read_link("logs/app.log")?.display()
+    );
     Ok(())
 }

@@ -37,7 +37,9 @@ fn a_read_only_directory_fails_init_with_the_path() {
     if let Some(log) = common::child_role("a_read_only_directory_fails_init_with_the_path") {
         drop_root();
         let read_only = log.parent().unwrap().join("read-only");
-        let error = tachylog::FileSink::open(read_only.join("app.log")).err().expect("must fail");
+        let error = tachylog::FileSink::open(read_only.join("app.log"))
+            .err()
+            .expect("must fail");
         println!("\nFileSink: {error}");
         let pattern = read_only.join("app.%Y%m%d.log");
         let error = tachylog::RollingFile::builder(pattern.to_str().unwrap())
@@ -60,7 +62,10 @@ fn a_read_only_directory_fails_init_with_the_path() {
             .find(|l| l.starts_with(sink))
             .unwrap_or_else(|| panic!("no {sink} line:\n{}", child.stdout));
         assert!(line.contains("read-only/app."), "the path is named: {line}");
-        assert!(line.contains("ermission denied"), "the cause is named: {line}");
+        assert!(
+            line.contains("ermission denied"),
+            "the cause is named: {line}"
+        );
     }
 }
 
@@ -102,7 +107,10 @@ fn writing_resumes_when_the_directory_becomes_writable() {
         println!("\nlogged {logged} on disk {on_disk}");
         return;
     }
-    let child = run_child_in_shared_dir("writing_resumes_when_the_directory_becomes_writable", |_| {});
+    let child = run_child_in_shared_dir(
+        "writing_resumes_when_the_directory_becomes_writable",
+        |_| {},
+    );
     assert!(child.status.success(), "{}", child.stderr);
     let counts: Vec<u64> = child
         .stdout
@@ -113,9 +121,17 @@ fn writing_resumes_when_the_directory_becomes_writable() {
         .map(|n| n.parse().unwrap())
         .collect();
     let (logged, on_disk) = (counts[0], counts[1]);
-    let failures: Vec<&str> = child.stderr.lines().filter(|l| l.contains(" failed: ")).collect();
+    let failures: Vec<&str> = child
+        .stderr
+        .lines()
+        .filter(|l| l.contains(" failed: "))
+        .collect();
     assert_eq!(failures.len(), 1, "reported once:\n{}", child.stderr);
-    assert!(failures[0].contains("ermission denied") && failures[0].contains("app.log"), "{}", failures[0]);
+    assert!(
+        failures[0].contains("ermission denied") && failures[0].contains("app.log"),
+        "{}",
+        failures[0]
+    );
     let lost: u64 = child
         .stderr
         .lines()
@@ -124,7 +140,11 @@ fn writing_resumes_when_the_directory_becomes_writable() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no recovery report:\n{}", child.stderr));
     assert!(lost > 0, "the read-only second lost lines");
-    assert_eq!(on_disk + lost, logged, "every record is either on disk or counted as lost");
+    assert_eq!(
+        on_disk + lost,
+        logged,
+        "every record is either on disk or counted as lost"
+    );
 }
 
 /// Runs the child scenario with its log path in a directory `nobody` can write; `prepare` sets
@@ -132,5 +152,9 @@ fn writing_resumes_when_the_directory_becomes_writable() {
 fn run_child_in_shared_dir(scenario: &str, prepare: impl FnOnce(&Path)) -> common::ChildRun {
     let dir = shared_dir();
     prepare(dir.path());
-    common::run_child_with_log(scenario, &dir.path().join("child.log"), Duration::from_secs(60))
+    common::run_child_with_log(
+        scenario,
+        &dir.path().join("child.log"),
+        Duration::from_secs(60),
+    )
 }

@@ -16,7 +16,10 @@ const PROCESSES: usize = 4;
 /// In a child: which process it is and where to write.
 fn child_role(scenario: &str) -> Option<(String, String)> {
     match std::env::var(SCENARIO) {
-        Ok(s) if s == scenario => Some((std::env::var(PROCESS).unwrap(), std::env::var(TARGET).unwrap())),
+        Ok(s) if s == scenario => Some((
+            std::env::var(PROCESS).unwrap(),
+            std::env::var(TARGET).unwrap(),
+        )),
         _ => None,
     }
 }
@@ -57,9 +60,15 @@ fn run_processes(scenario: &str, target: &Path) {
 #[test]
 fn four_processes_append_100k_lines_each_to_one_file() {
     const RECORDS: u64 = 100_000;
-    if let Some((process, target)) = child_role("four_processes_append_100k_lines_each_to_one_file") {
+    if let Some((process, target)) = child_role("four_processes_append_100k_lines_each_to_one_file")
+    {
         // A small ring keeps the back end writing in many batches, interleaved with the others.
-        let guard = common::expect_init(tachylog::builder().file(target).ring_capacity(64 * 1024).init());
+        let guard = common::expect_init(
+            tachylog::builder()
+                .file(target)
+                .ring_capacity(64 * 1024)
+                .init(),
+        );
         common::log_numbered(&process, RECORDS);
         drop(guard);
         return;
@@ -98,8 +107,8 @@ fn four_processes_share_a_per_second_pattern() {
     }
     let dir = tempfile::tempdir().unwrap();
     run_processes("four_processes_share_a_per_second_pattern", dir.path());
-    let mut next = vec![0u64; PROCESSES];
-    let mut totals = vec![None; PROCESSES];
+    let mut next = [0u64; PROCESSES];
+    let mut totals = [None; PROCESSES];
     let mut names: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -109,7 +118,10 @@ fn four_processes_share_a_per_second_pattern() {
     for name in names {
         let text = common::read_log(&dir.path().join(&name));
         for line in common::parse_log(&text) {
-            let hhmmss: String = line.timestamp[11..19].chars().filter(|c| *c != ':').collect();
+            let hhmmss: String = line.timestamp[11..19]
+                .chars()
+                .filter(|c| *c != ':')
+                .collect();
             assert_eq!(format!("{hhmmss}.log"), name, "{line:?} in the wrong file");
             let process: usize = line.message[1..2].parse().unwrap();
             if let Some((_, total)) = line.message.split_once(" wrote ") {

@@ -57,7 +57,10 @@ fn the_timer_opens_the_next_file_at_the_boundary_with_no_traffic() {
     assert_eq!(files(dir.path()), ["app.20261120.log"]);
     sink.tick(NOV_21).unwrap();
     // Yesterday's file is complete and today's exists, before any record of today.
-    assert_eq!(read(dir.path().join("app.20261120.log")), "last of the day\n");
+    assert_eq!(
+        read(dir.path().join("app.20261120.log")),
+        "last of the day\n"
+    );
     assert_eq!(read(dir.path().join("app.20261121.log")), "");
     assert_eq!(sink.next_deadline(), Some(NOV_21 + 86_400 * SEC));
     assert_eq!(sink.current_path(), dir.path().join("app.20261121.log"));
@@ -72,8 +75,14 @@ fn a_record_stamped_before_midnight_and_written_after_goes_to_its_own_day() {
     line(&mut sink, NOV_21 - 1_000, "late: 23:59:59.999999");
     line(&mut sink, NOV_21 + 10, "today again");
     sink.flush().unwrap();
-    assert_eq!(read(dir.path().join("app.20261120.log")), "late: 23:59:59.999999\n");
-    assert_eq!(read(dir.path().join("app.20261121.log")), "today\ntoday again\n");
+    assert_eq!(
+        read(dir.path().join("app.20261120.log")),
+        "late: 23:59:59.999999\n"
+    );
+    assert_eq!(
+        read(dir.path().join("app.20261121.log")),
+        "today\ntoday again\n"
+    );
 }
 
 #[test]
@@ -102,7 +111,10 @@ fn dst_changes_follow_the_local_clock() {
     line(&mut sink, spring + 3600 * SEC, "03:30 EDT");
     sink.flush().unwrap();
     assert_eq!(read(dir.path().join("app.20261101-00.log")), "00:30 EDT\n");
-    assert_eq!(read(dir.path().join("app.20261101-01.log")), "01:30 EDT\n01:30 EST\n");
+    assert_eq!(
+        read(dir.path().join("app.20261101-01.log")),
+        "01:30 EDT\n01:30 EST\n"
+    );
     assert_eq!(read(dir.path().join("app.20261101-02.log")), "02:30 EST\n");
     assert_eq!(read(dir.path().join("app.20260308-01.log")), "01:30 EST\n");
     assert_eq!(read(dir.path().join("app.20260308-03.log")), "03:30 EDT\n");
@@ -119,7 +131,10 @@ fn a_restart_mid_period_appends_to_the_same_file() {
     line(&mut second, NOV_21 + 200 * SEC, "second run");
     drop(second);
     assert_eq!(files(dir.path()), ["app.20261121.log"]);
-    assert_eq!(read(dir.path().join("app.20261121.log")), "first run\nsecond run\n");
+    assert_eq!(
+        read(dir.path().join("app.20261121.log")),
+        "first run\nsecond run\n"
+    );
 }
 
 #[test]
@@ -133,20 +148,39 @@ fn the_size_limit_is_exact_and_never_splits_a_line() {
     line(&mut sink, t, &"L".repeat(49)); // 50 bytes, larger than the limit: a file of its own
     line(&mut sink, t, "y");
     drop(sink);
-    assert_eq!(read(dir.path().join("app.20261121.log")), "123456789\nabcdefghi\n");
+    assert_eq!(
+        read(dir.path().join("app.20261121.log")),
+        "123456789\nabcdefghi\n"
+    );
     assert_eq!(read(dir.path().join("app.20261121.1.log")), "x\n");
-    assert_eq!(read(dir.path().join("app.20261121.2.log")), format!("{}\n", "L".repeat(49)));
+    assert_eq!(
+        read(dir.path().join("app.20261121.2.log")),
+        format!("{}\n", "L".repeat(49))
+    );
     assert_eq!(read(dir.path().join("app.20261121.3.log")), "y\n");
     // A restart continues in the highest index while it has room, then goes on from there.
-    let mut again = daily(dir.path()).max_size(20).open_at(NOV_21 + 2 * SEC).unwrap();
+    let mut again = daily(dir.path())
+        .max_size(20)
+        .open_at(NOV_21 + 2 * SEC)
+        .unwrap();
     assert_eq!(again.current_path(), dir.path().join("app.20261121.3.log"));
     line(&mut again, t, "0123456789abcdef"); // 2 + 17 = 19: fits
     line(&mut again, t, "z"); // 21: next
     drop(again);
-    assert_eq!(read(dir.path().join("app.20261121.3.log")), "y\n0123456789abcdef\n");
+    assert_eq!(
+        read(dir.path().join("app.20261121.3.log")),
+        "y\n0123456789abcdef\n"
+    );
     assert_eq!(read(dir.path().join("app.20261121.4.log")), "z\n");
-    let full = daily(dir.path()).max_size(2).open_at(NOV_21 + 3 * SEC).unwrap();
-    assert_eq!(full.current_path(), dir.path().join("app.20261121.5.log"), "index 4 is full");
+    let full = daily(dir.path())
+        .max_size(2)
+        .open_at(NOV_21 + 3 * SEC)
+        .unwrap();
+    assert_eq!(
+        full.current_path(),
+        dir.path().join("app.20261121.5.log"),
+        "index 4 is full"
+    );
 }
 
 #[test]
@@ -168,12 +202,24 @@ fn retention_holds_across_restarts_and_spares_foreign_files() {
     run(NOV_21, 5);
     assert_eq!(
         files(dir.path()),
-        ["app.2026112.log", "app.20261123.log", "app.20261124.log", "app.20261125.log", "app.log"]
+        [
+            "app.2026112.log",
+            "app.20261123.log",
+            "app.20261124.log",
+            "app.20261125.log",
+            "app.log"
+        ]
     );
     run(NOV_21 + 5 * day, 2);
     assert_eq!(
         files(dir.path()),
-        ["app.2026112.log", "app.20261125.log", "app.20261126.log", "app.20261127.log", "app.log"]
+        [
+            "app.2026112.log",
+            "app.20261125.log",
+            "app.20261126.log",
+            "app.20261127.log",
+            "app.log"
+        ]
     );
 }
 
@@ -191,7 +237,11 @@ fn compressed_files_hold_every_line() {
     let mut written = 0u64;
     for h in 0..3 {
         for i in 0..5_000 {
-            line(&mut sink, NOV_21 + h * hour + i, &format!("hour {h} line {i}"));
+            line(
+                &mut sink,
+                NOV_21 + h * hour + i,
+                &format!("hour {h} line {i}"),
+            );
             written += 1;
         }
     }
@@ -202,15 +252,23 @@ fn compressed_files_hold_every_line() {
         let path = dir.path().join(&name);
         let text = if name.ends_with(".zst") {
             compressed += 1;
-            String::from_utf8(zstd::decode_all(std::fs::File::open(&path).unwrap()).unwrap()).unwrap()
+            String::from_utf8(zstd::decode_all(std::fs::File::open(&path).unwrap()).unwrap())
+                .unwrap()
         } else {
-            assert_eq!(name, "app.2026112102.1.log", "only the current file stays plain");
+            assert_eq!(
+                name, "app.2026112102.1.log",
+                "only the current file stays plain"
+            );
             read(&path)
         };
         assert!(text.ends_with('\n'));
         lines += text.lines().count() as u64;
     }
-    assert!(compressed >= 4, "hours 00 and 01 span at least two files each: {:?}", files(dir.path()));
+    assert!(
+        compressed >= 4,
+        "hours 00 and 01 span at least two files each: {:?}",
+        files(dir.path())
+    );
     assert_eq!(lines, written);
 }
 
@@ -226,9 +284,15 @@ fn a_directory_in_the_way_fails_its_lines_and_writing_resumes_when_it_clears() {
         .unwrap_err();
     assert!(error.to_string().contains("directory"), "{error}");
     // Reports name the sink by its current file.
-    assert!(sink.describe().ends_with("app.20261121.log"), "{}", sink.describe());
+    assert!(
+        sink.describe().ends_with("app.20261121.log"),
+        "{}",
+        sink.describe()
+    );
     // Retries are rate-limited: the next line fails at once with the same error.
-    assert!(sink.write_line(&Line::new(Level::Info, at, b"lost too\n")).is_err());
+    assert!(sink
+        .write_line(&Line::new(Level::Info, at, b"lost too\n"))
+        .is_err());
     std::fs::remove_dir(&blocker).unwrap();
     std::thread::sleep(Duration::from_millis(1100));
     line(&mut sink, at, "back");
@@ -240,18 +304,30 @@ fn a_directory_in_the_way_fails_its_lines_and_writing_resumes_when_it_clears() {
 fn the_latest_symlink_follows_the_current_file() {
     let dir = tempfile::tempdir().unwrap();
     let link = dir.path().join("current.log");
-    let mut sink = daily(dir.path()).latest_symlink(&link).open_at(NOV_21 - SEC).unwrap();
-    assert_eq!(std::fs::read_link(&link).unwrap(), PathBuf::from("app.20261120.log"));
+    let mut sink = daily(dir.path())
+        .latest_symlink(&link)
+        .open_at(NOV_21 - SEC)
+        .unwrap();
+    assert_eq!(
+        std::fs::read_link(&link).unwrap(),
+        PathBuf::from("app.20261120.log")
+    );
     sink.tick(NOV_21).unwrap();
     line(&mut sink, NOV_21, "through the link");
     sink.flush().unwrap();
-    assert_eq!(std::fs::read_link(&link).unwrap(), PathBuf::from("app.20261121.log"));
+    assert_eq!(
+        std::fs::read_link(&link).unwrap(),
+        PathBuf::from("app.20261121.log")
+    );
     assert_eq!(read(&link), "through the link\n");
 }
 
 #[test]
 fn bad_patterns_fail_at_open_with_the_pattern_in_the_error() {
-    let error = RollingFile::builder("logs/app.%Q.log").open().err().unwrap();
+    let error = RollingFile::builder("logs/app.%Q.log")
+        .open()
+        .err()
+        .unwrap();
     assert!(matches!(error, tachylog::Error::FileNamePattern(_)));
     assert!(error.to_string().contains("%Q"), "{error}");
 }

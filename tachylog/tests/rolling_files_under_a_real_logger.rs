@@ -58,11 +58,22 @@ fn per_second_files_hold_exactly_their_seconds_records() {
         let text = common::read_log(&dir.path().join(name));
         empty += text.is_empty() as usize;
         for line in common::parse_log(&text) {
-            let hhmmss: String = line.timestamp[11..19].chars().filter(|c| *c != ':').collect();
-            assert_eq!(format!("{hhmmss}.log"), *name, "record {line:?} in the wrong file");
+            let hhmmss: String = line.timestamp[11..19]
+                .chars()
+                .filter(|c| *c != ':')
+                .collect();
+            assert_eq!(
+                format!("{hhmmss}.log"),
+                *name,
+                "record {line:?} in the wrong file"
+            );
             let (scope, n) = line.message.split_once(" record ").unwrap();
             let slot = &mut seen[(scope == "b") as usize];
-            assert_eq!(n.parse::<u64>().unwrap(), *slot, "{scope}: lost or reordered");
+            assert_eq!(
+                n.parse::<u64>().unwrap(),
+                *slot,
+                "{scope}: lost or reordered"
+            );
             *slot += 1;
         }
     }
@@ -146,10 +157,18 @@ fn copytruncate_leaves_no_hole() {
     common::log_numbered("before", 1000);
     tachylog::flush();
     std::fs::copy(&path, dir.path().join("app.log.1")).unwrap();
-    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(0).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
     common::log_numbered("after", 10);
     drop(guard);
     let text = common::read_log(&path);
-    assert!(!text.contains('\0'), "a hole of zeros: the file was not opened O_APPEND");
+    assert!(
+        !text.contains('\0'),
+        "a hole of zeros: the file was not opened O_APPEND"
+    );
     common::assert_numbered(&common::parse_log(&text), "after", 10);
 }

@@ -150,7 +150,7 @@ impl NamePattern {
         let mut components = Vec::new();
         for component in pattern.split('/').filter(|c| !c.is_empty() && *c != ".") {
             let tokens = parse_component(component).map_err(fail)?;
-            if tokens == [Token::Literal("..".into())] && components.iter().any(has_field) {
+            if tokens == [Token::Literal("..".into())] && components.iter().any(|c: &Vec<Token>| has_field(c)) {
                 return Err(fail("`..` after a time field is not supported".into()));
             }
             components.push(tokens);
@@ -387,7 +387,7 @@ fn match_tokens<'t>(tokens: &[Token], mut text: &'t str) -> Option<&'t str> {
     Some(text)
 }
 
-fn has_field(tokens: &Vec<Token>) -> bool {
+fn has_field(tokens: &[Token]) -> bool {
     tokens.iter().any(|t| matches!(t, Token::Field(_)))
 }
 
