@@ -65,7 +65,7 @@ pub use frontend::args::{lossy, BytesArg, CopyArg, Lossy};
 pub use frontend::gate::{enabled, OnFull};
 pub use level::{Level, ParseLevelError};
 pub use logger::{builder, flush, reopen, Builder, Guard};
-pub use sink::{FileSink, Line, Sink, Stderr, Stdout};
+pub use sink::{FaultSink, Faults, FileSink, Line, Sink, Stderr, Stdout};
 
 /// What the macros expand to. Not a public API: may change in any release.
 #[doc(hidden)]

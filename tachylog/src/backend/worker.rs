@@ -12,7 +12,7 @@ use super::clock::{WallClock, RESYNC_INTERVAL};
 use super::merge::{DrainMode, Merger, SLACK, STALL_LIMIT};
 use crate::format::pattern::{LineFormatter, Message, RecordView};
 use crate::frontend::gate::GATE;
-use crate::queue::registry::{ThreadQueue, REGISTRY};
+use crate::queue::registry::{ThreadInfo, ThreadQueue, REGISTRY};
 use crate::record::{Site, KIND_CALL_SITE, KIND_DYNAMIC};
 use crate::sink::{Line, SinkSlot};
 use crate::Level;
@@ -70,6 +70,8 @@ struct Output {
     most_verbose_sink: Level,
     /// The earliest [`Sink::next_deadline`](crate::Sink::next_deadline) of the sinks.
     deadline: Option<i64>,
+    /// The back end's own thread, for the lines it writes itself (sink recovery notices).
+    backend_thread: ThreadInfo,
 }
 
 impl Output {
@@ -169,6 +171,35 @@ impl Output {
         for sink in self.sinks.iter_mut() {
             sink.flush();
         }
+        self.write_recovery_notices();
+    }
+
+    /// A sink that works again gets one WARN line saying how many records it lost and why.
+    #[cold]
+    fn write_recovery_notices(&mut self) {
+        for i in 0..self.sinks.len() {
+            let Some(message) = self.sinks[i].take_notice() else {
+                continue;
+            };
+            let unix_nanos = self.wall_time(crate::frontend::clock::now());
+            self.line.clear();
+            self.formatter.format(
+                &RecordView {
+                    unix_nanos,
+                    level: Level::Warn,
+                    target: "tachylog",
+                    file: file!(),
+                    line: line!(),
+                    thread: &self.backend_thread,
+                    message: Message::Text(&message),
+                    static_metadata: true,
+                },
+                &mut self.line,
+            );
+            let sink = &mut self.sinks[i];
+            sink.write_notice_line(&Line::new(Level::Warn, unix_nanos, &self.line));
+            sink.flush();
+        }
     }
 
     fn reopen(&mut self) {
@@ -266,6 +297,7 @@ impl Worker {
             last_unix_nanos: i64::MIN,
             most_verbose_sink,
             deadline: None,
+            backend_thread: ThreadInfo::current(),
         };
         out.refresh_deadline();
         let mut reopened_up_to = 0u64;
