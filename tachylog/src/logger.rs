@@ -54,6 +54,10 @@ pub struct Builder {
     flush_interval: Duration,
     pattern: Option<String>,
     max_boxed_bytes: usize,
+    handle_termination: bool,
+    handle_crashes: bool,
+    reopen_on_sighup: bool,
+    sync_level: Option<Level>,
 }
 
 /// Starts configuring the logger.
@@ -74,6 +78,10 @@ pub fn builder() -> Builder {
         flush_interval: Duration::from_millis(100),
         pattern: None,
         max_boxed_bytes: 64 << 20,
+        handle_termination: true,
+        handle_crashes: true,
+        reopen_on_sighup: false,
+        sync_level: None,
     }
 }
 
@@ -177,6 +185,72 @@ impl Builder {
         self
     }
 
+    /// Whether `init` installs handlers for SIGTERM and SIGINT (default `true`, Unix). On such a
+    /// signal the `tachylog-signals` thread drains the queues and flushes (waiting at most
+    /// 5 s), then restores the disposition the signal had before `init` and raises it again:
+    /// the process ends with the signal's status, or, if the application had installed its own
+    /// handler before `init`, that handler runs (chained, not replaced). A signal ignored
+    /// (`SIG_IGN`) at `init` stays ignored. Installed once per process; `false` installs
+    /// nothing.
+    ///
+    /// ```
+    /// let guard = tachylog::builder().stdout().handle_termination(false).init().unwrap();
+    /// # drop(guard);
+    /// ```
+    pub fn handle_termination(mut self, on: bool) -> Self {
+        self.handle_termination = on;
+        self
+    }
+
+    /// Whether `init` installs handlers for SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT
+    /// (default `true`, Unix): the crashing thread waits at most 1.5 s for the back end to
+    /// write what the rings already hold, using only async-signal-safe calls, then the signal
+    /// takes its default course (status and core dump are the signal's). Best effort; see
+    /// `RELIABILITY.md` for what is and is not covered.
+    ///
+    /// ```
+    /// let guard = tachylog::builder().stdout().handle_crashes(false).init().unwrap();
+    /// # drop(guard);
+    /// ```
+    pub fn handle_crashes(mut self, on: bool) -> Self {
+        self.handle_crashes = on;
+        self
+    }
+
+    /// Whether SIGHUP reopens every sink's destination, as [`reopen`] does (default `false`).
+    /// The handler only writes a byte to a pipe; the `tachylog-signals` thread asks the back
+    /// end to reopen. A SIGHUP handler the application installed before `init` is still
+    /// called.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join("tachylog-doc-sighup");
+    /// let guard = tachylog::builder().file(dir.join("app.log")).reopen_on_sighup(true).init().unwrap();
+    /// // `mv app.log app.log.1; kill -HUP <pid>` now starts a fresh app.log.
+    /// # drop(guard);
+    /// # std::fs::remove_dir_all(dir).unwrap();
+    /// ```
+    pub fn reopen_on_sighup(mut self, on: bool) -> Self {
+        self.reopen_on_sighup = on;
+        self
+    }
+
+    /// Makes records at `level` or more severe synchronous to the kernel: the log call returns
+    /// only after the back end has written the record, and everything logged before it, to
+    /// every sink and flushed them (as [`flush`] does). Such records survive even SIGKILL
+    /// of the process a moment later (not a power loss: nothing calls `fsync`). Cost: a round
+    /// trip to the back end per such record, tens of microseconds instead of nanoseconds; other
+    /// levels pay one relaxed load and a compare. Default: no level is synchronous.
+    ///
+    /// ```
+    /// let guard = tachylog::builder().stdout().sync_level(tachylog::Level::Error).init().unwrap();
+    /// tachylog::error!("on its way to the kernel when this returns");
+    /// # drop(guard);
+    /// ```
+    pub fn sync_level(mut self, level: Level) -> Self {
+        self.sync_level = Some(level);
+        self
+    }
+
     /// Opens the sinks, starts the back end and routes the `log` crate to it.
     ///
     /// With no sink configured, records go to standard output.
@@ -211,6 +285,7 @@ impl Builder {
         }
         let clock = WallClock::calibrate();
         let control = Arc::new(Control::new());
+        crate::lifecycle::publish_control(&control);
         let worker = Worker {
             control: control.clone(),
             merger: new_merger(&clock),
@@ -242,6 +317,15 @@ impl Builder {
         drop(running);
 
         crate::lifecycle::install_hooks();
+        #[cfg(unix)]
+        {
+            crate::lifecycle::signals::install(self.handle_termination, self.reopen_on_sighup);
+            if self.handle_crashes {
+                crate::lifecycle::crash::install();
+            }
+        }
+        GATE.sync_level
+            .store(self.sync_level.map_or(0, |l| l as u8), Ordering::Relaxed);
         if crate::facade::log::install() {
             crate::facade::log::set_max_level(Some(self.level));
         }
@@ -249,6 +333,7 @@ impl Builder {
         Ok(Guard {
             control,
             handle: Some(handle),
+            pid: std::process::id(),
         })
     }
 }
@@ -261,6 +346,9 @@ impl Builder {
 pub struct Guard {
     control: Arc<Control>,
     handle: Option<JoinHandle<()>>,
+    /// The process that started the logger: in a forked child the back end does not exist and
+    /// must not be joined.
+    pid: u32,
 }
 
 impl Guard {
@@ -280,6 +368,12 @@ impl Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
+        if self.pid != std::process::id() {
+            // A forked child: logging is already off (see `lifecycle::fork`); the parent's
+            // thread and locks are not ours to touch.
+            std::mem::forget(self.handle.take());
+            return;
+        }
         GATE.set_max_level(None);
         crate::facade::log::set_max_level(None);
         self.control.shutdown.store(true, Ordering::Release);
@@ -312,6 +406,9 @@ impl Drop for Guard {
 /// # std::fs::remove_dir_all(dir).unwrap();
 /// ```
 pub fn reopen() {
+    if !is_running() {
+        return; // also in a forked child, where `RUNNING`'s lock may be held forever
+    }
     let Some(control) = lock(&RUNNING).clone() else {
         return;
     };
@@ -333,7 +430,7 @@ pub(crate) fn request_reopen(control: &Control) {
 /// # drop(guard);
 /// ```
 pub fn flush() {
-    if crate::lifecycle::on_backend_thread() {
+    if !is_running() || crate::lifecycle::on_backend_thread() {
         return;
     }
     let Some(control) = lock(&RUNNING).clone() else {

@@ -36,6 +36,9 @@ pub(crate) struct Control {
     /// Incremented by each `reopen()` call (and `SIGHUP`, when handled); the worker reopens
     /// every sink when it differs from the last value it served.
     pub(crate) reopen_requested: AtomicU64,
+    /// A copy of `flushed` for signal handlers, which cannot take its mutex. Written (`Release`)
+    /// by the worker right after `flushed`.
+    pub(crate) flushed_for_signals: AtomicU64,
 }
 
 impl Control {
@@ -46,6 +49,7 @@ impl Control {
             flushed_changed: Condvar::new(),
             shutdown: AtomicBool::new(false),
             reopen_requested: AtomicU64::new(0),
+            flushed_for_signals: AtomicU64::new(0),
         }
     }
 }
@@ -346,6 +350,7 @@ impl Worker {
                 if flush_target > flushed_up_to {
                     flushed_up_to = flush_target;
                     *crate::queue::registry::lock(&control.flushed) = flushed_up_to;
+                    control.flushed_for_signals.store(flushed_up_to, Ordering::Release);
                     control.flushed_changed.notify_all();
                 }
                 if shutting_down {

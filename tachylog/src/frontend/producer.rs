@@ -8,7 +8,7 @@
 //! end) is on `#[cold]` out-of-line paths.
 
 use super::clock;
-use super::gate::{wake_backend, OnFull, GATE};
+use super::gate::{synchronous, wake_backend, write_through, OnFull, GATE};
 use crate::codec::ArgWriter;
 use crate::queue::registry::{ThreadQueue, REGISTRY};
 use crate::queue::ring::{ProducerCursor, Reservation};
@@ -120,6 +120,9 @@ pub fn log_record(site: &'static Site, args_len: usize, write_args: impl FnOnce(
     if GATE.backend_sleeping.load(Ordering::Relaxed) {
         wake_backend();
     }
+    if synchronous(site.level) {
+        write_through();
+    }
 }
 
 /// The ring is full: apply the [`OnFull`] policy. Returns `None` when the record is dropped.
@@ -166,6 +169,9 @@ fn log_boxed(
     let mut writer = unsafe { ArgWriter::new(body.as_mut_ptr().add(CALL_SITE_PREFIX), args_len) };
     write_args(&mut writer);
     push_boxed(producer, cursor, body, KIND_CALL_SITE);
+    if synchronous(site.level) {
+        write_through();
+    }
 }
 
 /// Publishes a heap-built body (its first 8 bytes are overwritten with the timestamp).
@@ -249,6 +255,9 @@ pub(crate) fn log_dynamic(
             // SAFETY: the producer is local to this call.
             push_boxed_or_inline(&p, unsafe { &mut *p.cursor.get() }, body);
         }
+    }
+    if synchronous(level) {
+        write_through();
     }
 }
 
