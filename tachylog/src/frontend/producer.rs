@@ -137,7 +137,7 @@ fn wait_for_room(
     let ring = &producer.queue.ring;
     let mut backoff = Backoff::default();
     loop {
-        if GATE.on_full() == OnFull::Drop || !GATE.backend_running.load(Ordering::Acquire) {
+        if must_not_wait() {
             producer.queue.dropped.fetch_add(1, Ordering::Relaxed);
             return None;
         }
@@ -149,6 +149,15 @@ fn wait_for_room(
             return Some(r);
         }
     }
+}
+
+/// Whether a producer facing a full ring must drop (and count) instead of waiting: under
+/// `OnFull::Drop`, with no back end to make room, and on the back end's own thread (a
+/// `CopyArg` type's `fmt` that logs), which would wait for itself forever.
+fn must_not_wait() -> bool {
+    GATE.on_full() == OnFull::Drop
+        || !GATE.backend_running.load(Ordering::Acquire)
+        || crate::lifecycle::on_backend_thread()
 }
 
 /// A record larger than the ring's inline limit: built on the heap and handed over as a boxed
@@ -196,7 +205,7 @@ fn push_boxed(producer: &Producer, cursor: &mut ProducerCursor, mut body: Box<[u
                 }
             }
         }
-        if GATE.on_full() == OnFull::Drop || !GATE.backend_running.load(Ordering::Acquire) {
+        if must_not_wait() {
             producer.queue.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         }
