@@ -300,10 +300,13 @@ impl Builder {
             .store((self.on_full == OnFull::Drop) as u8, Ordering::Relaxed);
         GATE.max_boxed_bytes
             .store(self.max_boxed_bytes, Ordering::Relaxed);
+        let closing = control.clone();
         let handle = std::thread::Builder::new()
             .name("tachylog".into())
             .spawn(move || {
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker.run()));
+                // Whether it returned or panicked, no flush will be served any more.
+                closing.flush.close();
                 if outcome.is_err() {
                     // Callers must not wait for a back end that is gone.
                     GATE.backend_running.store(false, Ordering::Release);
@@ -436,17 +439,7 @@ pub fn flush() {
     let Some(control) = lock(&RUNNING).clone() else {
         return;
     };
-    let target = control.flush_requested.fetch_add(1, Ordering::SeqCst) + 1;
+    let ticket = control.flush.request();
     crate::frontend::gate::wake_backend();
-    let mut flushed = lock(&control.flushed);
-    while *flushed < target {
-        if !is_running() {
-            return;
-        }
-        flushed = control
-            .flushed_changed
-            .wait_timeout(flushed, Duration::from_millis(100))
-            .unwrap_or_else(|p| p.into_inner())
-            .0;
-    }
+    control.flush.wait(ticket);
 }

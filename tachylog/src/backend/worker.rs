@@ -12,13 +12,13 @@ use super::clock::{WallClock, RESYNC_INTERVAL};
 use super::merge::{DrainMode, Merger, SLACK, STALL_LIMIT};
 use crate::format::pattern::{LineFormatter, Message, RecordView};
 use crate::frontend::gate::GATE;
+use crate::queue::handshake::FlushHandshake;
 use crate::queue::registry::{ThreadInfo, ThreadQueue, REGISTRY};
 use crate::record::{Site, KIND_CALL_SITE, KIND_DYNAMIC};
 use crate::sink::{Line, SinkSlot};
 use crate::Level;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// Records formatted per drain before the worker checks for flush requests again.
@@ -26,30 +26,21 @@ const BATCH: usize = 4096;
 
 /// What the front end and the guard share with the worker.
 pub(crate) struct Control {
-    /// Incremented by each `flush()` call; the worker answers by raising `flushed`.
-    pub(crate) flush_requested: AtomicU64,
-    /// The highest flush request fully served.
-    pub(crate) flushed: Mutex<u64>,
-    pub(crate) flushed_changed: Condvar,
+    /// The `flush()` barrier: tickets requested by callers, served by the worker.
+    pub(crate) flush: FlushHandshake,
     /// Set by the guard's drop: drain everything, flush, exit.
     pub(crate) shutdown: AtomicBool,
     /// Incremented by each `reopen()` call (and `SIGHUP`, when handled); the worker reopens
     /// every sink when it differs from the last value it served.
     pub(crate) reopen_requested: AtomicU64,
-    /// A copy of `flushed` for signal handlers, which cannot take its mutex. Written (`Release`)
-    /// by the worker right after `flushed`.
-    pub(crate) flushed_for_signals: AtomicU64,
 }
 
 impl Control {
     pub(crate) fn new() -> Self {
         Control {
-            flush_requested: AtomicU64::new(0),
-            flushed: Mutex::new(0),
-            flushed_changed: Condvar::new(),
+            flush: FlushHandshake::new(),
             shutdown: AtomicBool::new(false),
             reopen_requested: AtomicU64::new(0),
-            flushed_for_signals: AtomicU64::new(0),
         }
     }
 }
@@ -329,7 +320,7 @@ impl Worker {
                 out.reopen();
             }
             let until_timer = out.run_timers(now);
-            let flush_target = control.flush_requested.load(Ordering::Acquire);
+            let flush_target = control.flush.requested();
             let shutting_down = control.shutdown.load(Ordering::Acquire);
             if flush_target > flushed_up_to || shutting_down {
                 // Everything published before now, by every thread, then the sinks.
@@ -349,9 +340,7 @@ impl Worker {
                 last_flush = Instant::now();
                 if flush_target > flushed_up_to {
                     flushed_up_to = flush_target;
-                    *crate::queue::registry::lock(&control.flushed) = flushed_up_to;
-                    control.flushed_for_signals.store(flushed_up_to, Ordering::Release);
-                    control.flushed_changed.notify_all();
+                    control.flush.serve(flushed_up_to);
                 }
                 if shutting_down {
                     break;
@@ -394,7 +383,7 @@ impl Worker {
             } else {
                 GATE.backend_sleeping.store(true, Ordering::SeqCst);
                 let pending = merger.any_visible()
-                    || control.flush_requested.load(Ordering::SeqCst) > flushed_up_to
+                    || control.flush.requested() > flushed_up_to
                     || control.reopen_requested.load(Ordering::SeqCst) != reopened_up_to
                     || control.shutdown.load(Ordering::SeqCst)
                     || REGISTRY.generation() != generation;

@@ -87,14 +87,14 @@ pub(crate) fn drain_bounded(limit: Duration, wake: bool) -> bool {
     }
     // SAFETY: published controls are leaked, never freed (see `SIGNAL_CONTROL`).
     let control = unsafe { &*control };
-    let target = control.flush_requested.fetch_add(1, Ordering::SeqCst) + 1;
+    let ticket = control.flush.request();
     if wake {
         crate::frontend::gate::wake_backend();
     }
     const STEP: Duration = Duration::from_millis(2);
     let mut waited = Duration::ZERO;
     while waited < limit {
-        if control.flushed_for_signals.load(Ordering::Acquire) >= target {
+        if control.flush.served_without_lock(ticket) {
             return true;
         }
         if !GATE.backend_running.load(Ordering::Acquire) {
