@@ -12,16 +12,18 @@ use std::time::Duration;
 const RECORDS: u64 = 50_000;
 
 fn assert_all_records(scenario: &str) {
-    let child = common::run_child(scenario, Duration::from_secs(60));
-    assert_eq!(child.status.code(), Some(3), "{child}");
-    let lines = common::parse_log(&child.log);
-    common::assert_numbered(&lines, "other", RECORDS);
-    common::assert_numbered(&lines, "main", RECORDS);
-    assert_eq!(
-        lines.len() as u64,
-        2 * RECORDS,
-        "unexpected extra lines\n{child}"
-    );
+    for _ in 0..common::REPEATS {
+        let child = common::run_child(scenario, Duration::from_secs(60));
+        assert_eq!(child.status.code(), Some(3), "{child}");
+        let lines = common::parse_log(&child.log);
+        common::assert_numbered(&lines, "other", RECORDS);
+        common::assert_numbered(&lines, "main", RECORDS);
+        assert_eq!(
+            lines.len() as u64,
+            2 * RECORDS,
+            "unexpected extra lines\n{child}"
+        );
+    }
 }
 
 /// The guard is leaked with `mem::forget`; the other thread has exited before `exit`.

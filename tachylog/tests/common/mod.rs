@@ -216,6 +216,10 @@ pub fn watchdog(what: &str, limit: Duration) -> Watchdog {
     Watchdog { _cancel: cancel }
 }
 
+/// How many times each exit or crash scenario runs in a fresh child process: the interleavings
+/// that lose a record are rare, so one run proves little.
+pub const REPEATS: usize = 5;
+
 /// Environment variable naming the scenario a child process must play.
 const CHILD_SCENARIO: &str = "TACHYLOG_TEST_CHILD_SCENARIO";
 /// Environment variable naming the log file the child writes.
