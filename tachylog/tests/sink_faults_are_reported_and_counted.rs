@@ -185,3 +185,76 @@ fn a_stalled_sink_never_blocks_callers_under_drop() {
         "{written} written + {dropped} dropped"
     );
 }
+
+/// Under the default `OnFull::Block` a stalled sink makes callers wait, not lose records, and
+/// they go on as soon as it moves again: every record arrives.
+#[test]
+fn a_stalled_sink_under_block_delays_callers_but_loses_nothing() {
+    let _lock = common::logger_lock();
+    let _dog = common::watchdog("stalled-sink block test", Duration::from_secs(120));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stall-block.log");
+    let (sink, faults) = fault_file(&path);
+    faults.delay(Duration::from_millis(500));
+    let guard = common::expect_init(tachylog::builder().sink(sink).ring_capacity(4096).init());
+    let release = {
+        let faults = faults.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(2));
+            faults.delay(Duration::ZERO);
+        })
+    };
+    common::log_numbered("blocked", RECORDS);
+    release.join().unwrap();
+    drop(guard);
+    common::assert_numbered(
+        &common::parse_log(&common::read_log(&path)),
+        "blocked",
+        RECORDS,
+    );
+}
+
+/// A sink writing to a TCP socket whose peer goes away: `EPIPE`/`ECONNRESET` (not a SIGPIPE
+/// death: Rust programs ignore SIGPIPE) is reported once and counted; the back end carries on
+/// and the other sink gets every record.
+#[test]
+fn a_socket_peer_that_disappears() {
+    struct Tcp(std::net::TcpStream, String);
+    impl tachylog::Sink for Tcp {
+        fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
+            std::io::Write::write_all(&mut self.0, line.text)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn describe(&self) -> String {
+            self.1.clone()
+        }
+    }
+    let _lock = common::logger_lock();
+    let _dog = common::watchdog("socket test", Duration::from_secs(120));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let stream = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (peer, _) = listener.accept().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("beside-socket.log");
+    let guard = common::expect_init(
+        tachylog::builder()
+            .sink(Tcp(
+                stream,
+                format!("tcp://{}", listener.local_addr().unwrap()),
+            ))
+            .file(&path)
+            .init(),
+    );
+    common::log_numbered("connected", 100);
+    tachylog::flush();
+    drop(peer); // the peer disappears; later writes fail with EPIPE or ECONNRESET
+    drop(listener);
+    common::log_numbered("disconnected", RECORDS);
+    drop(guard);
+    let text = common::read_log(&path);
+    let lines = common::parse_log(&text);
+    common::assert_numbered(&lines, "connected", 100);
+    common::assert_numbered(&lines, "disconnected", RECORDS);
+}
