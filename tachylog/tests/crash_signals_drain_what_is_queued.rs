@@ -8,7 +8,6 @@
 mod common;
 
 use std::os::unix::process::ExitStatusExt;
-use std::thread;
 use std::time::Duration;
 
 const RECORDS: u64 = 20_000;
@@ -28,13 +27,7 @@ fn log_then_crash(log: &std::path::Path, handle_crashes: bool, crash: fn()) -> !
             .handle_crashes(handle_crashes)
             .init(),
     ));
-    thread::Builder::new()
-        .name("other".into())
-        .spawn(|| common::log_numbered("other", RECORDS))
-        .unwrap()
-        .join()
-        .unwrap();
-    common::log_numbered("main", RECORDS);
+    common::log_numbered_from_two_threads("other", RECORDS);
     crash();
     std::process::exit(99); // the crash did not happen
 }

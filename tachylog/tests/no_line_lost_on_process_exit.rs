@@ -31,13 +31,7 @@ fn assert_all_records(scenario: &str) {
 fn exit_with_guard_forgotten() {
     if let Some(log) = common::child_role("exit_with_guard_forgotten") {
         std::mem::forget(common::expect_init(tachylog::builder().file(&log).init()));
-        thread::Builder::new()
-            .name("other".into())
-            .spawn(|| common::log_numbered("other", RECORDS))
-            .unwrap()
-            .join()
-            .unwrap();
-        common::log_numbered("main", RECORDS);
+        common::log_numbered_from_two_threads("other", RECORDS);
         std::process::exit(3);
     }
     assert_all_records("exit_with_guard_forgotten");

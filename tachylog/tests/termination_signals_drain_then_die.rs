@@ -17,13 +17,7 @@ const RUNS: usize = 8;
 /// Logs from this thread and a second one, then sends `sig` to the whole process and waits
 /// (bounded) to be killed by it.
 fn log_then_signal(sig: libc::c_int) -> ! {
-    thread::Builder::new()
-        .name("other".into())
-        .spawn(|| common::log_numbered("other", RECORDS))
-        .unwrap()
-        .join()
-        .unwrap();
-    common::log_numbered("main", RECORDS);
+    common::log_numbered_from_two_threads("other", RECORDS);
     // SAFETY: sending a signal to our own process.
     unsafe { libc::kill(libc::getpid(), sig) };
     let deadline = Instant::now() + Duration::from_secs(30);

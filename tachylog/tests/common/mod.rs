@@ -154,6 +154,19 @@ pub fn log_numbered(scope: &str, count: u64) {
     }
 }
 
+/// Logs `count` numbered records from a thread named `other` (joined), then `count` from the
+/// calling thread under the scope `main`: a record from a thread that has exited, and one from
+/// a thread still running, for the exit and crash scenarios.
+pub fn log_numbered_from_two_threads(other: &'static str, count: u64) {
+    thread::Builder::new()
+        .name(other.into())
+        .spawn(move || log_numbered(other, count))
+        .expect("spawn a logging thread")
+        .join()
+        .expect("the logging thread panicked");
+    log_numbered("main", count);
+}
+
 /// Asserts that the records `log_numbered(scope, count)` wrote are all in `lines`, each exactly
 /// once and in order.
 pub fn assert_numbered(lines: &[Line<'_>], scope: &str, count: u64) {
