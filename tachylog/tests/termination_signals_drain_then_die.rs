@@ -181,3 +181,29 @@ fn sighup_reopens_the_file_at_its_path() {
         );
     }
 }
+
+/// The sink is stuck (every write sleeps 60 s), so the logging threads block on their full
+/// rings: a SIGTERM from elsewhere still ends the process, after the bounded drain (5 s), not
+/// after the sink. `run_child`'s limit turns a hang into a failure.
+#[test]
+fn sigterm_with_a_stuck_sink_still_dies() {
+    if let Some(log) = common::child_role("sigterm_with_a_stuck_sink_still_dies") {
+        let (sink, faults) = tachylog::FaultSink::new(tachylog::FileSink::open(&log).unwrap());
+        let _guard = common::expect_init(tachylog::builder().sink(sink).init());
+        faults.delay(Duration::from_secs(60));
+        thread::spawn(|| {
+            thread::sleep(Duration::from_millis(500));
+            // SAFETY: sending a signal to our own process.
+            unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
+        });
+        common::log_numbered("main", 1_000_000); // blocks: the ring fills, the sink is stuck
+        std::process::exit(99);
+    }
+    for _ in 0..2 {
+        let child = common::run_child(
+            "sigterm_with_a_stuck_sink_still_dies",
+            Duration::from_secs(50),
+        );
+        assert_eq!(child.status.signal(), Some(libc::SIGTERM), "{child}");
+    }
+}
