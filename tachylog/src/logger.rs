@@ -185,7 +185,7 @@ impl Builder {
         self
     }
 
-    /// Whether `init` installs handlers for SIGTERM and SIGINT (default `true`, Unix). On such a
+    /// Whether `init` installs handlers for SIGTERM and SIGINT (default `true`, Linux). On such a
     /// signal the `tachylog-signals` thread drains the queues and flushes (waiting at most
     /// 5 s), then restores the disposition the signal had before `init` and raises it again:
     /// the process ends with the signal's status, or, if the application had installed its own
@@ -203,7 +203,7 @@ impl Builder {
     }
 
     /// Whether `init` installs handlers for SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT
-    /// (default `true`, Unix): the crashing thread waits at most 1.5 s for the back end to
+    /// (default `true`, Linux): the crashing thread waits at most 1.5 s for the back end to
     /// write what the rings already hold, using only async-signal-safe calls, then the signal
     /// takes its default course (status and core dump are the signal's). Best effort; see
     /// `RELIABILITY.md` for what is and is not covered.
@@ -320,7 +320,7 @@ impl Builder {
         drop(running);
 
         crate::lifecycle::install_hooks();
-        #[cfg(unix)]
+        #[cfg(any(target_os = "linux", target_os = "android"))]
         {
             crate::lifecycle::signals::install(self.handle_termination, self.reopen_on_sighup);
             if self.handle_crashes {

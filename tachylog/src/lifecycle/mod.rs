@@ -4,16 +4,19 @@
 //! ([`signals`]: SIGTERM, SIGINT, SIGHUP; [`crash`]: SIGSEGV and the other fatal signals) and
 //! the `fork()` child handler ([`fork`]).
 //!
+//! The signal and fork handlers are built for Linux (they use `pipe2`, `gettid` and
+//! `__errno_location`); elsewhere `init` installs only the panic and atexit hooks.
+//!
 //! What a signal handler may touch: [`drain_bounded`] is the one entry into the logger from
 //! signal context. It uses only atomics, `gettid` and `nanosleep` (all async-signal-safe): it
 //! raises the flush request counter that the back end polls, then waits, bounded, for the back
 //! end (a normal thread, unaffected by the signal) to report the flush done.
 
-#[cfg(unix)]
+#[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) mod crash;
-#[cfg(unix)]
+#[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) mod fork;
-#[cfg(unix)]
+#[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) mod signals;
 
 use crate::backend::worker::Control;
@@ -164,7 +167,7 @@ pub(crate) fn install_hooks() {
         }));
         // SAFETY: registering a plain `extern "C"` function with no arguments.
         unsafe { libc::atexit(flush_at_exit) };
-        #[cfg(unix)]
+        #[cfg(any(target_os = "linux", target_os = "android"))]
         fork::install();
     });
 }
