@@ -163,11 +163,13 @@ impl SinkSlot {
         }
     }
 
-    /// Writes tachylog's own line (a recovery notice), whatever this sink's level.
+    /// Writes tachylog's own line (a recovery notice), whatever this sink's level. It is not a
+    /// record, so it is not counted among the lines that a later failure loses.
     pub(crate) fn write_notice_line(&mut self, line: &Line<'_>) {
-        let min_level = std::mem::replace(&mut self.min_level, Level::Trace);
-        self.write_line(line);
-        self.min_level = min_level;
+        self.dirty = true;
+        if let Err(e) = self.sink.write_line(line) {
+            self.fail(e);
+        }
     }
 
     pub(crate) fn reopen(&mut self) {
