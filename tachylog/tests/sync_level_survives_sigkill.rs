@@ -22,6 +22,7 @@ fn error_records_survive_sigkill() {
         for i in 0..ERRORS {
             common::log_numbered(&format!("noise-{i}"), 100);
             tachylog::error!("kept record {} of {}", i, ERRORS);
+            log::error!("facade record {} of {}", i, ERRORS); // through the `log` crate too
         }
         common::log_numbered("after", 10_000);
         // SAFETY: killing our own process.
@@ -43,5 +44,6 @@ fn error_records_survive_sigkill() {
             .copied()
             .collect();
         common::assert_numbered(&errors, "kept", ERRORS);
+        common::assert_numbered(&errors, "facade", ERRORS);
     }
 }
