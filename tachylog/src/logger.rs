@@ -193,6 +193,11 @@ impl Builder {
     /// (`SIG_IGN`) at `init` stays ignored. Installed once per process; `false` installs
     /// nothing.
     ///
+    /// An application that handles these signals itself (a graceful shutdown) should install
+    /// its handler *before* `init`, or pass `false`: a handler library registered later, such
+    /// as `signal-hook` (under `tokio::signal`), calls the previous handler, tachylog's, which
+    /// ends the process after the drain.
+    ///
     /// ```
     /// let guard = tachylog::builder().stdout().handle_termination(false).init().unwrap();
     /// # drop(guard);
