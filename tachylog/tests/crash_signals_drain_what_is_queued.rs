@@ -33,13 +33,7 @@ fn log_then_crash(log: &std::path::Path, handle_crashes: bool, crash: fn()) -> !
 }
 
 fn assert_drained(scenario: &str, sig: libc::c_int) {
-    for _ in 0..RUNS {
-        let child = common::run_child(scenario, Duration::from_secs(60));
-        assert_eq!(child.status.signal(), Some(sig), "{child}");
-        let lines = common::parse_log(&child.log);
-        common::assert_numbered(&lines, "other", RECORDS);
-        common::assert_numbered(&lines, "main", RECORDS);
-    }
+    common::assert_killed_by_after_writing_all(scenario, sig, RUNS, RECORDS);
 }
 
 fn null_write() {

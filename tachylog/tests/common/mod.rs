@@ -167,6 +167,19 @@ pub fn log_numbered_from_two_threads(other: &'static str, count: u64) {
     log_numbered("main", count);
 }
 
+/// Runs `scenario` in `runs` fresh children; each must die of signal `signal` with every record
+/// of `log_numbered_from_two_threads("other", count)` in its log.
+pub fn assert_killed_by_after_writing_all(scenario: &str, signal: i32, runs: usize, count: u64) {
+    use std::os::unix::process::ExitStatusExt;
+    for _ in 0..runs {
+        let child = run_child(scenario, Duration::from_secs(60));
+        assert_eq!(child.status.signal(), Some(signal), "{child}");
+        let lines = parse_log(&child.log);
+        assert_numbered(&lines, "other", count);
+        assert_numbered(&lines, "main", count);
+    }
+}
+
 /// Asserts that the records `log_numbered(scope, count)` wrote are all in `lines`, each exactly
 /// once and in order.
 pub fn assert_numbered(lines: &[Line<'_>], scope: &str, count: u64) {
