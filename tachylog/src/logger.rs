@@ -58,6 +58,7 @@ pub struct Builder {
     handle_crashes: bool,
     reopen_on_sighup: bool,
     sync_level: Option<Level>,
+    max_block: Option<Duration>,
 }
 
 /// Starts configuring the logger.
@@ -82,6 +83,7 @@ pub fn builder() -> Builder {
         handle_crashes: true,
         reopen_on_sighup: false,
         sync_level: None,
+        max_block: None,
     }
 }
 
@@ -256,6 +258,24 @@ impl Builder {
         self
     }
 
+    /// Under [`OnFull::Block`], the longest one log call waits for room in a full ring; after
+    /// that its record is dropped, counted and reported like under [`OnFull::Drop`]. Default:
+    /// no limit (lossless; a sink stuck forever then blocks callers forever). With a limit, a
+    /// stuck destination costs each call at most `limit`, and records only while it is stuck.
+    ///
+    /// ```
+    /// let guard = tachylog::builder()
+    ///     .stdout()
+    ///     .max_block(std::time::Duration::from_millis(100))
+    ///     .init()
+    ///     .unwrap();
+    /// # drop(guard);
+    /// ```
+    pub fn max_block(mut self, limit: Duration) -> Self {
+        self.max_block = Some(limit.max(Duration::from_nanos(1)));
+        self
+    }
+
     /// Opens the sinks, starts the back end and routes the `log` crate to it.
     ///
     /// With no sink configured, records go to standard output.
@@ -334,6 +354,8 @@ impl Builder {
         }
         GATE.sync_level
             .store(self.sync_level.map_or(0, |l| l as u8), Ordering::Relaxed);
+        let max_block = self.max_block.map_or(0, |d| d.as_nanos().min(u64::MAX as u128) as u64);
+        GATE.max_block_nanos.store(max_block, Ordering::Relaxed);
         if crate::facade::log::install() {
             crate::facade::log::set_max_level(Some(self.level));
         }

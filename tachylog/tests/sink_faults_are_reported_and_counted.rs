@@ -258,3 +258,49 @@ fn a_socket_peer_that_disappears() {
     common::assert_numbered(&lines, "connected", 100);
     common::assert_numbered(&lines, "disconnected", RECORDS);
 }
+
+/// `max_block` bounds how long a call waits under `OnFull::Block`: with the sink stuck (5 s
+/// per write) 200 calls return anyway (without the limit they would take minutes: the watchdog
+/// would fire), and every record is written or counted as dropped.
+#[test]
+fn max_block_bounds_the_wait_on_a_stuck_sink() {
+    let _lock = common::logger_lock();
+    let _dog = common::watchdog("max_block test", Duration::from_secs(120));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("max-block.log");
+    let (sink, faults) = fault_file(&path);
+    faults.delay(Duration::from_secs(5));
+    let guard = common::expect_init(
+        tachylog::builder()
+            .sink(sink)
+            .ring_capacity(4096)
+            .max_block(Duration::from_millis(20))
+            .init(),
+    );
+    const N: u64 = 200;
+    for i in 0..N {
+        tachylog::info!("stuck record {i}");
+    }
+    faults.delay(Duration::ZERO);
+    drop(guard);
+    let text = common::read_log(&path);
+    let lines = common::parse_log(&text);
+    let written = lines
+        .iter()
+        .filter(|l| l.message.starts_with("stuck record "))
+        .count() as u64;
+    let dropped: u64 = lines
+        .iter()
+        .filter_map(|l| l.message.split_once(" records dropped"))
+        .map(|(n, _)| n.parse::<u64>().unwrap())
+        .sum();
+    assert!(
+        dropped > 0,
+        "nothing dropped: the calls did not hit the limit"
+    );
+    assert_eq!(
+        written + dropped,
+        N,
+        "{written} written + {dropped} dropped"
+    );
+}

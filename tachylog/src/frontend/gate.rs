@@ -5,7 +5,7 @@
 //! shared in every core's cache and each read is an L1 hit.
 
 use crate::Level;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::thread::Thread;
 
@@ -45,6 +45,9 @@ pub(crate) struct Gate {
     /// Records at this level or more severe (as `u8`; `0`: none) make their caller wait until
     /// the back end has written them to the kernel. Read relaxed by every call, on this line.
     pub(crate) sync_level: AtomicU8,
+    /// Under `OnFull::Block`, the longest one call waits for room before dropping its record,
+    /// in nanoseconds (`0`: forever). Read on the full-ring path only.
+    pub(crate) max_block_nanos: AtomicU64,
 }
 
 pub(crate) static GATE: Gate = Gate {
@@ -55,6 +58,7 @@ pub(crate) static GATE: Gate = Gate {
     ring_capacity: AtomicUsize::new(1 << 20),
     max_boxed_bytes: AtomicUsize::new(64 << 20),
     sync_level: AtomicU8::new(0),
+    max_block_nanos: AtomicU64::new(0),
 };
 
 /// The back end's thread, for unparking. Locked only on cold paths.

@@ -137,7 +137,7 @@ fn wait_for_room(
     let ring = &producer.queue.ring;
     let mut backoff = Backoff::default();
     loop {
-        if must_not_wait() {
+        if must_not_wait(&mut backoff) {
             producer.queue.dropped.fetch_add(1, Ordering::Relaxed);
             return None;
         }
@@ -152,12 +152,14 @@ fn wait_for_room(
 }
 
 /// Whether a producer facing a full ring must drop (and count) instead of waiting: under
-/// `OnFull::Drop`, with no back end to make room, and on the back end's own thread (a
-/// `CopyArg` type's `fmt` that logs), which would wait for itself forever.
-fn must_not_wait() -> bool {
+/// `OnFull::Drop`, with no back end to make room, on the back end's own thread (a `CopyArg`
+/// type's `fmt` that logs), which would wait for itself forever, and once this call has waited
+/// longer than `Builder::max_block`.
+fn must_not_wait(backoff: &mut Backoff) -> bool {
     GATE.on_full() == OnFull::Drop
         || !GATE.backend_running.load(Ordering::Acquire)
         || crate::lifecycle::on_backend_thread()
+        || backoff.waited_too_long()
 }
 
 /// A record larger than the ring's inline limit: built on the heap and handed over as a boxed
@@ -205,7 +207,7 @@ fn push_boxed(producer: &Producer, cursor: &mut ProducerCursor, mut body: Box<[u
                 }
             }
         }
-        if must_not_wait() {
+        if must_not_wait(&mut backoff) {
             producer.queue.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         }
@@ -301,6 +303,8 @@ fn push_boxed_or_inline(producer: &Producer, cursor: &mut ProducerCursor, mut bo
 #[derive(Default)]
 struct Backoff {
     step: u32,
+    /// When this call started waiting, read only if `Builder::max_block` is set.
+    started: Option<std::time::Instant>,
 }
 
 impl Backoff {
@@ -315,5 +319,15 @@ impl Backoff {
             n => std::thread::sleep(Duration::from_micros(((n - 31) * 20).min(1000) as u64)),
         }
         self.step = self.step.saturating_add(1);
+    }
+
+    /// Whether this wait has lasted longer than `GATE.max_block_nanos` (never when it is 0).
+    fn waited_too_long(&mut self) -> bool {
+        let limit = GATE.max_block_nanos.load(Ordering::Relaxed);
+        if limit == 0 {
+            return false;
+        }
+        let started = *self.started.get_or_insert_with(std::time::Instant::now);
+        started.elapsed() >= Duration::from_nanos(limit)
     }
 }
