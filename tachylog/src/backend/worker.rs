@@ -403,7 +403,7 @@ impl Worker {
 
 fn report_drop(out: &mut Output, queue: &ThreadQueue, dropped: u64) {
     let message = format!(
-        "{dropped} records dropped: this thread's queue was full (OnFull::Drop) or no back end was running"
+        "{dropped} records dropped: this thread's queue was full (OnFull::Drop, max_block, or logging from the back end) or no back end was running"
     );
     out.notice(queue, Level::Warn, &message);
 }
