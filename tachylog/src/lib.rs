@@ -23,7 +23,8 @@
 //!   system call, once the thread's ring exists (allocated on its first record). Argument types:
 //!   integers, floats, `bool`, `char`, text and [`CopyArg`] types are copied raw; anything else
 //!   that implements the placeholder's trait is formatted on the calling thread (the fallback).
-//! - **Full ring.** [`OnFull::Block`] (default) waits for room: nothing is lost.
+//! - **Full ring.** [`OnFull::Block`] (default) waits for room: nothing is lost
+//!   ([`Builder::max_block`] bounds the wait, then drops and counts).
 //!   [`OnFull::Drop`] discards and counts; the count is written into the log.
 //! - **Back end.** One thread merges the rings in timestamp order, formats, and writes whole
 //!   lines in large batches; it flushes when the queues run empty and at least every 100 ms,
