@@ -59,6 +59,7 @@ pub struct Builder {
     reopen_on_sighup: bool,
     sync_level: Option<Level>,
     max_block: Option<Duration>,
+    max_message_bytes: Option<usize>,
 }
 
 /// Starts configuring the logger.
@@ -84,6 +85,7 @@ pub fn builder() -> Builder {
         reopen_on_sighup: false,
         sync_level: None,
         max_block: None,
+        max_message_bytes: None,
     }
 }
 
@@ -276,6 +278,21 @@ impl Builder {
         self
     }
 
+    /// Cuts each message longer than `bytes` (as written, after escaping) and says so at the
+    /// cut: `…[truncated 123456 bytes]`; the rest of the line (such as the location) is kept.
+    /// Default: no limit, every message arrives whole. The cut is made by the back end, so it
+    /// bounds the size of lines, not the memory a huge record takes on its way (about twice
+    /// its size, see `RELIABILITY.md`).
+    ///
+    /// ```
+    /// let guard = tachylog::builder().stdout().max_message_bytes(64 * 1024).init().unwrap();
+    /// # drop(guard);
+    /// ```
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = Some(bytes);
+        self
+    }
+
     /// Opens the sinks, starts the back end and routes the `log` crate to it.
     ///
     /// With no sink configured, records go to standard output.
@@ -308,13 +325,17 @@ impl Builder {
             let level = level.map_or(self.level, |l| l.min(self.level));
             sinks.push(SinkSlot::new(sink, level));
         }
+        let mut formatter = LineFormatter::new(pattern, zone, self.escape);
+        if let Some(bytes) = self.max_message_bytes {
+            formatter.limit_message(bytes);
+        }
         let clock = WallClock::calibrate();
         let control = Arc::new(Control::new());
         crate::lifecycle::publish_control(&control);
         let worker = Worker {
             control: control.clone(),
             merger: new_merger(&clock),
-            formatter: LineFormatter::new(pattern, zone, self.escape),
+            formatter,
             sinks,
             clock,
             flush_interval: self.flush_interval,

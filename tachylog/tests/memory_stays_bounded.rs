@@ -1,7 +1,8 @@
 //! Memory stays bounded on odd input, measured from `/proc/self/status` in child processes:
 //! a 256 MiB message arrives intact with a peak (`VmHWM`) of a small multiple of its size, and
 //! 1,000 threads that each log once and exit leave no ring behind (`VmData` returns near its
-//! baseline instead of growing by 1,000 MiB of rings). Also an empty message.
+//! baseline instead of growing by 1,000 MiB of rings). Also an empty message, and the
+//! explicit cut of `max_message_bytes`.
 
 mod common;
 
@@ -179,4 +180,40 @@ fn an_empty_message_is_a_record() {
     let lines = common::parse_log(&text);
     assert_eq!(lines.len(), 2, "{text}");
     assert!(lines.iter().all(|l| l.message.is_empty()), "{text}");
+}
+
+/// `max_message_bytes` cuts a long message on a character boundary and says how much it cut;
+/// the location after the message and shorter messages are untouched.
+#[test]
+fn long_messages_are_truncated_explicitly_when_limited() {
+    let _lock = common::logger_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("truncated.log");
+    let guard = common::expect_init(
+        tachylog::builder()
+            .file(&path)
+            .max_message_bytes(1000)
+            .init(),
+    );
+    let long = "é".repeat(300_000); // 2 bytes each: the limit falls on a character boundary
+    let odd = format!("x{long}"); // ... and here inside a character
+    tachylog::info!("{}", long);
+    tachylog::info!("{}", odd);
+    tachylog::info!("short and whole");
+    drop(guard);
+    let text = common::read_log(&path);
+    let lines = common::parse_log(&text);
+    assert_eq!(lines.len(), 3);
+    assert_eq!(
+        lines[0].message,
+        format!("{}…[truncated 599000 bytes]", "é".repeat(500))
+    );
+    assert_eq!(
+        lines[1].message,
+        format!("x{}…[truncated 599002 bytes]", "é".repeat(499))
+    );
+    assert_eq!(lines[2].message, "short and whole");
+    assert!(lines
+        .iter()
+        .all(|l| l.file.ends_with("memory_stays_bounded.rs")));
 }
