@@ -23,14 +23,20 @@
 //!   system call, once the thread's ring exists (allocated on its first record). Argument types:
 //!   integers, floats, `bool`, `char`, text and [`CopyArg`] types are copied raw; anything else
 //!   that implements the placeholder's trait is formatted on the calling thread (the fallback).
-//! - **Full ring.** [`OnFull::Block`] (default) waits for room: nothing is lost.
+//! - **Full ring.** [`OnFull::Block`] (default) waits for room: nothing is lost
+//!   ([`Builder::max_block`] bounds the wait, then drops and counts).
 //!   [`OnFull::Drop`] discards and counts; the count is written into the log.
 //! - **Back end.** One thread merges the rings in timestamp order, formats, and writes whole
 //!   lines in large batches; it flushes when the queues run empty and at least every 100 ms,
 //!   and sleeps when idle.
 //! - **Exit.** Dropping the [`Guard`], [`flush`], `std::process::exit` and a panic in any thread
-//!   all write every record logged before them. Records of a thread killed by a signal are
-//!   covered by a later release (see the issue tracker); SIGKILL can never be handled.
+//!   all write every record logged before them. SIGTERM and SIGINT drain and flush, then end
+//!   the process with the signal; crash signals (SIGSEGV, SIGABRT, ...) get a bounded,
+//!   best-effort drain; SIGKILL can never be handled, except that levels made synchronous
+//!   with [`Builder::sync_level`] are already in the kernel. After `fork()` logging is off in
+//!   the child. `RELIABILITY.md` lists each case and the test that proves it.
+//! - **Failing sinks.** An error is reported once on stderr; lost records are counted and the
+//!   count is written into the sink when it works again ([`FaultSink`] injects such faults).
 //! - **One record, one line.** Control characters in messages are escaped.
 //!
 //! The `log` crate's macros go through the same engine once [`Builder::init`] has run.
@@ -66,8 +72,8 @@ pub use frontend::gate::{enabled, OnFull};
 pub use level::{Level, ParseLevelError};
 pub use logger::{builder, flush, reopen, Builder, Guard};
 pub use sink::{
-    Compression, FileNamePatternError, FileSink, Line, Period, RollingFile, RollingFileBuilder, Sink,
-    Stderr, Stdout,
+    Compression, FaultSink, Faults, FileNamePatternError, FileSink, Line, Period, RollingFile,
+    RollingFileBuilder, Sink, Stderr, Stdout,
 };
 
 /// What the macros expand to. Not a public API: may change in any release.

@@ -54,6 +54,12 @@ pub struct Builder {
     flush_interval: Duration,
     pattern: Option<String>,
     max_boxed_bytes: usize,
+    handle_termination: bool,
+    handle_crashes: bool,
+    reopen_on_sighup: bool,
+    sync_level: Option<Level>,
+    max_block: Option<Duration>,
+    max_message_bytes: Option<usize>,
 }
 
 /// Starts configuring the logger.
@@ -74,6 +80,12 @@ pub fn builder() -> Builder {
         flush_interval: Duration::from_millis(100),
         pattern: None,
         max_boxed_bytes: 64 << 20,
+        handle_termination: true,
+        handle_crashes: true,
+        reopen_on_sighup: false,
+        sync_level: None,
+        max_block: None,
+        max_message_bytes: None,
     }
 }
 
@@ -177,6 +189,110 @@ impl Builder {
         self
     }
 
+    /// Whether `init` installs handlers for SIGTERM and SIGINT (default `true`, Linux). On such a
+    /// signal the `tachylog-signals` thread drains the queues and flushes (waiting at most
+    /// 5 s), then restores the disposition the signal had before `init` and raises it again:
+    /// the process ends with the signal's status, or, if the application had installed its own
+    /// handler before `init`, that handler runs (chained, not replaced). A signal ignored
+    /// (`SIG_IGN`) at `init` stays ignored. Installed once per process; `false` installs
+    /// nothing.
+    ///
+    /// An application that handles these signals itself (a graceful shutdown) should install
+    /// its handler *before* `init`, or pass `false`: a handler library registered later, such
+    /// as `signal-hook` (under `tokio::signal`), calls the previous handler, tachylog's, which
+    /// ends the process after the drain.
+    ///
+    /// ```
+    /// let guard = tachylog::builder().stdout().handle_termination(false).init().unwrap();
+    /// # drop(guard);
+    /// ```
+    pub fn handle_termination(mut self, on: bool) -> Self {
+        self.handle_termination = on;
+        self
+    }
+
+    /// Whether `init` installs handlers for SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT
+    /// (default `true`, Linux): the crashing thread waits at most 1.5 s for the back end to
+    /// write what the rings already hold, using only async-signal-safe calls, then the signal
+    /// takes its default course (status and core dump are the signal's). Best effort; see
+    /// `RELIABILITY.md` for what is and is not covered.
+    ///
+    /// ```
+    /// let guard = tachylog::builder().stdout().handle_crashes(false).init().unwrap();
+    /// # drop(guard);
+    /// ```
+    pub fn handle_crashes(mut self, on: bool) -> Self {
+        self.handle_crashes = on;
+        self
+    }
+
+    /// Whether SIGHUP reopens every sink's destination, as [`reopen`] does (default `false`).
+    /// The handler only writes a byte to a pipe; the `tachylog-signals` thread asks the back
+    /// end to reopen. A SIGHUP handler the application installed before `init` is still
+    /// called.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join("tachylog-doc-sighup");
+    /// let guard = tachylog::builder().file(dir.join("app.log")).reopen_on_sighup(true).init().unwrap();
+    /// // `mv app.log app.log.1; kill -HUP <pid>` now starts a fresh app.log.
+    /// # drop(guard);
+    /// # std::fs::remove_dir_all(dir).unwrap();
+    /// ```
+    pub fn reopen_on_sighup(mut self, on: bool) -> Self {
+        self.reopen_on_sighup = on;
+        self
+    }
+
+    /// Makes records at `level` or more severe synchronous to the kernel: the log call returns
+    /// only after the back end has written the record, and everything logged before it, to
+    /// every sink and flushed them (as [`flush`] does). Such records survive even SIGKILL
+    /// of the process a moment later (not a power loss: nothing calls `fsync`). Cost: a round
+    /// trip to the back end per such record, tens of microseconds instead of nanoseconds; other
+    /// levels pay one relaxed load and a compare. Default: no level is synchronous.
+    ///
+    /// ```
+    /// let guard = tachylog::builder().stdout().sync_level(tachylog::Level::Error).init().unwrap();
+    /// tachylog::error!("on its way to the kernel when this returns");
+    /// # drop(guard);
+    /// ```
+    pub fn sync_level(mut self, level: Level) -> Self {
+        self.sync_level = Some(level);
+        self
+    }
+
+    /// Under [`OnFull::Block`], the longest one log call waits for room in a full ring; after
+    /// that its record is dropped, counted and reported like under [`OnFull::Drop`]. Default:
+    /// no limit (lossless; a sink stuck forever then blocks callers forever). With a limit, a
+    /// stuck destination costs each call at most `limit`, and records only while it is stuck.
+    ///
+    /// ```
+    /// let guard = tachylog::builder()
+    ///     .stdout()
+    ///     .max_block(std::time::Duration::from_millis(100))
+    ///     .init()
+    ///     .unwrap();
+    /// # drop(guard);
+    /// ```
+    pub fn max_block(mut self, limit: Duration) -> Self {
+        self.max_block = Some(limit.max(Duration::from_nanos(1)));
+        self
+    }
+
+    /// Cuts each message longer than `bytes` (as written, after escaping) and says so at the
+    /// cut: `…[truncated 123456 bytes]`; the rest of the line (such as the location) is kept.
+    /// Default: no limit, every message arrives whole. The cut is made by the back end, so it
+    /// bounds the size of lines, not the memory a huge record takes on its way (about twice
+    /// its size, see `RELIABILITY.md`).
+    ///
+    /// ```
+    /// let guard = tachylog::builder().stdout().max_message_bytes(64 * 1024).init().unwrap();
+    /// # drop(guard);
+    /// ```
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = Some(bytes);
+        self
+    }
+
     /// Opens the sinks, starts the back end and routes the `log` crate to it.
     ///
     /// With no sink configured, records go to standard output.
@@ -209,12 +325,17 @@ impl Builder {
             let level = level.map_or(self.level, |l| l.min(self.level));
             sinks.push(SinkSlot::new(sink, level));
         }
+        let mut formatter = LineFormatter::new(pattern, zone, self.escape);
+        if let Some(bytes) = self.max_message_bytes {
+            formatter.limit_message(bytes);
+        }
         let clock = WallClock::calibrate();
         let control = Arc::new(Control::new());
+        crate::lifecycle::publish_control(&control);
         let worker = Worker {
             control: control.clone(),
             merger: new_merger(&clock),
-            formatter: LineFormatter::new(pattern, zone, self.escape),
+            formatter,
             sinks,
             clock,
             flush_interval: self.flush_interval,
@@ -225,10 +346,13 @@ impl Builder {
             .store((self.on_full == OnFull::Drop) as u8, Ordering::Relaxed);
         GATE.max_boxed_bytes
             .store(self.max_boxed_bytes, Ordering::Relaxed);
+        let closing = control.clone();
         let handle = std::thread::Builder::new()
             .name("tachylog".into())
             .spawn(move || {
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker.run()));
+                // Whether it returned or panicked, no flush will be served any more.
+                closing.flush.close();
                 if outcome.is_err() {
                     // Callers must not wait for a back end that is gone.
                     GATE.backend_running.store(false, Ordering::Release);
@@ -242,6 +366,17 @@ impl Builder {
         drop(running);
 
         crate::lifecycle::install_hooks();
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            crate::lifecycle::signals::install(self.handle_termination, self.reopen_on_sighup);
+            if self.handle_crashes {
+                crate::lifecycle::crash::install();
+            }
+        }
+        GATE.sync_level
+            .store(self.sync_level.map_or(0, |l| l as u8), Ordering::Relaxed);
+        let max_block = self.max_block.map_or(0, |d| d.as_nanos().min(u64::MAX as u128) as u64);
+        GATE.max_block_nanos.store(max_block, Ordering::Relaxed);
         if crate::facade::log::install() {
             crate::facade::log::set_max_level(Some(self.level));
         }
@@ -249,6 +384,7 @@ impl Builder {
         Ok(Guard {
             control,
             handle: Some(handle),
+            pid: std::process::id(),
         })
     }
 }
@@ -261,6 +397,9 @@ impl Builder {
 pub struct Guard {
     control: Arc<Control>,
     handle: Option<JoinHandle<()>>,
+    /// The process that started the logger: in a forked child the back end does not exist and
+    /// must not be joined.
+    pid: u32,
 }
 
 impl Guard {
@@ -280,6 +419,12 @@ impl Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
+        if self.pid != std::process::id() {
+            // A forked child: logging is already off (see `lifecycle::fork`); the parent's
+            // thread and locks are not ours to touch.
+            std::mem::forget(self.handle.take());
+            return;
+        }
         GATE.set_max_level(None);
         crate::facade::log::set_max_level(None);
         self.control.shutdown.store(true, Ordering::Release);
@@ -313,6 +458,9 @@ impl Drop for Guard {
 /// # std::fs::remove_dir_all(dir).unwrap();
 /// ```
 pub fn reopen() {
+    if !is_running() {
+        return; // also in a forked child, where `RUNNING`'s lock may be held forever
+    }
     let Some(control) = lock(&RUNNING).clone() else {
         return;
     };
@@ -337,23 +485,13 @@ pub(crate) fn request_reopen(control: &Control) {
 /// # drop(guard);
 /// ```
 pub fn flush() {
-    if crate::lifecycle::on_backend_thread() {
+    if !is_running() || crate::lifecycle::on_backend_thread() {
         return;
     }
     let Some(control) = lock(&RUNNING).clone() else {
         return;
     };
-    let target = control.flush_requested.fetch_add(1, Ordering::SeqCst) + 1;
+    let ticket = control.flush.request();
     crate::frontend::gate::wake_backend();
-    let mut flushed = lock(&control.flushed);
-    while *flushed < target {
-        if !is_running() {
-            return;
-        }
-        flushed = control
-            .flushed_changed
-            .wait_timeout(flushed, Duration::from_millis(100))
-            .unwrap_or_else(|p| p.into_inner())
-            .0;
-    }
+    control.flush.wait(ticket);
 }

@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::thread;
 use std::time::Duration;
 
 const RECORDS: u64 = 50_000;
@@ -15,26 +14,22 @@ fn no_line_lost_on_guard_drop() {
     if let Some(log) = common::child_role("no_line_lost_on_guard_drop") {
         {
             let _guard = common::expect_init(tachylog::builder().file(&log).init());
-            thread::Builder::new()
-                .name("helper".into())
-                .spawn(|| common::log_numbered("helper", RECORDS))
-                .unwrap()
-                .join()
-                .unwrap();
-            common::log_numbered("main", RECORDS);
+            common::log_numbered_from_two_threads("helper", RECORDS);
         }
         // SAFETY: `_exit` ends the process at once; nothing here relies on destructors.
         unsafe { libc::_exit(0) };
     }
 
-    let child = common::run_child("no_line_lost_on_guard_drop", Duration::from_secs(60));
-    assert_eq!(child.status.code(), Some(0), "{child}");
-    let lines = common::parse_log(&child.log);
-    common::assert_numbered(&lines, "helper", RECORDS);
-    common::assert_numbered(&lines, "main", RECORDS);
-    assert_eq!(
-        lines.len() as u64,
-        2 * RECORDS,
-        "unexpected extra lines\n{child}"
-    );
+    for _ in 0..common::REPEATS {
+        let child = common::run_child("no_line_lost_on_guard_drop", Duration::from_secs(60));
+        assert_eq!(child.status.code(), Some(0), "{child}");
+        let lines = common::parse_log(&child.log);
+        common::assert_numbered(&lines, "helper", RECORDS);
+        common::assert_numbered(&lines, "main", RECORDS);
+        assert_eq!(
+            lines.len() as u64,
+            2 * RECORDS,
+            "unexpected extra lines\n{child}"
+        );
+    }
 }

@@ -49,9 +49,11 @@ fn panic_in_test_thread() {
         common::log_numbered("main", RECORDS);
         panic!("boom in the test thread 4f1c");
     }
-    let child = common::run_child("panic_in_test_thread", Duration::from_secs(60));
-    assert_eq!(child.status.code(), Some(101), "{child}");
-    assert_records_then_panic(&child, "main", "boom in the test thread 4f1c");
+    for _ in 0..common::REPEATS {
+        let child = common::run_child("panic_in_test_thread", Duration::from_secs(60));
+        assert_eq!(child.status.code(), Some(101), "{child}");
+        assert_records_then_panic(&child, "main", "boom in the test thread 4f1c");
+    }
 }
 
 /// As with `panic = "abort"`: a hook chained after tachylog's aborts the process as soon as
@@ -68,12 +70,14 @@ fn panic_then_abort() {
         common::log_numbered("main", RECORDS);
         panic!("boom before abort 9d02");
     }
-    let child = common::run_child("panic_then_abort", Duration::from_secs(60));
-    {
-        use std::os::unix::process::ExitStatusExt;
-        assert_eq!(child.status.signal(), Some(libc::SIGABRT), "{child}");
+    for _ in 0..common::REPEATS {
+        let child = common::run_child("panic_then_abort", Duration::from_secs(60));
+        {
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(child.status.signal(), Some(libc::SIGABRT), "{child}");
+        }
+        assert_records_then_panic(&child, "main", "boom before abort 9d02");
     }
-    assert_records_then_panic(&child, "main", "boom before abort 9d02");
 }
 
 /// Another thread logs and panics; the test thread joins it and leaves through `_exit`.
@@ -93,11 +97,13 @@ fn panic_in_joined_thread() {
         // SAFETY: `_exit` ends the process at once; nothing here relies on destructors.
         unsafe { libc::_exit(0) };
     }
-    let child = common::run_child("panic_in_joined_thread", Duration::from_secs(60));
-    assert_eq!(child.status.code(), Some(0), "{child}");
-    let lines = common::parse_log(&child.log);
-    common::assert_numbered(&lines, "main", RECORDS);
-    assert_records_then_panic(&child, "panicker", "boom in a joined thread 61ab");
+    for _ in 0..common::REPEATS {
+        let child = common::run_child("panic_in_joined_thread", Duration::from_secs(60));
+        assert_eq!(child.status.code(), Some(0), "{child}");
+        let lines = common::parse_log(&child.log);
+        common::assert_numbered(&lines, "main", RECORDS);
+        assert_records_then_panic(&child, "panicker", "boom in a joined thread 61ab");
+    }
 }
 
 /// Another thread logs and panics while the test thread goes on; nobody joins it: the test
@@ -125,9 +131,11 @@ fn panic_in_detached_thread() {
         // SAFETY: `_exit` ends the process at once; nothing here relies on destructors.
         unsafe { libc::_exit(0) };
     }
-    let child = common::run_child("panic_in_detached_thread", Duration::from_secs(60));
-    assert_eq!(child.status.code(), Some(0), "{child}");
-    let lines = common::parse_log(&child.log);
-    common::assert_numbered(&lines, "main", RECORDS);
-    assert_records_then_panic(&child, "panicker", "boom in a detached thread 0c77");
+    for _ in 0..common::REPEATS {
+        let child = common::run_child("panic_in_detached_thread", Duration::from_secs(60));
+        assert_eq!(child.status.code(), Some(0), "{child}");
+        let lines = common::parse_log(&child.log);
+        common::assert_numbered(&lines, "main", RECORDS);
+        assert_records_then_panic(&child, "panicker", "boom in a detached thread 0c77");
+    }
 }

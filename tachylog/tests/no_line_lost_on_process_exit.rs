@@ -12,16 +12,18 @@ use std::time::Duration;
 const RECORDS: u64 = 50_000;
 
 fn assert_all_records(scenario: &str) {
-    let child = common::run_child(scenario, Duration::from_secs(60));
-    assert_eq!(child.status.code(), Some(3), "{child}");
-    let lines = common::parse_log(&child.log);
-    common::assert_numbered(&lines, "other", RECORDS);
-    common::assert_numbered(&lines, "main", RECORDS);
-    assert_eq!(
-        lines.len() as u64,
-        2 * RECORDS,
-        "unexpected extra lines\n{child}"
-    );
+    for _ in 0..common::REPEATS {
+        let child = common::run_child(scenario, Duration::from_secs(60));
+        assert_eq!(child.status.code(), Some(3), "{child}");
+        let lines = common::parse_log(&child.log);
+        common::assert_numbered(&lines, "other", RECORDS);
+        common::assert_numbered(&lines, "main", RECORDS);
+        assert_eq!(
+            lines.len() as u64,
+            2 * RECORDS,
+            "unexpected extra lines\n{child}"
+        );
+    }
 }
 
 /// The guard is leaked with `mem::forget`; the other thread has exited before `exit`.
@@ -29,13 +31,7 @@ fn assert_all_records(scenario: &str) {
 fn exit_with_guard_forgotten() {
     if let Some(log) = common::child_role("exit_with_guard_forgotten") {
         std::mem::forget(common::expect_init(tachylog::builder().file(&log).init()));
-        thread::Builder::new()
-            .name("other".into())
-            .spawn(|| common::log_numbered("other", RECORDS))
-            .unwrap()
-            .join()
-            .unwrap();
-        common::log_numbered("main", RECORDS);
+        common::log_numbered_from_two_threads("other", RECORDS);
         std::process::exit(3);
     }
     assert_all_records("exit_with_guard_forgotten");

@@ -12,13 +12,13 @@ use super::clock::{WallClock, RESYNC_INTERVAL};
 use super::merge::{DrainMode, Merger, SLACK, STALL_LIMIT};
 use crate::format::pattern::{LineFormatter, Message, RecordView};
 use crate::frontend::gate::GATE;
-use crate::queue::registry::{ThreadQueue, REGISTRY};
+use crate::queue::handshake::FlushHandshake;
+use crate::queue::registry::{ThreadInfo, ThreadQueue, REGISTRY};
 use crate::record::{Site, KIND_CALL_SITE, KIND_DYNAMIC};
 use crate::sink::{Line, SinkSlot};
 use crate::Level;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// Records formatted per drain before the worker checks for flush requests again.
@@ -26,11 +26,8 @@ const BATCH: usize = 4096;
 
 /// What the front end and the guard share with the worker.
 pub(crate) struct Control {
-    /// Incremented by each `flush()` call; the worker answers by raising `flushed`.
-    pub(crate) flush_requested: AtomicU64,
-    /// The highest flush request fully served.
-    pub(crate) flushed: Mutex<u64>,
-    pub(crate) flushed_changed: Condvar,
+    /// The `flush()` barrier: tickets requested by callers, served by the worker.
+    pub(crate) flush: FlushHandshake,
     /// Set by the guard's drop: drain everything, flush, exit.
     pub(crate) shutdown: AtomicBool,
     /// Incremented by each `reopen()` call (and `SIGHUP`, when handled); the worker reopens
@@ -41,9 +38,7 @@ pub(crate) struct Control {
 impl Control {
     pub(crate) fn new() -> Self {
         Control {
-            flush_requested: AtomicU64::new(0),
-            flushed: Mutex::new(0),
-            flushed_changed: Condvar::new(),
+            flush: FlushHandshake::new(),
             shutdown: AtomicBool::new(false),
             reopen_requested: AtomicU64::new(0),
         }
@@ -70,6 +65,8 @@ struct Output {
     most_verbose_sink: Level,
     /// The earliest [`Sink::next_deadline`](crate::Sink::next_deadline) of the sinks.
     deadline: Option<i64>,
+    /// The back end's own thread, for the lines it writes itself (sink recovery notices).
+    backend_thread: ThreadInfo,
 }
 
 impl Output {
@@ -169,6 +166,35 @@ impl Output {
         for sink in self.sinks.iter_mut() {
             sink.flush();
         }
+        self.write_recovery_notices();
+    }
+
+    /// A sink that works again gets one WARN line saying how many records it lost and why.
+    #[cold]
+    fn write_recovery_notices(&mut self) {
+        for i in 0..self.sinks.len() {
+            let Some(message) = self.sinks[i].take_notice() else {
+                continue;
+            };
+            let unix_nanos = self.wall_time(crate::frontend::clock::now());
+            self.line.clear();
+            self.formatter.format(
+                &RecordView {
+                    unix_nanos,
+                    level: Level::Warn,
+                    target: "tachylog",
+                    file: file!(),
+                    line: line!(),
+                    thread: &self.backend_thread,
+                    message: Message::Text(&message),
+                    static_metadata: true,
+                },
+                &mut self.line,
+            );
+            let sink = &mut self.sinks[i];
+            sink.write_notice_line(&Line::new(Level::Warn, unix_nanos, &self.line));
+            sink.flush();
+        }
     }
 
     fn reopen(&mut self) {
@@ -266,6 +292,7 @@ impl Worker {
             last_unix_nanos: i64::MIN,
             most_verbose_sink,
             deadline: None,
+            backend_thread: ThreadInfo::current(),
         };
         out.refresh_deadline();
         let mut reopened_up_to = 0u64;
@@ -288,7 +315,7 @@ impl Worker {
                 last_resync = Instant::now();
             }
             let until_timer = out.run_timers(now);
-            let flush_target = control.flush_requested.load(Ordering::Acquire);
+            let flush_target = control.flush.requested();
             let shutting_down = control.shutdown.load(Ordering::Acquire);
             if flush_target > flushed_up_to || shutting_down {
                 // Everything published before now, by every thread, then the sinks.
@@ -311,8 +338,7 @@ impl Worker {
                 last_flush = Instant::now();
                 if flush_target > flushed_up_to {
                     flushed_up_to = flush_target;
-                    *crate::queue::registry::lock(&control.flushed) = flushed_up_to;
-                    control.flushed_changed.notify_all();
+                    control.flush.serve(flushed_up_to);
                 }
                 if shutting_down {
                     break;
@@ -356,7 +382,7 @@ impl Worker {
             } else {
                 GATE.backend_sleeping.store(true, Ordering::SeqCst);
                 let pending = merger.any_visible()
-                    || control.flush_requested.load(Ordering::SeqCst) > flushed_up_to
+                    || control.flush.requested() > flushed_up_to
                     || control.reopen_requested.load(Ordering::SeqCst) != reopened_up_to
                     || control.shutdown.load(Ordering::SeqCst)
                     || REGISTRY.generation() != generation;
@@ -385,7 +411,7 @@ fn reopen_if_requested(control: &Control, reopened_up_to: &mut u64, out: &mut Ou
 
 fn report_drop(out: &mut Output, queue: &ThreadQueue, dropped: u64) {
     let message = format!(
-        "{dropped} records dropped: this thread's queue was full (OnFull::Drop) or no back end was running"
+        "{dropped} records dropped: this thread's queue was full (OnFull::Drop, max_block, or logging from the back end) or no back end was running"
     );
     out.notice(queue, Level::Warn, &message);
 }

@@ -106,3 +106,36 @@ fn a_truncated_buffer_is_reported_not_read() {
     assert_eq!(format!("{}", d.view::<StrCodec>()), "<?>");
     assert!(d.is_malformed());
 }
+
+proptest! {
+    // The fuzz target, as a property with a large case count (`cargo fuzz` needs a nightly
+    // toolchain, which CI does not install): any bytes, read as any sequence of views, never
+    // read out of bounds, panic or hang, and once the decoder is malformed it stays so.
+    // `CopyCodec` views here use types valid for every bit pattern: a `char` or `bool` payload
+    // is trusted to come from its call site's type (as the ring guarantees), not fuzzed.
+    #![proptest_config(ProptestConfig::with_cases(20_000))]
+    #[test]
+    fn fuzz_decoder_with_arbitrary_bytes_and_view_sequences(
+        raw in proptest::collection::vec(any::<u8>(), 0..512),
+        plan in proptest::collection::vec(0u8..8, 0..24),
+    ) {
+        let bytes: Vec<MaybeUninit<u8>> = raw.iter().map(|&b| MaybeUninit::new(b)).collect();
+        let mut d = Decoder::new(&bytes);
+        let mut out = String::new();
+        let mut was_malformed = false;
+        for step in plan {
+            let _ = match step {
+                0 => write!(out, "{}", d.view::<StrCodec>()),
+                1 => write!(out, "{:?}", d.view::<LossyCodec>()),
+                2 => write!(out, "{}", d.view::<PreformattedCodec>()),
+                3 => write!(out, "{:>9.3}", d.view::<CopyCodec<f64>>()),
+                4 => write!(out, "{:?}", d.view::<CopyCodec<i16>>()),
+                5 => write!(out, "{}", d.view::<CopyCodec<u128>>()),
+                6 => write!(out, "{:x?}", d.view::<CopyCodec<[u32; 3]>>()),
+                _ => write!(out, "{}", d.count()),
+            };
+            prop_assert!(!was_malformed || d.is_malformed(), "malformed state was cleared");
+            was_malformed = d.is_malformed();
+        }
+    }
+}

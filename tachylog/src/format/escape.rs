@@ -5,7 +5,10 @@ use std::fmt;
 
 /// A `fmt::Write` that appends to a byte buffer, escaping control characters when `escape` is
 /// on: `\n` and `\r` become `\n` and `\r` written as two characters, other C0 controls, DEL and
-/// ESC become `\x1b` style, C1 controls become `\u{85}` style. Tab is kept.
+/// ESC become `\x1b` style, C1 controls become `\u{85}` style, and so do the Unicode line and
+/// paragraph separators (U+2028, U+2029: line breaks to many viewers) and the bidirectional
+/// overrides and isolates (U+202A..U+202E, U+2066..U+2069: they reorder what a reader sees).
+/// Tab is kept.
 pub(crate) struct EscapingWriter<'a> {
     pub(crate) out: &'a mut Vec<u8>,
     pub(crate) escape: bool,
@@ -13,9 +16,15 @@ pub(crate) struct EscapingWriter<'a> {
 
 #[inline]
 fn needs_escape(b: u8) -> bool {
-    // 0xC2 is the lead byte of U+0080..U+00BF, which holds the C1 controls: a cheap superset
-    // check, refined per character on the slow path.
-    (b < 0x20 && b != b'\t') || b == 0x7f || b == 0xc2
+    // 0xC2 is the lead byte of U+0080..U+00BF, which holds the C1 controls, and 0xE2 that of
+    // U+2000..U+2FFF, which holds the separators and bidi controls: a cheap superset check,
+    // refined per character on the slow path.
+    (b < 0x20 && b != b'\t') || b == 0x7f || b == 0xc2 || b == 0xe2
+}
+
+/// Characters above U+00FF that change what a reader sees as lines or their order.
+fn invisible_layout_char(c: char) -> bool {
+    matches!(c as u32, 0x2028 | 0x2029 | 0x202a..=0x202e | 0x2066..=0x2069)
 }
 
 impl fmt::Write for EscapingWriter<'_> {
@@ -36,7 +45,7 @@ impl fmt::Write for EscapingWriter<'_> {
                     self.out
                         .extend_from_slice(&[b'\\', b'x', hex[v >> 4], hex[v & 15]]);
                 }
-                c if (0x80..0xa0).contains(&(c as u32)) => {
+                c if (0x80..0xa0).contains(&(c as u32)) || invisible_layout_char(c) => {
                     self.out
                         .extend_from_slice(format!("\\u{{{:x}}}", c as u32).as_bytes());
                 }
@@ -72,6 +81,9 @@ mod tests {
         assert_eq!(escaped("\x1b[31mred"), "\\x1b[31mred");
         assert_eq!(escaped("del\x7f nul\0"), "del\\x7f nul\\x00");
         assert_eq!(escaped("c1\u{85}x"), "c1\\u{85}x");
+        assert_eq!(escaped("ls\u{2028}ps\u{2029}"), "ls\\u{2028}ps\\u{2029}");
+        assert_eq!(escaped("rlo\u{202e}fsi\u{2068}"), "rlo\\u{202e}fsi\\u{2068}");
+        assert_eq!(escaped("“quotes” ✓"), "“quotes” ✓");
         assert_eq!(escaped("tab\tstays é ü"), "tab\tstays é ü");
     }
 

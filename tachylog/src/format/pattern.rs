@@ -140,6 +140,8 @@ pub(crate) struct LineFormatter {
     pattern: Pattern,
     time: TimeCache,
     escape: bool,
+    /// Bytes of formatted message kept before the rest is cut off (`usize::MAX`: no limit).
+    max_message: usize,
 }
 
 impl LineFormatter {
@@ -148,7 +150,29 @@ impl LineFormatter {
             pattern,
             time: TimeCache::new(zone),
             escape,
+            max_message: usize::MAX,
         }
+    }
+
+    /// Cuts messages longer than `bytes` (after escaping), saying so in the line.
+    pub(crate) fn limit_message(&mut self, bytes: usize) {
+        self.max_message = bytes;
+    }
+
+    /// Truncates the message that starts at `start` in `out` to the limit, on a character
+    /// boundary, and appends `…[truncated N bytes]`.
+    #[cold]
+    fn truncate_message(&self, out: &mut Vec<u8>, start: usize) {
+        let mut cut = start + self.max_message;
+        // Back up to the first byte of a UTF-8 character (continuation bytes are 0b10xxxxxx).
+        while cut > start && out[cut] & 0xc0 == 0x80 {
+            cut -= 1;
+        }
+        let removed = out.len() - cut;
+        out.truncate(cut);
+        out.extend_from_slice("…[truncated ".as_bytes());
+        out.extend_from_slice(itoa::Buffer::new().format(removed).as_bytes());
+        out.extend_from_slice(b" bytes]");
     }
 
     /// Appends the record's line, newline included, to `out`.
@@ -172,7 +196,13 @@ impl LineFormatter {
                 Piece::Line => {
                     out.extend_from_slice(itoa::Buffer::new().format(record.line).as_bytes())
                 }
-                Piece::Message => self.message(&record.message, out),
+                Piece::Message => {
+                    let start = out.len();
+                    self.message(&record.message, out);
+                    if out.len() - start > self.max_message {
+                        self.truncate_message(out, start);
+                    }
+                }
             }
         }
         out.push(b'\n');

@@ -5,7 +5,7 @@
 //! shared in every core's cache and each read is an L1 hit.
 
 use crate::Level;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::thread::Thread;
 
@@ -42,6 +42,12 @@ pub(crate) struct Gate {
     pub(crate) ring_capacity: AtomicUsize,
     /// Total heap bytes that oversize records may hold in one ring before their producer waits.
     pub(crate) max_boxed_bytes: AtomicUsize,
+    /// Records at this level or more severe (as `u8`; `0`: none) make their caller wait until
+    /// the back end has written them to the kernel. Read relaxed by every call, on this line.
+    pub(crate) sync_level: AtomicU8,
+    /// Under `OnFull::Block`, the longest one call waits for room before dropping its record,
+    /// in nanoseconds (`0`: forever). Read on the full-ring path only.
+    pub(crate) max_block_nanos: AtomicU64,
 }
 
 pub(crate) static GATE: Gate = Gate {
@@ -51,6 +57,8 @@ pub(crate) static GATE: Gate = Gate {
     backend_running: AtomicBool::new(false),
     ring_capacity: AtomicUsize::new(1 << 20),
     max_boxed_bytes: AtomicUsize::new(64 << 20),
+    sync_level: AtomicU8::new(0),
+    max_block_nanos: AtomicU64::new(0),
 };
 
 /// The back end's thread, for unparking. Locked only on cold paths.
@@ -75,6 +83,19 @@ impl Gate {
 #[inline(always)]
 pub fn enabled(level: Level) -> bool {
     level as u8 <= GATE.max_level.load(Ordering::Relaxed)
+}
+
+/// Whether a record of `level` must be on its way to the kernel before its call returns.
+#[inline(always)]
+pub(crate) fn synchronous(level: Level) -> bool {
+    level as u8 <= GATE.sync_level.load(Ordering::Relaxed)
+}
+
+/// Waits until the calling thread's records so far are written to the kernel (`sync_level`).
+#[cold]
+#[inline(never)]
+pub(crate) fn write_through() {
+    crate::logger::flush();
 }
 
 /// Wakes the back end if it is parked.

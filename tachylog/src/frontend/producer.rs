@@ -8,7 +8,7 @@
 //! end) is on `#[cold]` out-of-line paths.
 
 use super::clock;
-use super::gate::{wake_backend, OnFull, GATE};
+use super::gate::{synchronous, wake_backend, write_through, OnFull, GATE};
 use crate::codec::ArgWriter;
 use crate::queue::registry::{ThreadQueue, REGISTRY};
 use crate::queue::ring::{ProducerCursor, Reservation};
@@ -120,6 +120,9 @@ pub fn log_record(site: &'static Site, args_len: usize, write_args: impl FnOnce(
     if GATE.backend_sleeping.load(Ordering::Relaxed) {
         wake_backend();
     }
+    if synchronous(site.level) {
+        write_through();
+    }
 }
 
 /// The ring is full: apply the [`OnFull`] policy. Returns `None` when the record is dropped.
@@ -134,7 +137,7 @@ fn wait_for_room(
     let ring = &producer.queue.ring;
     let mut backoff = Backoff::default();
     loop {
-        if GATE.on_full() == OnFull::Drop || !GATE.backend_running.load(Ordering::Acquire) {
+        if must_not_wait(&mut backoff) {
             producer.queue.dropped.fetch_add(1, Ordering::Relaxed);
             return None;
         }
@@ -146,6 +149,17 @@ fn wait_for_room(
             return Some(r);
         }
     }
+}
+
+/// Whether a producer facing a full ring must drop (and count) instead of waiting: under
+/// `OnFull::Drop`, with no back end to make room, on the back end's own thread (a `CopyArg`
+/// type's `fmt` that logs), which would wait for itself forever, and once this call has waited
+/// longer than `Builder::max_block`.
+fn must_not_wait(backoff: &mut Backoff) -> bool {
+    GATE.on_full() == OnFull::Drop
+        || !GATE.backend_running.load(Ordering::Acquire)
+        || crate::lifecycle::on_backend_thread()
+        || backoff.waited_too_long()
 }
 
 /// A record larger than the ring's inline limit: built on the heap and handed over as a boxed
@@ -166,6 +180,9 @@ fn log_boxed(
     let mut writer = unsafe { ArgWriter::new(body.as_mut_ptr().add(CALL_SITE_PREFIX), args_len) };
     write_args(&mut writer);
     push_boxed(producer, cursor, body, KIND_CALL_SITE);
+    if synchronous(site.level) {
+        write_through();
+    }
 }
 
 /// Publishes a heap-built body (its first 8 bytes are overwritten with the timestamp).
@@ -190,7 +207,7 @@ fn push_boxed(producer: &Producer, cursor: &mut ProducerCursor, mut body: Box<[u
                 }
             }
         }
-        if GATE.on_full() == OnFull::Drop || !GATE.backend_running.load(Ordering::Acquire) {
+        if must_not_wait(&mut backoff) {
             producer.queue.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         }
@@ -250,6 +267,9 @@ pub(crate) fn log_dynamic(
             push_boxed_or_inline(&p, unsafe { &mut *p.cursor.get() }, body);
         }
     }
+    if synchronous(level) {
+        write_through();
+    }
 }
 
 /// Dynamic records are built on the heap anyway (their size is only known after formatting);
@@ -283,6 +303,8 @@ fn push_boxed_or_inline(producer: &Producer, cursor: &mut ProducerCursor, mut bo
 #[derive(Default)]
 struct Backoff {
     step: u32,
+    /// When this call started waiting, read only if `Builder::max_block` is set.
+    started: Option<std::time::Instant>,
 }
 
 impl Backoff {
@@ -297,5 +319,15 @@ impl Backoff {
             n => std::thread::sleep(Duration::from_micros(((n - 31) * 20).min(1000) as u64)),
         }
         self.step = self.step.saturating_add(1);
+    }
+
+    /// Whether this wait has lasted longer than `GATE.max_block_nanos` (never when it is 0).
+    fn waited_too_long(&mut self) -> bool {
+        let limit = GATE.max_block_nanos.load(Ordering::Relaxed);
+        if limit == 0 {
+            return false;
+        }
+        let started = *self.started.get_or_insert_with(std::time::Instant::now);
+        started.elapsed() >= Duration::from_nanos(limit)
     }
 }

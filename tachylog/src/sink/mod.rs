@@ -4,10 +4,12 @@
 
 mod append;
 mod console;
+mod fault;
 mod file;
 mod rolling;
 
 pub use console::{Stderr, Stdout};
+pub use fault::{FaultSink, Faults};
 pub use file::FileSink;
 pub use rolling::{Compression, FileNamePatternError, Period, RollingFile, RollingFileBuilder};
 
@@ -114,13 +116,25 @@ impl<'a> Line<'a> {
 }
 
 /// A sink with its level filter and its error accounting, as the back end holds it.
+///
+/// Accounting rule: an error from [`Sink::write_line`] or [`Sink::flush`] is taken to lose every
+/// line handed to the sink since its last successful flush (a buffered sink such as
+/// [`FileSink`] drops its buffer on error, so the count is exact for it and an upper bound for a
+/// sink that wrote part of it). The first error is reported once on stderr; the sink counts as
+/// recovered only when a flush that carried lines succeeds, and then one WARN line written *to
+/// that sink* says how many records were lost and why.
 pub(crate) struct SinkSlot {
     sink: Box<dyn Sink>,
     min_level: Level,
-    /// Lines lost since the sink started failing; `None` while it works.
-    failing: Option<u64>,
+    /// While the sink fails: lines lost so far and the first error; `None` while it works.
+    failing: Option<(u64, String)>,
     /// Whether lines were written since the last flush.
     dirty: bool,
+    /// Lines accepted by `write_line` since the last successful flush: lost if the next flush
+    /// fails.
+    unflushed: u64,
+    /// The recovery notice waiting to be formatted and written to this sink.
+    notice: Option<String>,
 }
 
 impl SinkSlot {
@@ -130,6 +144,8 @@ impl SinkSlot {
             min_level,
             failing: None,
             dirty: false,
+            unflushed: 0,
+            notice: None,
         }
     }
 
@@ -143,13 +159,26 @@ impl SinkSlot {
             return;
         }
         self.dirty = true;
+        self.unflushed += 1;
         let result = self.sink.write_line(line);
-        self.account(result, 1);
+        if let Err(e) = result {
+            self.fail(e);
+        }
+    }
+
+    /// Writes tachylog's own line (a recovery notice), whatever this sink's level. It is not a
+    /// record, so it is not counted among the lines that a later failure loses.
+    pub(crate) fn write_notice_line(&mut self, line: &Line<'_>) {
+        self.dirty = true;
+        if let Err(e) = self.sink.write_line(line) {
+            self.fail(e);
+        }
     }
 
     pub(crate) fn reopen(&mut self) {
-        let result = self.sink.reopen();
-        self.account(result, 0);
+        if let Err(e) = self.sink.reopen() {
+            self.fail(e);
+        }
     }
 
     pub(crate) fn next_deadline(&self) -> Option<i64> {
@@ -157,8 +186,9 @@ impl SinkSlot {
     }
 
     pub(crate) fn tick(&mut self, now_unix_nanos: i64) {
-        let result = self.sink.tick(now_unix_nanos);
-        self.account(result, 0);
+        if let Err(e) = self.sink.tick(now_unix_nanos) {
+            self.fail(e);
+        }
     }
 
     pub(crate) fn flush(&mut self) {
@@ -166,28 +196,43 @@ impl SinkSlot {
             return;
         }
         self.dirty = false;
-        let result = self.sink.flush();
-        self.account(result, 0);
+        match self.sink.flush() {
+            Err(e) => self.fail(e),
+            // Recovered only when lines went through: a flush after nothing but failed writes
+            // proves nothing.
+            Ok(()) if std::mem::take(&mut self.unflushed) == 0 => {}
+            Ok(()) => {
+                if let Some((lost, error)) = self.failing.take() {
+                    eprintln!(
+                        "tachylog: sink {} works again; {lost} record(s) were lost while it failed",
+                        self.sink.describe()
+                    );
+                    self.notice = Some(format!(
+                        "{lost} records lost while {} failed: {error}",
+                        self.sink.describe()
+                    ));
+                }
+            }
+        }
     }
 
-    fn account(&mut self, result: io::Result<()>, lines: u64) {
-        match (result, &mut self.failing) {
-            (Ok(()), None) => {}
-            (Ok(()), Some(lost)) => {
+    /// The recovery notice to write into this sink, once.
+    pub(crate) fn take_notice(&mut self) -> Option<String> {
+        self.notice.take()
+    }
+
+    fn fail(&mut self, error: io::Error) {
+        let lost = std::mem::take(&mut self.unflushed);
+        match &mut self.failing {
+            Some((count, _)) => *count += lost,
+            None => {
                 eprintln!(
-                    "tachylog: sink {} works again; {lost} line(s) were lost while it failed",
+                    "tachylog: sink {} failed: {error}; its records are counted as lost until it \
+                     recovers",
                     self.sink.describe()
                 );
-                self.failing = None;
+                self.failing = Some((lost, error.to_string()));
             }
-            (Err(e), None) => {
-                eprintln!(
-                    "tachylog: sink {} failed: {e}; its lines are lost until it recovers",
-                    self.sink.describe()
-                );
-                self.failing = Some(lines);
-            }
-            (Err(_), Some(lost)) => *lost += lines,
         }
     }
 }

@@ -154,6 +154,32 @@ pub fn log_numbered(scope: &str, count: u64) {
     }
 }
 
+/// Logs `count` numbered records from a thread named `other` (joined), then `count` from the
+/// calling thread under the scope `main`: a record from a thread that has exited, and one from
+/// a thread still running, for the exit and crash scenarios.
+pub fn log_numbered_from_two_threads(other: &'static str, count: u64) {
+    thread::Builder::new()
+        .name(other.into())
+        .spawn(move || log_numbered(other, count))
+        .expect("spawn a logging thread")
+        .join()
+        .expect("the logging thread panicked");
+    log_numbered("main", count);
+}
+
+/// Runs `scenario` in `runs` fresh children; each must die of signal `signal` with every record
+/// of `log_numbered_from_two_threads("other", count)` in its log.
+pub fn assert_killed_by_after_writing_all(scenario: &str, signal: i32, runs: usize, count: u64) {
+    use std::os::unix::process::ExitStatusExt;
+    for _ in 0..runs {
+        let child = run_child(scenario, Duration::from_secs(60));
+        assert_eq!(child.status.signal(), Some(signal), "{child}");
+        let lines = parse_log(&child.log);
+        assert_numbered(&lines, "other", count);
+        assert_numbered(&lines, "main", count);
+    }
+}
+
 /// Asserts that the records `log_numbered(scope, count)` wrote are all in `lines`, each exactly
 /// once and in order.
 pub fn assert_numbered(lines: &[Line<'_>], scope: &str, count: u64) {
@@ -215,6 +241,10 @@ pub fn watchdog(what: &str, limit: Duration) -> Watchdog {
         .expect("spawn watchdog thread");
     Watchdog { _cancel: cancel }
 }
+
+/// How many times each exit or crash scenario runs in a fresh child process: the interleavings
+/// that lose a record are rare, so one run proves little.
+pub const REPEATS: usize = 5;
 
 /// Environment variable naming the scenario a child process must play.
 const CHILD_SCENARIO: &str = "TACHYLOG_TEST_CHILD_SCENARIO";

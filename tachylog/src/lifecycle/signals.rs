@@ -1,0 +1,215 @@
+//! SIGTERM and SIGINT: drain, flush, then die of the signal. SIGHUP (opt-in): reopen the files.
+//!
+//! The handler itself only writes the signal's number into a pipe (`write(2)` is
+//! async-signal-safe); the `tachylog-signals` thread reads it and does the work on an ordinary
+//! thread: for SIGTERM/SIGINT a bounded drain ([`TERMINATION_DRAIN_LIMIT`]), then it restores the
+//! disposition that was there before `init` (the default action, or the application's own
+//! handler, which is thereby chained rather than replaced) and raises the signal again, so the
+//! exit status is the signal's. A disposition of `SIG_IGN` found at install time (a job started
+//! with `nohup`, or in the background by a non-interactive shell) is respected: no handler.
+//! SIGHUP asks for [`reopen`](crate::reopen) and then calls the application's previous handler,
+//! if it had one.
+//!
+//! The handlers are installed once per process, by the first `init` that asks for them, and
+//! stay: with no logger running a SIGTERM still dies at once, as it would have without them.
+
+use super::drain_bounded;
+use libc::c_int;
+use std::cell::UnsafeCell;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Once;
+use std::time::Duration;
+
+/// How long a SIGTERM or SIGINT waits for the back end before dying anyway: a sink stuck on a
+/// dead NFS mount must not make the process unkillable.
+pub(crate) const TERMINATION_DRAIN_LIMIT: Duration = Duration::from_secs(5);
+
+/// The disposition a signal had before tachylog's handler, restorable from signal context.
+pub(crate) struct SavedAction {
+    saved: AtomicBool,
+    action: UnsafeCell<MaybeUninit<libc::sigaction>>,
+}
+
+// SAFETY: `action` is written once, before `saved` is set (Release) and before the handler that
+// reads it is installed; afterwards it is only read.
+unsafe impl Sync for SavedAction {}
+
+impl SavedAction {
+    pub(crate) const fn new() -> Self {
+        SavedAction {
+            saved: AtomicBool::new(false),
+            action: UnsafeCell::new(MaybeUninit::uninit()),
+        }
+    }
+
+    /// Saves `sig`'s current disposition and installs `handler` (an `sa_sigaction` function),
+    /// unless the current disposition is `SIG_IGN` and `respect_ignore`. Returns whether it
+    /// installed. Call once per signal and slot.
+    pub(crate) fn install(
+        &self,
+        sig: c_int,
+        handler: extern "C" fn(c_int, *mut libc::siginfo_t, *mut libc::c_void),
+        flags: c_int,
+        respect_ignore: bool,
+    ) -> bool {
+        // SAFETY: sigaction with a null new action only reads the current one into `action`,
+        // which nothing reads yet (`saved` is false).
+        let old = unsafe {
+            let slot = (*self.action.get()).as_mut_ptr();
+            if libc::sigaction(sig, std::ptr::null(), slot) != 0 {
+                return false;
+            }
+            &*slot
+        };
+        if respect_ignore && old.sa_sigaction == libc::SIG_IGN {
+            return false;
+        }
+        self.saved.store(true, Ordering::Release);
+        // SAFETY: an all-zero sigaction is valid; we then fill in the handler, flags and an
+        // empty mask.
+        let mut new: libc::sigaction = unsafe { std::mem::zeroed() };
+        new.sa_sigaction = handler as usize;
+        new.sa_flags = flags | libc::SA_SIGINFO;
+        // SAFETY: `new.sa_mask` is a valid sigset_t to initialise; `new` is fully initialised.
+        unsafe {
+            libc::sigemptyset(&mut new.sa_mask);
+            libc::sigaction(sig, &new, std::ptr::null_mut()) == 0
+        }
+    }
+
+    /// Puts the saved disposition back (the default one if none was saved). Async-signal-safe.
+    pub(crate) fn restore(&self, sig: c_int) {
+        if self.saved.load(Ordering::Acquire) {
+            // SAFETY: `action` was initialised before `saved` was set.
+            unsafe { libc::sigaction(sig, (*self.action.get()).as_ptr(), std::ptr::null_mut()) };
+        } else {
+            // SAFETY: SIG_DFL is always a valid disposition.
+            unsafe { libc::signal(sig, libc::SIG_DFL) };
+        }
+    }
+
+    /// The saved disposition's handler, when it was a function (not default, not ignore).
+    pub(crate) fn previous_handler(&self) -> Option<(usize, bool)> {
+        if !self.saved.load(Ordering::Acquire) {
+            return None;
+        }
+        // SAFETY: initialised before `saved` was set, never written again.
+        let old = unsafe { (*self.action.get()).assume_init_ref() };
+        let handler = old.sa_sigaction;
+        (handler != libc::SIG_DFL && handler != libc::SIG_IGN)
+            .then_some((handler, old.sa_flags & libc::SA_SIGINFO != 0))
+    }
+}
+
+static TERM: SavedAction = SavedAction::new();
+static INT: SavedAction = SavedAction::new();
+static HUP: SavedAction = SavedAction::new();
+
+/// The write end of the pipe to the signal thread; -1 while there is none (not started, or in a
+/// forked child, where the thread does not exist): handlers then act at once without it.
+static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
+
+fn saved(sig: c_int) -> &'static SavedAction {
+    match sig {
+        libc::SIGTERM => &TERM,
+        libc::SIGINT => &INT,
+        _ => &HUP,
+    }
+}
+
+/// Installs the SIGTERM/SIGINT handler (when `termination`) and the SIGHUP handler (when
+/// `hangup`), each once per process.
+pub(crate) fn install(termination: bool, hangup: bool) {
+    static THREAD: Once = Once::new();
+    static TERMINATION: Once = Once::new();
+    static HANGUP: Once = Once::new();
+    if !termination && !hangup {
+        return;
+    }
+    THREAD.call_once(start_thread);
+    if termination {
+        TERMINATION.call_once(|| {
+            TERM.install(libc::SIGTERM, on_signal, libc::SA_RESTART, true);
+            INT.install(libc::SIGINT, on_signal, libc::SA_RESTART, true);
+        });
+    }
+    if hangup {
+        HANGUP.call_once(|| {
+            HUP.install(libc::SIGHUP, on_signal, libc::SA_RESTART, false);
+        });
+    }
+}
+
+/// Forgets the pipe: in a forked child the signal thread does not exist.
+pub(crate) fn forget_thread_after_fork() {
+    PIPE_WRITE.store(-1, Ordering::Relaxed);
+}
+
+fn start_thread() {
+    let mut fds = [0 as c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 returns.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        eprintln!("tachylog: cannot create the signal pipe; signals end the process at once");
+        return;
+    }
+    let [read_fd, write_fd] = fds;
+    // A full pipe must never block a signal handler: the byte is dropped instead (the thread
+    // is then already busy with the same kind of signal).
+    // SAFETY: `write_fd` is ours; F_SETFL with O_NONBLOCK has no other effect.
+    unsafe { libc::fcntl(write_fd, libc::F_SETFL, libc::O_NONBLOCK) };
+    let spawned = std::thread::Builder::new()
+        .name("tachylog-signals".into())
+        .spawn(move || signal_thread(read_fd));
+    match spawned {
+        Ok(_) => PIPE_WRITE.store(write_fd, Ordering::Release),
+        Err(e) => eprintln!("tachylog: cannot start the signal thread ({e}); signals end the process at once"),
+    }
+}
+
+fn signal_thread(read_fd: c_int) {
+    loop {
+        let mut byte = 0u8;
+        // SAFETY: reading one byte into a local.
+        let n = unsafe { libc::read(read_fd, (&mut byte as *mut u8).cast(), 1) };
+        if n != 1 {
+            if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        let sig = c_int::from(byte);
+        if sig == libc::SIGHUP {
+            crate::reopen();
+            continue;
+        }
+        drain_bounded(TERMINATION_DRAIN_LIMIT, true);
+        die_of(sig);
+    }
+}
+
+/// Restores `sig`'s previous disposition and raises it on this thread: the default action ends
+/// the process with the signal's status; an application's handler runs instead (chained).
+fn die_of(sig: c_int) {
+    saved(sig).restore(sig);
+    // SAFETY: raise has no preconditions; it is async-signal-safe.
+    unsafe { libc::raise(sig) };
+}
+
+extern "C" fn on_signal(sig: c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
+    let errno = super::crash::Errno::save();
+    let fd = PIPE_WRITE.load(Ordering::Acquire);
+    if fd >= 0 {
+        let byte = sig as u8;
+        // SAFETY: write(2) of one byte from a local; async-signal-safe.
+        unsafe { libc::write(fd, (&byte as *const u8).cast(), 1) };
+    } else if sig != libc::SIGHUP {
+        // No thread to drain for us: end as if tachylog were not here.
+        die_of(sig);
+    }
+    if sig == libc::SIGHUP {
+        // SAFETY: the saved handler was installed for this very signal by the application.
+        unsafe { super::crash::call_previous(&HUP, sig, info, context) };
+    }
+    errno.restore();
+}
