@@ -10,7 +10,9 @@
 //! - a decode function, monomorphised for those slot types, that the back end calls to format
 //!   the message from the bytes with the same format string rewritten to name the slots;
 //! - a `&'static` call site (level, module, file, line, decode function) built in a `const`
-//!   block, so a log call pushes one pointer, a timestamp and the argument bytes.
+//!   block, so a log call pushes one pointer, a timestamp and the argument bytes;
+//! - a `static` `Interest` per call site: the filter's verdict for it, resolved on its first
+//!   call and cached, so the enabled check is one load and a branch whatever the filter.
 
 mod format_string;
 
@@ -272,8 +274,9 @@ fn expand(call: LogCall) -> syn::Result<TokenStream> {
                 Piece::Placeholder(_) => unreachable!(),
             })
             .collect();
-        return Ok(quote! {
-            if #krate::__private::enabled(#krate::Level::#level) {
+        return Ok(quote! {{
+            static __INTEREST: #krate::__private::Interest = #krate::__private::Interest::new();
+            if __INTEREST.enabled(#krate::Level::#level, ::core::module_path!()) {
                 fn __decode(
                     _: &mut #krate::__private::Decoder<'_>,
                     __out: &mut dyn ::core::fmt::Write,
@@ -286,7 +289,7 @@ fn expand(call: LogCall) -> syn::Result<TokenStream> {
                 };
                 #krate::__private::log_record(&__SITE, 0, |_| {});
             }
-        });
+        }});
     }
 
     let slot_idents: Vec<Ident> = (0..slots.len())
@@ -355,8 +358,9 @@ fn expand(call: LogCall) -> syn::Result<TokenStream> {
         }
     }
 
-    Ok(quote! {
-        if #krate::__private::enabled(#krate::Level::#level) {
+    Ok(quote! {{
+        static __INTEREST: #krate::__private::Interest = #krate::__private::Interest::new();
+        if __INTEREST.enabled(#krate::Level::#level, ::core::module_path!()) {
             #[allow(unused_imports)]
             use #krate::__private::{ViaBytes as _, ViaCopy as _, ViaCopyRef as _, ViaFallback as _};
             match (#(#binding_exprs,)*) {
@@ -392,7 +396,7 @@ fn expand(call: LogCall) -> syn::Result<TokenStream> {
                 }
             }
         }
-    })
+    }})
 }
 
 /// `{slot:flags width .precision type}` with width and precision either verbatim or `N$`.

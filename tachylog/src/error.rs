@@ -25,6 +25,9 @@ pub enum Error {
     /// A [`RollingFile`](crate::RollingFile) file-name pattern is invalid.
     #[error(transparent)]
     FileNamePattern(#[from] crate::sink::FileNamePatternError),
+    /// A filter directive given in code is invalid.
+    #[error(transparent)]
+    Filter(#[from] crate::filter::FilterError),
     /// The back end's thread could not be started.
     #[error("cannot start a tachylog thread: {0}")]
     SpawnWorker(#[source] std::io::Error),

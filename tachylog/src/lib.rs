@@ -57,6 +57,7 @@ mod backend;
 mod codec;
 mod error;
 mod facade;
+mod filter;
 mod format;
 mod frontend;
 mod level;
@@ -66,6 +67,7 @@ mod record;
 mod sink;
 
 pub use error::Error;
+pub use filter::{set_filter, Filter, FilterError};
 pub use format::pattern::{Pattern, PatternError, DEFAULT_PATTERN};
 pub use frontend::args::{lossy, BytesArg, CopyArg, Lossy};
 pub use frontend::gate::{enabled, OnFull};
@@ -83,6 +85,7 @@ pub mod __private {
     pub use crate::frontend::args::{
         CountSlot, Slot, Stage, ViaBytes, ViaCopy, ViaCopyRef, ViaFallback, Wrap,
     };
+    pub use crate::filter::Interest;
     pub use crate::frontend::gate::enabled;
     pub use crate::frontend::producer::log_record;
     pub use crate::record::Site;

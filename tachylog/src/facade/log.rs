@@ -18,7 +18,7 @@ thread_local! {
 
 impl log::Log for Facade {
     fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
-        crate::frontend::gate::enabled(metadata.level().into())
+        crate::filter::wanted_dynamic(metadata.level().into(), metadata.target())
     }
 
     fn log(&self, record: &log::Record<'_>) {
@@ -61,12 +61,17 @@ impl log::Log for Facade {
 /// Routes the `log` crate to tachylog, once per process. If the application installed another
 /// `log` logger first, that one stays and `false` is returned.
 pub(crate) fn install() -> bool {
-    static INSTALLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *INSTALLED.get_or_init(|| log::set_logger(&FACADE).is_ok())
 }
 
-/// Mirrors tachylog's level into `log`'s global filter.
+static INSTALLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// Mirrors tachylog's most verbose level into `log`'s global filter, if `log` is routed to us
+/// (another `log` logger installed first keeps its own).
 pub(crate) fn set_max_level(level: Option<crate::Level>) {
+    if INSTALLED.get() != Some(&true) {
+        return;
+    }
     log::set_max_level(match level {
         None => log::LevelFilter::Off,
         Some(l) => log::Level::from(l).to_level_filter(),

@@ -8,7 +8,7 @@
 //! end) is on `#[cold]` out-of-line paths.
 
 use super::clock;
-use super::gate::{synchronous, wake_backend, write_through, OnFull, GATE};
+use super::gate::{enabled, synchronous, wake_backend, write_through, OnFull, GATE};
 use crate::codec::ArgWriter;
 use crate::queue::registry::{ThreadQueue, REGISTRY};
 use crate::queue::ring::{ProducerCursor, Reservation};
@@ -81,6 +81,11 @@ fn init_producer() -> Option<*const Producer> {
 #[doc(hidden)]
 #[inline(always)]
 pub fn log_record(site: &'static Site, args_len: usize, write_args: impl FnOnce(&mut ArgWriter)) {
+    // The call site's cached interest passed; the global switch still wins (shutdown started,
+    // or this is a forked child), and costs one load of a shared, read-mostly line.
+    if !enabled(site.level) {
+        return;
+    }
     let body_len = CALL_SITE_PREFIX + args_len;
     let mut producer = CURRENT.with(|c| c.get());
     if producer.is_null() {

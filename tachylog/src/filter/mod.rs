@@ -1,0 +1,123 @@
+//! Which records are wanted: `RUST_LOG`-style directives ([`Filter`]), resolved once per call
+//! site and cached in the call site's own [`Interest`].
+//!
+//! A log call reads only its call site's interest (one relaxed load and a branch). The first
+//! call from a site resolves it against the current filter and registers the site; changing the
+//! filter ([`set_filter`], [`Guard::set_level`](crate::Guard::set_level), `init`) recomputes
+//! every registered site under one lock, so a call never takes a lock after its first time.
+//! The global kill switch (shutdown, a forked child) is [`GATE`]'s `max_level`, which
+//! [`log_record`](crate::frontend::producer::log_record) checks again before writing.
+
+mod directives;
+
+pub use directives::{Filter, FilterError};
+
+use crate::frontend::gate::GATE;
+use crate::Level;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Mutex, RwLock};
+
+const UNRESOLVED: u8 = 0;
+const DISABLED: u8 = 1;
+const ENABLED: u8 = 2;
+
+/// A call site's cached verdict. Not a public API: the log macros create one per call site.
+#[doc(hidden)]
+pub struct Interest {
+    /// `UNRESOLVED` until the site's first call, then `ENABLED` or `DISABLED` for the current
+    /// filter. Written under `SITES`' lock; read relaxed by every call of the site.
+    state: AtomicU8,
+}
+
+/// Every call site resolved so far, with what its verdict depends on.
+static SITES: Mutex<Vec<(&'static Interest, Level, &'static str)>> = Mutex::new(Vec::new());
+
+/// The filter in force; `None` while no logger runs. Written under `SITES`' lock.
+static FILTER: RwLock<Option<Filter>> = RwLock::new(None);
+
+impl Interest {
+    /// A site not yet resolved.
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Interest {
+        Interest {
+            state: AtomicU8::new(UNRESOLVED),
+        }
+    }
+
+    /// Whether the call site (of `level`, in module `target`) is wanted.
+    #[inline(always)]
+    pub fn enabled(&'static self, level: Level, target: &'static str) -> bool {
+        match self.state.load(Ordering::Relaxed) {
+            ENABLED => true,
+            DISABLED => false,
+            _ => self.resolve(level, target),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn resolve(&'static self, level: Level, target: &'static str) -> bool {
+        // No logger (or a forked child, where another thread may have held the lock at the
+        // fork): off, without locking and without caching.
+        if GATE.max_level.load(Ordering::Relaxed) == 0 {
+            return false;
+        }
+        let mut sites = crate::queue::registry::lock(&SITES);
+        if self.state.load(Ordering::Relaxed) == UNRESOLVED {
+            sites.push((self, level, target));
+        }
+        let wanted = wanted(read_filter().as_ref(), level, target);
+        self.state.store(if wanted { ENABLED } else { DISABLED }, Ordering::Relaxed);
+        wanted
+    }
+}
+
+fn read_filter() -> std::sync::RwLockReadGuard<'static, Option<Filter>> {
+    FILTER.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn wanted(filter: Option<&Filter>, level: Level, target: &str) -> bool {
+    filter
+        .and_then(|f| f.level_for(target))
+        .is_some_and(|max| level <= max)
+}
+
+/// Whether a record of `level` from `target` passes the current filter, for records whose
+/// target is known only at run time (the `log` facade). Takes a read lock.
+pub(crate) fn wanted_dynamic(level: Level, target: &str) -> bool {
+    level as u8 <= GATE.max_level.load(Ordering::Relaxed) && wanted(read_filter().as_ref(), level, target)
+}
+
+/// Puts `filter` in force (`None`: everything off) and re-resolves every known call site.
+pub(crate) fn apply(filter: Option<Filter>) {
+    let sites = crate::queue::registry::lock(&SITES);
+    let max_level = filter.as_ref().and_then(Filter::max_level);
+    *FILTER.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = filter.clone();
+    for (interest, level, target) in sites.iter() {
+        let state = if wanted(filter.as_ref(), *level, target) {
+            ENABLED
+        } else {
+            DISABLED
+        };
+        interest.state.store(state, Ordering::Relaxed);
+    }
+    GATE.set_max_level(max_level);
+    crate::facade::log::set_max_level(max_level);
+}
+
+/// Changes the filter of the running logger, from any thread: `RUST_LOG` syntax
+/// (`info,my_crate::net=debug,hyper=warn`). Returns the first bad directive as an error and
+/// changes nothing then. Does nothing when no logger is running (the next `init` sets its own).
+///
+/// ```
+/// let guard = tachylog::builder().stdout().init().unwrap();
+/// tachylog::set_filter("warn,my_app::db=trace").unwrap();
+/// tachylog::info!("not written: this module is at warn now");
+/// assert!(tachylog::set_filter("info,db=loud").is_err());
+/// # drop(guard);
+/// ```
+pub fn set_filter(spec: &str) -> Result<(), FilterError> {
+    let filter: Filter = spec.parse()?;
+    crate::logger::apply_filter_if_running(filter);
+    Ok(())
+}
