@@ -69,6 +69,7 @@ mod sink;
 pub use error::Error;
 pub use filter::{set_filter, Filter, FilterError};
 pub use format::pattern::{Pattern, PatternError, DEFAULT_PATTERN};
+pub use format::Format;
 pub use frontend::args::{lossy, BytesArg, CopyArg, Lossy};
 pub use frontend::gate::{enabled, OnFull};
 pub use level::{Level, ParseLevelError};

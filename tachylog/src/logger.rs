@@ -3,6 +3,7 @@
 use crate::backend::clock::WallClock;
 use crate::backend::worker::{new_merger, Control, Worker};
 use crate::format::pattern::{LineFormatter, Pattern};
+use crate::format::Format;
 use crate::frontend::gate::{OnFull, BACKEND_THREAD, GATE};
 use crate::queue::registry::lock;
 use crate::sink::{FileSink, Sink, SinkSlot, Stderr, Stdout};
@@ -45,7 +46,8 @@ enum SinkSpec {
 /// ```
 #[must_use = "a builder does nothing until .init() is called"]
 pub struct Builder {
-    sinks: Vec<(SinkSpec, Option<Level>)>,
+    /// Each sink with its own level (`None`: the filter's) and format.
+    sinks: Vec<(SinkSpec, Option<Level>, Format)>,
     level: Level,
     /// `RUST_LOG`-syntax directives given in code.
     filter: Option<String>,
@@ -98,25 +100,25 @@ pub fn builder() -> Builder {
 impl Builder {
     /// Adds a standard-output sink.
     pub fn stdout(mut self) -> Self {
-        self.sinks.push((SinkSpec::Stdout, None));
+        self.sinks.push((SinkSpec::Stdout, None, Format::Text));
         self
     }
 
     /// Adds a standard-error sink.
     pub fn stderr(mut self) -> Self {
-        self.sinks.push((SinkSpec::Stderr, None));
+        self.sinks.push((SinkSpec::Stderr, None, Format::Text));
         self
     }
 
     /// Adds a file sink: `path` is created with its parent directories and appended to.
     pub fn file(mut self, path: impl Into<PathBuf>) -> Self {
-        self.sinks.push((SinkSpec::File(path.into()), None));
+        self.sinks.push((SinkSpec::File(path.into()), None, Format::Text));
         self
     }
 
     /// Adds any [`Sink`].
     pub fn sink(mut self, sink: impl Sink) -> Self {
-        self.sinks.push((SinkSpec::Custom(Box::new(sink)), None));
+        self.sinks.push((SinkSpec::Custom(Box::new(sink)), None, Format::Text));
         self
     }
 
@@ -138,6 +140,26 @@ impl Builder {
     pub fn sink_level(mut self, level: Level) -> Self {
         if let Some(last) = self.sinks.last_mut() {
             last.1 = Some(level);
+        }
+        self
+    }
+
+    /// Sets the line format of the sink added last: text (the default), JSON lines or logfmt.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join("tachylog-doc-sink-format");
+    /// let guard = tachylog::builder()
+    ///     .stdout()
+    ///     .file(dir.join("app.log"))
+    ///     .sink_format(tachylog::Format::Logfmt)
+    ///     .init()
+    ///     .unwrap();
+    /// # drop(guard);
+    /// # std::fs::remove_dir_all(dir).unwrap();
+    /// ```
+    pub fn sink_format(mut self, format: Format) -> Self {
+        if let Some(last) = self.sinks.last_mut() {
+            last.2 = format;
         }
         self
     }
@@ -367,10 +389,10 @@ impl Builder {
         };
         let mut specs = self.sinks;
         if specs.is_empty() {
-            specs.push((SinkSpec::Stdout, None));
+            specs.push((SinkSpec::Stdout, None, Format::Text));
         }
         let mut sinks = Vec::with_capacity(specs.len());
-        for (spec, level) in specs {
+        for (spec, level, format) in specs {
             let sink: Box<dyn Sink> = match spec {
                 SinkSpec::Stdout => Box::new(Stdout::new()),
                 SinkSpec::Stderr => Box::new(Stderr::new()),
@@ -378,7 +400,7 @@ impl Builder {
                 SinkSpec::Custom(sink) => sink,
             };
             let level = level.map_or(most_verbose, |l| l.min(most_verbose));
-            sinks.push(SinkSlot::new(sink, level));
+            sinks.push(SinkSlot::new(sink, level, format));
         }
         let mut formatter = LineFormatter::new(pattern, zone, self.escape);
         if let Some(bytes) = self.max_message_bytes {

@@ -15,7 +15,11 @@ use crate::frontend::gate::GATE;
 use crate::queue::handshake::FlushHandshake;
 use crate::queue::registry::{ThreadInfo, ThreadQueue, REGISTRY};
 use crate::record::{Site, KIND_CALL_SITE, KIND_DYNAMIC};
+use crate::format::Format;
 use crate::sink::{Line, SinkSlot};
+
+/// How many [`Format`]s there are: one line buffer each.
+const FORMATS: usize = 3;
 use crate::Level;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -59,7 +63,10 @@ struct Output {
     formatter: LineFormatter,
     sinks: Vec<SinkSlot>,
     clock: WallClock,
-    line: Vec<u8>,
+    /// The current record's message, unescaped, shared by every format.
+    message: String,
+    /// The current record's line in each [`Format`], formatted only if a sink uses it.
+    lines: [Vec<u8>; FORMATS],
     /// The last time written, to keep the column monotonic across small clock resyncs.
     last_unix_nanos: i64,
     most_verbose_sink: Level,
@@ -151,14 +158,62 @@ impl Output {
     }
 
     fn write(&mut self, record: &RecordView<'_>) {
-        self.line.clear();
-        self.formatter.format(record, &mut self.line);
-        let line = Line::new(record.level, record.unix_nanos, &self.line);
-        for sink in self.sinks.iter_mut() {
-            sink.write_line(&line);
+        self.write_to(record, None);
+    }
+
+    /// Formats `record` once per format its sinks use (the message once for all) and hands it
+    /// to every sink whose level takes it, or, for a notice, to sink `only` whatever its level.
+    fn write_to(&mut self, record: &RecordView<'_>, only: Option<usize>) {
+        let Output {
+            formatter,
+            sinks,
+            message,
+            lines,
+            ..
+        } = self;
+        formatter.render_message(&record.message, message);
+        let mut formatted = [false; FORMATS];
+        for (i, sink) in sinks.iter_mut().enumerate() {
+            let wanted = match only {
+                Some(only) => only == i,
+                None => record.level <= sink.min_level(),
+            };
+            if !wanted {
+                continue;
+            }
+            let format = sink.format();
+            let text = &mut lines[format as usize];
+            if !formatted[format as usize] {
+                formatted[format as usize] = true;
+                text.clear();
+                match format {
+                    Format::Text => formatter.format(record, message, text),
+                    Format::Json => formatter.format_json(record, message, text),
+                    Format::Logfmt => formatter.format_logfmt(record, message, text),
+                }
+            }
+            let line = Line {
+                level: record.level,
+                unix_nanos: record.unix_nanos,
+                text,
+                message,
+                target: record.target,
+                file: record.file,
+                line_number: record.line,
+                thread_name: &record.thread.name,
+                thread_id: record.thread.id,
+            };
+            match only {
+                Some(_) => sink.write_notice_line(&line),
+                None => sink.write_line(&line),
+            }
         }
-        if self.line.capacity() > 1 << 20 {
-            self.line = Vec::with_capacity(1024);
+        // One huge record must not pin its memory for the rest of the run.
+        for text in lines.iter_mut().filter(|t| t.capacity() > 1 << 20) {
+            *text = Vec::with_capacity(1024);
+        }
+        if message.capacity() > 1 << 20 {
+            *message = String::with_capacity(1024);
         }
     }
 
@@ -177,23 +232,21 @@ impl Output {
                 continue;
             };
             let unix_nanos = self.wall_time(crate::frontend::clock::now());
-            self.line.clear();
-            self.formatter.format(
+            let thread = self.backend_thread.clone();
+            self.write_to(
                 &RecordView {
                     unix_nanos,
                     level: Level::Warn,
                     target: "tachylog",
                     file: file!(),
                     line: line!(),
-                    thread: &self.backend_thread,
+                    thread: &thread,
                     message: Message::Text(&message),
                     static_metadata: true,
                 },
-                &mut self.line,
+                Some(i),
             );
-            let sink = &mut self.sinks[i];
-            sink.write_notice_line(&Line::new(Level::Warn, unix_nanos, &self.line));
-            sink.flush();
+            self.sinks[i].flush();
         }
     }
 
@@ -288,7 +341,8 @@ impl Worker {
             formatter,
             sinks,
             clock,
-            line: Vec::with_capacity(1024),
+            message: String::with_capacity(1024),
+            lines: Default::default(),
             last_unix_nanos: i64::MIN,
             most_verbose_sink,
             deadline: None,

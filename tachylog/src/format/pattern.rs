@@ -154,29 +154,61 @@ impl LineFormatter {
         }
     }
 
-    /// Cuts messages longer than `bytes` (after escaping), saying so in the line.
+    /// Cuts messages longer than `bytes`, saying so in the message.
     pub(crate) fn limit_message(&mut self, bytes: usize) {
         self.max_message = bytes;
     }
 
-    /// Truncates the message that starts at `start` in `out` to the limit, on a character
-    /// boundary, and appends `…[truncated N bytes]`.
-    #[cold]
-    fn truncate_message(&self, out: &mut Vec<u8>, start: usize) {
-        let mut cut = start + self.max_message;
-        // Back up to the first byte of a UTF-8 character (continuation bytes are 0b10xxxxxx).
-        while cut > start && out[cut] & 0xc0 == 0x80 {
-            cut -= 1;
+    /// Formats the record's message, unescaped, into `out` (cleared first): decoded from its
+    /// call site's argument bytes, or a marker naming the call site if the user's formatting
+    /// code panicked or failed; cut to the configured limit.
+    pub(crate) fn render_message(&self, message: &Message<'_>, out: &mut String) {
+        out.clear();
+        match message {
+            Message::Text(text) => out.push_str(text),
+            Message::Site { site, args } => {
+                let outcome = crate::lifecycle::catch_user_panic(|| {
+                    let mut decoder = Decoder::new(args);
+                    let result = (site.decode)(&mut decoder, &mut *out);
+                    (result, decoder.is_malformed())
+                });
+                let problem = match outcome {
+                    Ok((Ok(()), false)) => None,
+                    Ok((Ok(()), true)) => Some("malformed record".to_string()),
+                    Ok((Err(_), _)) => Some("a Display/Debug impl returned an error".to_string()),
+                    Err(panic) => Some(format!("formatting panicked: {panic}")),
+                };
+                if let Some(problem) = problem {
+                    out.clear();
+                    let _ = write!(
+                        out,
+                        "<{problem}; call site {}:{} format {:?}>",
+                        site.file, site.line, site.format
+                    );
+                }
+            }
         }
-        let removed = out.len() - cut;
-        out.truncate(cut);
-        out.extend_from_slice("…[truncated ".as_bytes());
-        out.extend_from_slice(itoa::Buffer::new().format(removed).as_bytes());
-        out.extend_from_slice(b" bytes]");
+        if out.len() > self.max_message {
+            self.truncate_message(out);
+        }
     }
 
-    /// Appends the record's line, newline included, to `out`.
-    pub(crate) fn format(&mut self, record: &RecordView<'_>, out: &mut Vec<u8>) {
+    /// Truncates `message` to the limit, on a character boundary, and appends
+    /// `…[truncated N bytes]`.
+    #[cold]
+    fn truncate_message(&self, message: &mut String) {
+        let mut cut = self.max_message;
+        while !message.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let removed = message.len() - cut;
+        message.truncate(cut);
+        let _ = write!(message, "…[truncated {removed} bytes]");
+    }
+
+    /// Appends the record's text line, newline included, to `out`; `message` is the record's
+    /// message from [`LineFormatter::render_message`].
+    pub(crate) fn format(&mut self, record: &RecordView<'_>, message: &str, out: &mut Vec<u8>) {
         for piece in &self.pattern.pieces {
             match piece {
                 Piece::Text(t) => out.extend_from_slice(t.as_bytes()),
@@ -196,16 +228,20 @@ impl LineFormatter {
                 Piece::Line => {
                     out.extend_from_slice(itoa::Buffer::new().format(record.line).as_bytes())
                 }
-                Piece::Message => {
-                    let start = out.len();
-                    self.message(&record.message, out);
-                    if out.len() - start > self.max_message {
-                        self.truncate_message(out, start);
-                    }
-                }
+                Piece::Message => self.escaped(message, out),
             }
         }
         out.push(b'\n');
+    }
+
+    /// Appends the record as one JSON object and a newline (see [`super::json`]).
+    pub(crate) fn format_json(&mut self, record: &RecordView<'_>, message: &str, out: &mut Vec<u8>) {
+        super::json::write_record(record, message, &mut self.time, out);
+    }
+
+    /// Appends the record as one logfmt line (see [`super::logfmt`]).
+    pub(crate) fn format_logfmt(&mut self, record: &RecordView<'_>, message: &str, out: &mut Vec<u8>) {
+        super::logfmt::write_record(record, message, &mut self.time, out);
     }
 
     fn escaped(&self, text: &str, out: &mut Vec<u8>) {
@@ -214,36 +250,6 @@ impl LineFormatter {
             escape: self.escape,
         }
         .write_str(text);
-    }
-
-    fn message(&self, message: &Message<'_>, out: &mut Vec<u8>) {
-        let start = out.len();
-        match message {
-            Message::Text(text) => self.escaped(text, out),
-            Message::Site { site, args } => {
-                let escape = self.escape;
-                let outcome = crate::lifecycle::catch_user_panic(|| {
-                    let mut decoder = Decoder::new(args);
-                    let mut writer = EscapingWriter { out, escape };
-                    let result = (site.decode)(&mut decoder, &mut writer);
-                    (result, decoder.is_malformed())
-                });
-                let problem = match outcome {
-                    Ok((Ok(()), false)) => None,
-                    Ok((Ok(()), true)) => Some("malformed record".to_string()),
-                    Ok((Err(_), _)) => Some("a Display/Debug impl returned an error".to_string()),
-                    Err(panic) => Some(format!("formatting panicked: {panic}")),
-                };
-                if let Some(problem) = problem {
-                    out.truncate(start);
-                    let marker = format!(
-                        "<{problem}; call site {}:{} format {:?}>",
-                        site.file, site.line, site.format
-                    );
-                    self.escaped(&marker, out);
-                }
-            }
-        }
     }
 }
 
@@ -284,19 +290,19 @@ mod tests {
             id: 4211,
         };
         let mut out = Vec::new();
-        f.format(
-            &RecordView {
-                unix_nanos: 1_795_277_045_125_049_000,
-                level: Level::Info,
-                target: "app::net",
-                file: "src/net.rs",
-                line: 20,
-                thread: &thread,
-                message: Message::Text("two\nlines"),
-                static_metadata: false,
-            },
-            &mut out,
-        );
+        let record = RecordView {
+            unix_nanos: 1_795_277_045_125_049_000,
+            level: Level::Info,
+            target: "app::net",
+            file: "src/net.rs",
+            line: 20,
+            thread: &thread,
+            message: Message::Text("two\nlines"),
+            static_metadata: false,
+        };
+        let mut message = String::new();
+        f.render_message(&record.message, &mut message);
+        f.format(&record, &message, &mut out);
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "2026-11-21 16:04:05.125049 INFO  [main/4211] app::net: two\\nlines (src/net.rs:20)\n"

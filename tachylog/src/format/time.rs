@@ -14,6 +14,8 @@ pub(crate) struct TimeCache {
     zone: TimeZone,
     second: i64,
     prefix: [u8; 19],
+    /// The UTC offset of `second` in RFC 3339 form: `Z` or `+01:00`.
+    offset: String,
 }
 
 impl TimeCache {
@@ -23,6 +25,7 @@ impl TimeCache {
             zone,
             second: i64::MIN,
             prefix: *b"0000-00-00 00:00:00",
+            offset: String::from("Z"),
         }
     }
 
@@ -43,11 +46,30 @@ impl TimeCache {
         out.extend_from_slice(&frac);
     }
 
+    /// Appends the RFC 3339 date-time of `unix_nanos` with microseconds and the zone's offset:
+    /// `2026-11-21T16:04:05.125049Z`, `2026-11-21T11:04:05.125049-05:00`.
+    pub(crate) fn write_rfc3339(&mut self, unix_nanos: i64, out: &mut Vec<u8>) {
+        let start = out.len();
+        self.write(unix_nanos, out);
+        out[start + 10] = b'T';
+        out.extend_from_slice(self.offset.as_bytes());
+    }
+
     fn refresh(&mut self, second: i64) {
         self.second = second;
         let Ok(ts) = Timestamp::from_second(second) else {
             self.prefix = *b"????-??-?? ??:??:??";
             return;
+        };
+        let offset = self.zone.to_offset(ts).seconds();
+        self.offset = match offset {
+            0 => "Z".to_string(),
+            _ => format!(
+                "{}{:02}:{:02}",
+                if offset < 0 { '-' } else { '+' },
+                offset.abs() / 3600,
+                offset.abs() % 3600 / 60
+            ),
         };
         let dt = self.zone.to_datetime(ts);
         let mut buf = Vec::with_capacity(19);
@@ -107,6 +129,22 @@ mod tests {
             render(&mut c, 1_795_277_045_000_000_000),
             "2026-11-21 11:04:05.000000"
         );
+    }
+
+    #[test]
+    fn rfc3339_carries_the_offset() {
+        let mut utc = TimeCache::new(TimeZone::UTC);
+        let mut out = Vec::new();
+        utc.write_rfc3339(1_795_277_045_125_049_000, &mut out);
+        assert_eq!(out, b"2026-11-21T16:04:05.125049Z");
+        let mut paris = TimeCache::new(TimeZone::posix("CET-1CEST,M3.5.0,M10.5.0/3").unwrap());
+        out.clear();
+        paris.write_rfc3339(1_795_277_045_125_049_000, &mut out);
+        assert_eq!(out, b"2026-11-21T17:04:05.125049+01:00");
+        let mut india = TimeCache::new(TimeZone::fixed(jiff::tz::Offset::from_seconds(-(9 * 3600 + 30 * 60)).unwrap()));
+        out.clear();
+        india.write_rfc3339(0, &mut out);
+        assert_eq!(out, b"1969-12-31T14:30:00.000000-09:30");
     }
 
     #[test]

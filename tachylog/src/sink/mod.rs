@@ -13,6 +13,7 @@ pub use fault::{FaultSink, Faults};
 pub use file::FileSink;
 pub use rolling::{Compression, FileNamePatternError, Period, RollingFile, RollingFileBuilder};
 
+use crate::format::Format;
 use crate::Level;
 use std::io;
 
@@ -100,17 +101,36 @@ pub struct Line<'a> {
     pub level: Level,
     /// The record's timestamp, nanoseconds since the Unix epoch (UTC).
     pub unix_nanos: i64,
-    /// The formatted line, ending in `\n`.
+    /// The formatted line in this sink's [`Format`](crate::Format), ending in `\n`.
     pub text: &'a [u8],
+    /// The record's message alone, unescaped, for sinks that frame records themselves.
+    pub message: &'a str,
+    /// The module path of the call site (or the `log` target).
+    pub target: &'a str,
+    /// The source file of the call site.
+    pub file: &'a str,
+    /// The source line of the call site.
+    pub line_number: u32,
+    /// The name of the thread that logged the record (`-` if it has none).
+    pub thread_name: &'a str,
+    /// The OS id of the thread that logged the record.
+    pub thread_id: u64,
 }
 
 impl<'a> Line<'a> {
-    /// A line of `level`, stamped `unix_nanos`, reading `text` (which should end in `\n`).
+    /// A line of `level`, stamped `unix_nanos`, reading `text` (which should end in `\n`),
+    /// with empty metadata: for testing sinks.
     pub fn new(level: Level, unix_nanos: i64, text: &'a [u8]) -> Self {
         Line {
             level,
             unix_nanos,
             text,
+            message: "",
+            target: "",
+            file: "",
+            line_number: 0,
+            thread_name: "",
+            thread_id: 0,
         }
     }
 }
@@ -126,6 +146,7 @@ impl<'a> Line<'a> {
 pub(crate) struct SinkSlot {
     sink: Box<dyn Sink>,
     min_level: Level,
+    format: Format,
     /// While the sink fails: lines lost so far and the first error; `None` while it works.
     failing: Option<(u64, String)>,
     /// Whether lines were written since the last flush.
@@ -138,10 +159,11 @@ pub(crate) struct SinkSlot {
 }
 
 impl SinkSlot {
-    pub(crate) fn new(sink: Box<dyn Sink>, min_level: Level) -> Self {
+    pub(crate) fn new(sink: Box<dyn Sink>, min_level: Level, format: Format) -> Self {
         SinkSlot {
             sink,
             min_level,
+            format,
             failing: None,
             dirty: false,
             unflushed: 0,
@@ -152,6 +174,11 @@ impl SinkSlot {
     /// The most verbose level this sink takes.
     pub(crate) fn min_level(&self) -> Level {
         self.min_level
+    }
+
+    /// How this sink's lines are written.
+    pub(crate) fn format(&self) -> Format {
+        self.format
     }
 
     pub(crate) fn write_line(&mut self, line: &Line<'_>) {

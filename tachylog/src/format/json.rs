@@ -1,0 +1,96 @@
+//! JSON lines: one object per record, on one line.
+//!
+//! `{"timestamp":"2026-11-21T16:04:05.125049Z","level":"INFO","target":"app::net",
+//! "file":"src/net.rs","line":20,"thread":"main","tid":4211,"message":"..."}`
+//!
+//! Every string is escaped as JSON requires (`"`, `\`, and all control characters as `\n`,
+//! `\r`, `\t` or `\u00XX`), plus U+2028 and U+2029, which some JSON consumers (JavaScript
+//! before ES2019) treat as line ends. Text reaching here is always valid UTF-8 (invalid input is
+//! made lossy at the call site), so every line is valid JSON. Written by hand rather than with
+//! `serde_json`: the record is flat, and this avoids building a value per record on the back
+//! end's hot loop.
+
+use super::pattern::RecordView;
+use super::time::TimeCache;
+
+/// Appends `record` as a JSON object and a newline.
+pub(crate) fn write_record(record: &RecordView<'_>, message: &str, time: &mut TimeCache, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"timestamp\":\"");
+    time.write_rfc3339(record.unix_nanos, out);
+    out.extend_from_slice(b"\",\"level\":\"");
+    out.extend_from_slice(record.level.as_str().as_bytes());
+    out.extend_from_slice(b"\",\"target\":");
+    write_string(record.target, out);
+    out.extend_from_slice(b",\"file\":");
+    write_string(record.file, out);
+    out.extend_from_slice(b",\"line\":");
+    out.extend_from_slice(itoa::Buffer::new().format(record.line).as_bytes());
+    out.extend_from_slice(b",\"thread\":");
+    write_string(&record.thread.name, out);
+    out.extend_from_slice(b",\"tid\":");
+    out.extend_from_slice(itoa::Buffer::new().format(record.thread.id).as_bytes());
+    out.extend_from_slice(b",\"message\":");
+    write_string(message, out);
+    out.extend_from_slice(b"}\n");
+}
+
+/// Appends `text` as a quoted JSON string.
+pub(crate) fn write_string(text: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    let bytes = text.as_bytes();
+    let mut clean_from = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0..=0x1f | 0x7f => b"",
+            // U+2028 / U+2029 are E2 80 A8 / E2 80 A9.
+            0xe2 if bytes.get(i + 1) == Some(&0x80) && matches!(bytes.get(i + 2), Some(0xa8 | 0xa9)) => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[clean_from..i]);
+        if escape.is_empty() {
+            let code = if b == 0xe2 { 0x2000 + bytes[i + 2] as u32 - 0x80 } else { b as u32 };
+            out.extend_from_slice(format!("\\u{code:04x}").as_bytes());
+            clean_from = if b == 0xe2 { i + 3 } else { i + 1 };
+        } else {
+            out.extend_from_slice(escape);
+            clean_from = i + 1;
+        }
+    }
+    out.extend_from_slice(&bytes[clean_from.min(bytes.len())..]);
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn string(text: &str) -> String {
+        let mut out = Vec::new();
+        write_string(text, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn escapes_what_json_requires_and_the_js_line_separators() {
+        assert_eq!(string("plain"), r#""plain""#);
+        assert_eq!(string("a\"b\\c"), r#""a\"b\\c""#);
+        assert_eq!(string("l1\nl2\r\t\u{1b}[31m\u{7f}"), r#""l1\nl2\r\t\u001b[31m\u007f""#);
+        assert_eq!(string("x\u{2028}y\u{2029}z"), r#""x\u2028y\u2029z""#);
+        assert_eq!(string("é€😀\u{2027}"), "\"é€😀\u{2027}\"");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn every_string_round_trips_through_a_json_parser(text in ".*") {
+            let json = string(&text);
+            let parsed: String = serde_json::from_str(&json).unwrap();
+            proptest::prop_assert_eq!(parsed, text);
+            proptest::prop_assert!(!json.contains('\n') && !json.contains('\r'));
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! logfmt: `key=value` pairs on one line, as Heroku, Grafana Loki and many log tools read them.
+//!
+//! `ts=2026-11-21T16:04:05.125049Z level=info target=app::net thread=main tid=4211
+//! msg="served 3 items" file=src/net.rs line=20`
+//!
+//! A value is written bare when it is non-empty and holds no space, `=`, `"` or control
+//! character; otherwise it is quoted, with `"` and `\` backslash-escaped and control characters
+//! written as `\n`, `\r`, `\t` or `\u{..}`, so a record is always one line.
+
+use super::pattern::RecordView;
+use super::time::TimeCache;
+use std::fmt::Write as _;
+
+/// Appends `record` as one logfmt line.
+pub(crate) fn write_record(record: &RecordView<'_>, message: &str, time: &mut TimeCache, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"ts=");
+    time.write_rfc3339(record.unix_nanos, out);
+    out.extend_from_slice(b" level=");
+    out.extend_from_slice(record.level.as_str().to_ascii_lowercase().as_bytes());
+    out.extend_from_slice(b" target=");
+    write_value(record.target, out);
+    out.extend_from_slice(b" thread=");
+    write_value(&record.thread.name, out);
+    out.extend_from_slice(b" tid=");
+    out.extend_from_slice(itoa::Buffer::new().format(record.thread.id).as_bytes());
+    out.extend_from_slice(b" msg=");
+    write_value(message, out);
+    out.extend_from_slice(b" file=");
+    write_value(record.file, out);
+    out.extend_from_slice(b" line=");
+    out.extend_from_slice(itoa::Buffer::new().format(record.line).as_bytes());
+    out.push(b'\n');
+}
+
+/// Appends one value, quoted only when it has to be.
+pub(crate) fn write_value(value: &str, out: &mut Vec<u8>) {
+    let needs_quotes = value.is_empty()
+        || value
+            .chars()
+            .any(|c| c == ' ' || c == '=' || c == '"' || c == '\\' || c.is_control() || is_layout(c));
+    if !needs_quotes {
+        out.extend_from_slice(value.as_bytes());
+        return;
+    }
+    let mut quoted = String::with_capacity(value.len() + 2);
+    quoted.push('"');
+    for c in value.chars() {
+        match c {
+            '"' => quoted.push_str("\\\""),
+            '\\' => quoted.push_str("\\\\"),
+            '\n' => quoted.push_str("\\n"),
+            '\r' => quoted.push_str("\\r"),
+            '\t' => quoted.push_str("\\t"),
+            c if c.is_control() || is_layout(c) => {
+                let _ = write!(quoted, "\\u{{{:x}}}", c as u32);
+            }
+            c => quoted.push(c),
+        }
+    }
+    quoted.push('"');
+    out.extend_from_slice(quoted.as_bytes());
+}
+
+/// Unicode line separators and bidi controls: they change what a reader sees as lines.
+fn is_layout(c: char) -> bool {
+    matches!(c as u32, 0x2028 | 0x2029 | 0x202a..=0x202e | 0x2066..=0x2069)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(text: &str) -> String {
+        let mut out = Vec::new();
+        write_value(text, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn bare_when_possible_quoted_and_escaped_otherwise() {
+        assert_eq!(value("app::net"), "app::net");
+        assert_eq!(value(""), r#""""#);
+        assert_eq!(value("served 3 items"), r#""served 3 items""#);
+        assert_eq!(value("a=b"), r#""a=b""#);
+        assert_eq!(value("say \"hi\"\n\\"), r#""say \"hi\"\n\\""#);
+        assert_eq!(value("\u{1b}[31m\u{2028}"), r#""\u{1b}[31m\u{2028}""#);
+    }
+}
