@@ -17,7 +17,10 @@ USAGE:
 OPTIONS:
     --only NAME[,NAME..]  run only these loggers and/or workloads (repeatable); a kind
                           not named runs in full
-    --full                more latency samples, and 3 runs of everything (median shown)
+    --full                every workload (the default quick suite skips the batch
+                          method, the limlog matrix, server_close and idle_cpu, and logs
+                          1M instead of 4M records in `throughput`), more latency
+                          samples, and 3 runs of everything (median shown)
     --list                list loggers and workloads
     -h, --help            this text
 
@@ -117,9 +120,16 @@ fn select(names: &[String], scale: Scale) -> Result<Suite, BenchError> {
             .iter()
             .filter(|e| loggers.is_empty() || loggers.contains(&e.name))
             .collect(),
+        // Named workloads run at any scale; otherwise the scale picks them.
         workloads: Workload::ALL
             .into_iter()
-            .filter(|w| workloads.is_empty() || workloads.contains(w))
+            .filter(|w| {
+                if workloads.is_empty() {
+                    scale == Scale::Full || w.in_quick()
+                } else {
+                    workloads.contains(w)
+                }
+            })
             .collect(),
         scale,
     })
@@ -174,7 +184,10 @@ mod tests {
             s.loggers.iter().map(|e| e.name).collect::<Vec<_>>(),
             ["tachylog", "bufwriter"]
         );
-        assert_eq!(s.workloads, [Workload::Latency]);
+        assert_eq!(
+            s.workloads,
+            [Workload::Latency(crate::workloads::Shape::Request)]
+        );
         assert_eq!(s.scale, Scale::Quick);
 
         let Command::Suite(s) = parse(&args("--full")).unwrap() else {
