@@ -21,6 +21,8 @@ OPTIONS:
                           method, the limlog matrix, server_close and idle_cpu, and logs
                           1M instead of 4M records in `throughput`), more latency
                           samples, and 3 runs of everything (median shown)
+    --out DIR             write the report there instead of target/bench-report/
+    --smoke               every workload with tiny counts: checks the harness, not speed
     --list                list loggers and workloads
     -h, --help            this text
 
@@ -48,6 +50,8 @@ pub struct Suite {
     pub workloads: Vec<Workload>,
     /// Run size.
     pub scale: Scale,
+    /// Where the report goes (default `target/bench-report/`).
+    pub out: Option<PathBuf>,
 }
 
 /// A child's assignment: `--child LOGGER WORKLOAD SCALE DIR`.
@@ -69,6 +73,7 @@ pub fn parse(args: &[String]) -> Result<Command, BenchError> {
     }
     let mut names: Vec<String> = Vec::new();
     let mut scale = Scale::Quick;
+    let mut out = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -80,6 +85,13 @@ pub fn parse(args: &[String]) -> Result<Command, BenchError> {
             }
             s if s.starts_with("--only=") => names.extend(split_names(&s["--only=".len()..])),
             "--full" => scale = Scale::Full,
+            "--smoke" => scale = Scale::Smoke,
+            "--out" => {
+                let v = it
+                    .next()
+                    .ok_or_else(|| BenchError::Usage("--out needs a directory".into()))?;
+                out = Some(PathBuf::from(v));
+            }
             "--quick" => scale = Scale::Quick,
             "--list" => return Ok(Command::List),
             "-h" | "--help" => return Ok(Command::Help),
@@ -88,7 +100,9 @@ pub fn parse(args: &[String]) -> Result<Command, BenchError> {
             other => return Err(BenchError::Usage(format!("unknown argument `{other}`"))),
         }
     }
-    select(&names, scale).map(Command::Suite)
+    let mut suite = select(&names, scale)?;
+    suite.out = out;
+    Ok(Command::Suite(suite))
 }
 
 fn split_names(v: &str) -> impl Iterator<Item = String> + '_ {
@@ -125,13 +139,14 @@ fn select(names: &[String], scale: Scale) -> Result<Suite, BenchError> {
             .into_iter()
             .filter(|w| {
                 if workloads.is_empty() {
-                    scale == Scale::Full || w.in_quick()
+                    scale != Scale::Quick || w.in_quick()
                 } else {
                     workloads.contains(w)
                 }
             })
             .collect(),
         scale,
+        out: None,
     })
 }
 

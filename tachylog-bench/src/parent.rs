@@ -42,7 +42,7 @@ pub fn run(suite: &Suite, argv: &[String]) -> Result<bool, BenchError> {
     let date = UtcSeconds(now).to_string();
     let stamp: String = date.chars().filter(char::is_ascii_digit).collect();
     let stamp = format!("{}-{}", &stamp[..8], &stamp[8..]);
-    let out_dir = report_dir();
+    let out_dir = suite.out.clone().unwrap_or_else(report_dir);
     let tmp_root = out_dir.join("tmp");
     let exe = std::env::current_exe().map_err(|e| BenchError::io("<current_exe>", e))?;
 

@@ -161,10 +161,20 @@ impl Verification {
         if self.probe_found != self.probe_expected {
             s.push_str(&format!(
                 "; `{}` found {} times, expected {}",
-                self.probe, self.probe_found, self.probe_expected
+                shorten(&self.probe, 80),
+                self.probe_found,
+                self.probe_expected
             ));
         }
         s
+    }
+}
+
+/// `s` cut to `max` characters with `...` (a 4 KB probe would drown the message).
+fn shorten(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
     }
 }
 

@@ -6,12 +6,18 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::Scale;
 use crate::error::BenchError;
 use crate::loggers::BenchLogger;
 use crate::report::Idle;
 
-/// The measured window.
-const WINDOW: Duration = Duration::from_secs(5);
+/// The settling time and the measured window (tiny in the smoke test).
+fn windows(scale: Scale) -> (Duration, Duration) {
+    match scale {
+        Scale::Smoke => (Duration::from_millis(20), Duration::from_millis(100)),
+        Scale::Quick | Scale::Full => (Duration::from_millis(500), Duration::from_secs(5)),
+    }
+}
 
 /// One line for the report header.
 pub fn describe() -> String {
@@ -34,13 +40,14 @@ fn process_cpu_s() -> f64 {
 }
 
 /// Runs the workload in this (child) process.
-pub fn run<L: BenchLogger>(file: &Path) -> Result<Idle, BenchError> {
+pub fn run<L: BenchLogger>(file: &Path, scale: Scale) -> Result<Idle, BenchError> {
+    let (settle, window) = windows(scale);
     let logger = L::init(file)?;
     logger.hello_world();
-    std::thread::sleep(Duration::from_millis(500));
+    std::thread::sleep(settle);
     let cpu0 = process_cpu_s();
     let t0 = Instant::now();
-    std::thread::sleep(WINDOW);
+    std::thread::sleep(window);
     let cpu_s = process_cpu_s() - cpu0;
     let wall_s = t0.elapsed().as_secs_f64();
     logger.finish()?;

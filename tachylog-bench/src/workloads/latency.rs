@@ -48,6 +48,11 @@ impl Params {
                 warmup: 10_000,
                 gap_ns: 2_000,
             },
+            Scale::Smoke => Params {
+                calls: 200,
+                warmup: 20,
+                gap_ns: 2_000,
+            },
         }
     }
 
@@ -182,8 +187,9 @@ impl Batch {
             batches: match scale {
                 Scale::Quick => 500,
                 Scale::Full => 1_500,
+                Scale::Smoke => 5,
             },
-            warmup: 50,
+            warmup: if scale == Scale::Smoke { 1 } else { 50 },
             size: 20,
             gap: Duration::from_millis(2),
         }

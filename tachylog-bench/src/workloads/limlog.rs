@@ -37,7 +37,7 @@ pub fn probe(size: usize) -> String {
 /// One line for the report header.
 pub fn describe(name: &str, size: usize, threads: u8) -> String {
     format!(
-        "{name}: {threads} thread(s) x {RECORDS} x info!(\"limlog b={{}} c={{}} i={{}} u={{}} \
+        "{name}: {threads} thread(s) x {RECORDS} (full and quick) x info!(\"limlog b={{}} c={{}} i={{}} u={{}} \
          f={{}} s={{}}\") with a {size}-byte string; us/record = total / records"
     )
 }
@@ -47,9 +47,10 @@ pub fn run<L: BenchLogger>(
     file: &Path,
     size: usize,
     threads: u8,
+    records: u64,
 ) -> Result<Throughput, BenchError> {
     let s = text(size);
-    seed::run::<L>(file, threads, RECORDS, |l, _| {
+    seed::run::<L>(file, threads, records, |l, _| {
         l.mixed(true, 'x', -42, 1_234_567_890, 3.25, &s)
     })
 }

@@ -27,6 +27,9 @@ pub enum Scale {
     Quick,
     /// Every workload at its issue-stated size, three runs of everything.
     Full,
+    /// Tiny counts, for the harness's own tests (`--smoke`): checks plumbing, measures
+    /// nothing worth reading.
+    Smoke,
 }
 
 impl Scale {
@@ -35,6 +38,7 @@ impl Scale {
         match self {
             Scale::Quick => "quick",
             Scale::Full => "full",
+            Scale::Smoke => "smoke",
         }
     }
 
@@ -43,6 +47,7 @@ impl Scale {
         match s {
             "quick" => Some(Scale::Quick),
             "full" => Some(Scale::Full),
+            "smoke" => Some(Scale::Smoke),
             _ => None,
         }
     }
@@ -50,8 +55,16 @@ impl Scale {
     /// Separate processes per (logger, workload); the table shows the median run.
     pub fn runs(self) -> u32 {
         match self {
-            Scale::Quick => 1,
+            Scale::Quick | Scale::Smoke => 1,
             Scale::Full => 3,
+        }
+    }
+
+    /// `n` records at this scale: a thousandth of them (at least 10) in the smoke test.
+    pub fn count(self, n: u64) -> u64 {
+        match self {
+            Scale::Smoke => (n / 1_000).max(10),
+            Scale::Quick | Scale::Full => n,
         }
     }
 }
@@ -231,7 +244,7 @@ impl Workload {
             Workload::Throughput => (seed::iteration_probe(), 1),
             Workload::Limlog(s, threads) => (
                 limlog::probe(LIMLOG_SIZES[s as usize]),
-                u64::from(threads) * limlog::RECORDS,
+                u64::from(threads) * scale.count(limlog::RECORDS),
             ),
             _ => (self.marker().to_string(), lines),
         };
@@ -247,15 +260,15 @@ impl Workload {
     /// count depends on how many requests it served.
     pub fn expected_lines(self, scale: Scale) -> u64 {
         match self {
-            Workload::Seed1m => seed::SEED_LINES,
-            Workload::Seed2x100k => 2 * seed::TWO_THREAD_LINES,
+            Workload::Seed1m => scale.count(seed::SEED_LINES),
+            Workload::Seed2x100k => 2 * scale.count(seed::TWO_THREAD_LINES),
             Workload::Latency(_) => {
                 let p = latency::Params::for_scale(scale);
                 p.warmup + p.calls
             }
             Workload::Batch(t) => u64::from(t) * latency::Batch::for_scale(scale).lines(),
             Workload::Throughput => seed::throughput_lines(scale),
-            Workload::Limlog(_, t) => u64::from(t) * limlog::RECORDS,
+            Workload::Limlog(_, t) => u64::from(t) * scale.count(limlog::RECORDS),
             Workload::Server(_) => 0,
             Workload::IdleCpu => 1,
         }
@@ -298,11 +311,15 @@ pub fn run<L: BenchLogger>(
 ) -> Result<Measurement, BenchError> {
     let lat = latency::Params::for_scale(scale);
     match workload {
-        Workload::Seed1m => seed::run::<L>(file, 1, seed::SEED_LINES, |l, _| l.hello_world())
-            .map(Measurement::Throughput),
+        Workload::Seed1m => seed::run::<L>(file, 1, scale.count(seed::SEED_LINES), |l, _| {
+            l.hello_world()
+        })
+        .map(Measurement::Throughput),
         Workload::Seed2x100k => {
-            seed::run::<L>(file, 2, seed::TWO_THREAD_LINES, |l, _| l.one_logged())
-                .map(Measurement::Throughput)
+            seed::run::<L>(file, 2, scale.count(seed::TWO_THREAD_LINES), |l, _| {
+                l.one_logged()
+            })
+            .map(Measurement::Throughput)
         }
         Workload::Throughput => seed::run::<L>(file, 1, seed::throughput_lines(scale), |l, i| {
             l.iteration(i, i as i64 * 2, i as f64 / 2.0)
@@ -331,13 +348,15 @@ pub fn run<L: BenchLogger>(
                 .map(Measurement::Latency)
         }
         Workload::Limlog(s, t) => {
-            limlog::run::<L>(file, LIMLOG_SIZES[s as usize], t).map(Measurement::Throughput)
+            let records = scale.count(limlog::RECORDS);
+            limlog::run::<L>(file, LIMLOG_SIZES[s as usize], t, records)
+                .map(Measurement::Throughput)
         }
         Workload::Server(keep_alive) => {
             server::run::<L>(file, server::Params::for_scale(scale), keep_alive)
                 .map(Measurement::Server)
         }
-        Workload::IdleCpu => idle::run::<L>(file).map(Measurement::Idle),
+        Workload::IdleCpu => idle::run::<L>(file, scale).map(Measurement::Idle),
     }
 }
 

@@ -27,6 +27,7 @@ pub fn throughput_lines(scale: Scale) -> u64 {
     match scale {
         Scale::Quick => 1_000_000,
         Scale::Full => 4_000_000,
+        Scale::Smoke => 1_000,
     }
 }
 

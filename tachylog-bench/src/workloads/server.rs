@@ -43,12 +43,14 @@ pub struct Params {
 impl Params {
     /// The sizes for each scale.
     pub fn for_scale(scale: Scale) -> Self {
+        let small = scale == Scale::Smoke;
         Params {
-            connections: 32,
-            workers: 32,
+            connections: if small { 4 } else { 32 },
+            workers: if small { 4 } else { 32 },
             duration: match scale {
                 Scale::Quick => Duration::from_secs(2),
                 Scale::Full => Duration::from_secs(3),
+                Scale::Smoke => Duration::from_millis(200),
             },
             // Connection-per-request mode leaves a TIME_WAIT socket per request; the cap
             // keeps one run well inside the ephemeral port range.
@@ -301,5 +303,68 @@ pub fn summarize(load: &mut Load, served: u64, connections: usize) -> ServerRun 
         requests_per_s: requests as f64 / secs.max(1e-9),
         p50_us: nearest_rank(&load.latencies_ns, 50.0) as f64 / 1e3,
         p99_us: nearest_rank(&load.latencies_ns, 99.0) as f64 / 1e3,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loggers::log_calls;
+
+    /// Access records logged by [`Counting`].
+    static LOGGED: AtomicU64 = AtomicU64::new(0);
+
+    macro_rules! count {
+        ($($arg:tt)*) => {{
+            let _ = format_args!($($arg)*);
+            LOGGED.fetch_add(1, Ordering::Relaxed);
+        }};
+    }
+
+    /// A logger that only counts its calls.
+    struct Counting;
+
+    impl BenchLogger for Counting {
+        const NAME: &'static str = "counting";
+        const CRATES: &'static [&'static str] = &[];
+        const CONFIG: &'static str = "test";
+        fn init(_: &Path) -> Result<Self, BenchError> {
+            Ok(Counting)
+        }
+        log_calls!(count);
+        fn finish(self) -> Result<(), BenchError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn every_request_of_the_load_generator_is_answered_and_logged_once() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let p = Params {
+            connections: 3,
+            workers: 3,
+            duration: Duration::from_secs(10),
+            max_requests: 40,
+        };
+        let mut total = 0;
+        for keep_alive in [true, false] {
+            let served = AtomicU64::new(0);
+            let mut load = serve_while(&listener, p.workers, &served, &Counting, || {
+                generate_load(addr, p, keep_alive)
+            })
+            .unwrap();
+            let run = summarize(&mut load, served.into_inner(), p.connections);
+            // The cap, not the 10 s deadline, ends the run: exactly 40 requests.
+            assert_eq!(
+                (run.requests, run.served),
+                (40, 40),
+                "keep_alive {keep_alive}"
+            );
+            assert!(run.p50_us <= run.p99_us);
+            total += 40;
+            // The listener is reused: serve_while's acceptor stopped, the socket stays open.
+        }
+        assert_eq!(LOGGED.load(Ordering::Relaxed), total);
     }
 }
