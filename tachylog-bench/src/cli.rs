@@ -17,7 +17,12 @@ USAGE:
 OPTIONS:
     --only NAME[,NAME..]  run only these loggers and/or workloads (repeatable); a kind
                           not named runs in full
-    --full                more latency samples, and 3 runs of everything (median shown)
+    --full                every workload (the default quick suite skips the batch
+                          method, the limlog matrix, server_close and idle_cpu, and logs
+                          1M instead of 4M records in `throughput`), more latency
+                          samples, and 3 runs of everything (median shown)
+    --out DIR             write the report there instead of target/bench-report/
+    --smoke               every workload with tiny counts: checks the harness, not speed
     --list                list loggers and workloads
     -h, --help            this text
 
@@ -45,6 +50,8 @@ pub struct Suite {
     pub workloads: Vec<Workload>,
     /// Run size.
     pub scale: Scale,
+    /// Where the report goes (default `target/bench-report/`).
+    pub out: Option<PathBuf>,
 }
 
 /// A child's assignment: `--child LOGGER WORKLOAD SCALE DIR`.
@@ -66,6 +73,7 @@ pub fn parse(args: &[String]) -> Result<Command, BenchError> {
     }
     let mut names: Vec<String> = Vec::new();
     let mut scale = Scale::Quick;
+    let mut out = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -77,6 +85,13 @@ pub fn parse(args: &[String]) -> Result<Command, BenchError> {
             }
             s if s.starts_with("--only=") => names.extend(split_names(&s["--only=".len()..])),
             "--full" => scale = Scale::Full,
+            "--smoke" => scale = Scale::Smoke,
+            "--out" => {
+                let v = it
+                    .next()
+                    .ok_or_else(|| BenchError::Usage("--out needs a directory".into()))?;
+                out = Some(PathBuf::from(v));
+            }
             "--quick" => scale = Scale::Quick,
             "--list" => return Ok(Command::List),
             "-h" | "--help" => return Ok(Command::Help),
@@ -85,7 +100,9 @@ pub fn parse(args: &[String]) -> Result<Command, BenchError> {
             other => return Err(BenchError::Usage(format!("unknown argument `{other}`"))),
         }
     }
-    select(&names, scale).map(Command::Suite)
+    let mut suite = select(&names, scale)?;
+    suite.out = out;
+    Ok(Command::Suite(suite))
 }
 
 fn split_names(v: &str) -> impl Iterator<Item = String> + '_ {
@@ -117,11 +134,19 @@ fn select(names: &[String], scale: Scale) -> Result<Suite, BenchError> {
             .iter()
             .filter(|e| loggers.is_empty() || loggers.contains(&e.name))
             .collect(),
+        // Named workloads run at any scale; otherwise the scale picks them.
         workloads: Workload::ALL
             .into_iter()
-            .filter(|w| workloads.is_empty() || workloads.contains(w))
+            .filter(|w| {
+                if workloads.is_empty() {
+                    scale != Scale::Quick || w.in_quick()
+                } else {
+                    workloads.contains(w)
+                }
+            })
             .collect(),
         scale,
+        out: None,
     })
 }
 
@@ -174,7 +199,10 @@ mod tests {
             s.loggers.iter().map(|e| e.name).collect::<Vec<_>>(),
             ["tachylog", "bufwriter"]
         );
-        assert_eq!(s.workloads, [Workload::Latency]);
+        assert_eq!(
+            s.workloads,
+            [Workload::Latency(crate::workloads::Shape::Request)]
+        );
         assert_eq!(s.scale, Scale::Quick);
 
         let Command::Suite(s) = parse(&args("--full")).unwrap() else {

@@ -42,34 +42,48 @@ pub fn run(suite: &Suite, argv: &[String]) -> Result<bool, BenchError> {
     let date = UtcSeconds(now).to_string();
     let stamp: String = date.chars().filter(char::is_ascii_digit).collect();
     let stamp = format!("{}-{}", &stamp[..8], &stamp[8..]);
-    let out_dir = report_dir();
+    let out_dir = suite.out.clone().unwrap_or_else(report_dir);
     let tmp_root = out_dir.join("tmp");
     let exe = std::env::current_exe().map_err(|e| BenchError::io("<current_exe>", e))?;
 
     let load_before = machine::load_average();
     let cpu_before = CpuTimes::read();
     let runs = suite.scale.runs();
-    let total = runs as usize * suite.workloads.len() * suite.loggers.len();
+    // Pairs that cannot run are listed in the report with the reason, never dropped silently.
+    let mut pairs = Vec::new();
+    let mut not_run = Vec::new();
+    for &workload in &suite.workloads {
+        for &logger in &suite.loggers {
+            if !workload.runs_logger(logger.name) {
+                continue;
+            }
+            match logger.cannot_run(workload) {
+                Some(why) => not_run.push(format!("{} / {}: {why}", logger.name, workload.name())),
+                None => pairs.push((workload, logger)),
+            }
+        }
+    }
+    let total = runs as usize * pairs.len();
     let mut records = Vec::with_capacity(total);
     eprintln!(
         "tachylog-bench: {total} runs ({} scale), each in its own process",
         suite.scale.name()
     );
+    let suite_start = std::time::Instant::now();
     for run in 1..=runs {
-        for &workload in &suite.workloads {
-            for &logger in &suite.loggers {
-                let record = run_one(&exe, &tmp_root, logger, workload, suite.scale, run);
-                eprintln!(
-                    "[{:>2}/{total}] {:<16} {:<15} run {run}: {}",
-                    records.len() + 1,
-                    logger.name,
-                    workload.name(),
-                    progress(&record)
-                );
-                records.push(record);
-            }
+        for &(workload, logger) in &pairs {
+            let record = run_one(&exe, &tmp_root, logger, workload, suite.scale, run);
+            eprintln!(
+                "[{:>3}/{total}] {:<16} {:<16} run {run}: {}",
+                records.len() + 1,
+                logger.name,
+                workload.name(),
+                progress(&record)
+            );
+            records.push(record);
         }
     }
+    let suite_s = suite_start.elapsed().as_secs_f64();
     // Only removes the directory when every run's was deleted (failed runs keep theirs).
     let _ = std::fs::remove_dir(&tmp_root);
 
@@ -105,6 +119,8 @@ pub fn run(suite: &Suite, argv: &[String]) -> Result<bool, BenchError> {
             })
             .collect(),
         runs: records,
+        not_run,
+        suite_s,
     };
     println!("{}", report.markdown());
     let path = report.write(&out_dir, &stamp)?;
@@ -142,6 +158,7 @@ fn run_one(
         result: None,
         verification: None,
         failure: None,
+        peak_rss_kib: None,
     };
     let dir = tmp_root.join(format!("{}-{}-{run}", logger.name, workload.name()));
     match run_and_verify(exe, &dir, logger, workload, scale, run, &mut record) {
@@ -177,7 +194,8 @@ fn run_and_verify(
     }
     std::fs::create_dir_all(dir).map_err(|e| BenchError::io(dir, e))?;
 
-    let stdout = run_child(exe, dir, logger, workload, scale).map_err(fail)?;
+    let (stdout, rss) = run_child(exe, dir, logger, workload, scale).map_err(fail)?;
+    record.peak_rss_kib = rss;
     let result = parse_result(&stdout).ok_or_else(|| {
         fail(format!(
             "no `{}` line on stdout; stdout was: {:?}",
@@ -199,9 +217,20 @@ fn run_and_verify(
             workload.name()
         )));
     }
-    record.result = Some(result);
 
-    let v = verify::count_lines(dir, &workload.expected(scale))?;
+    let served = match &result.measurement {
+        Measurement::Server(s) if s.served != s.requests => {
+            return Err(fail(format!(
+                "the server answered {} requests but the clients got {}",
+                s.served, s.requests
+            )));
+        }
+        // `nolog` answers requests but logs none of them.
+        Measurement::Server(s) if logger.name != "nolog" => s.served,
+        _ => 0,
+    };
+    let v = verify::count_lines(dir, &workload.expected(scale, served))?;
+    record.result = Some(result);
     let ok = v.ok();
     let explanation = v.explain();
     record.verification = Some(v);
@@ -211,14 +240,14 @@ fn run_and_verify(
     Ok(())
 }
 
-/// Spawns the child and returns its stdout once it exited successfully.
+/// Spawns the child and returns its stdout, once it exited successfully, and its peak RSS.
 fn run_child(
     exe: &Path,
     dir: &Path,
     logger: &Entry,
     workload: Workload,
     scale: Scale,
-) -> Result<String, String> {
+) -> Result<(String, Option<u64>), String> {
     let mut child = Command::new(exe)
         .arg("--child")
         .arg(logger.name)
@@ -251,16 +280,41 @@ fn run_child(
             ));
         }
     };
-    let status = child
-        .wait()
-        .map_err(|e| format!("waiting for child: {e}"))?;
+    let (status, rss) = wait_with_rusage(&mut child)?;
     if !status.success() {
         return Err(format!(
             "child exited with {status}; stdout: {:?}",
             truncate(&stdout, 500)
         ));
     }
-    Ok(stdout)
+    Ok((stdout, Some(rss)))
+}
+
+/// Reaps `child` with `wait4`, which also returns its resource usage: the peak RSS (KiB).
+fn wait_with_rusage(
+    child: &mut std::process::Child,
+) -> Result<(std::process::ExitStatus, u64), String> {
+    use std::os::unix::process::ExitStatusExt;
+    let pid = child.id() as libc::pid_t;
+    let mut status: libc::c_int = 0;
+    loop {
+        // SAFETY: `pid` is our own child, not yet reaped (std's `Child` only reaps in
+        // `wait`/`try_wait`, which we never call on it); `status` and `usage` are valid,
+        // writable and live across the call.
+        let (r, usage) = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            let r = libc::wait4(pid, &mut status, 0, &mut usage);
+            (r, usage)
+        };
+        if r == pid {
+            let status = std::process::ExitStatus::from_raw(status);
+            return Ok((status, usage.ru_maxrss.max(0) as u64));
+        }
+        let err = std::io::Error::last_os_error();
+        if err.kind() != std::io::ErrorKind::Interrupted {
+            return Err(format!("waiting for child {pid}: {err}"));
+        }
+    }
 }
 
 /// The last result line of a child's stdout, decoded.
@@ -292,6 +346,14 @@ fn progress(r: &RunRecord) -> String {
         Some(Measurement::Latency(l)) => format!(
             "p50 {} ns, p99 {} ns, p99.9 {} ns, max {} ns; {lines} lines verified",
             l.call_ns.p50, l.call_ns.p99, l.call_ns.p999, l.call_ns.max
+        ),
+        Some(Measurement::Server(s)) => format!(
+            "{:.0} req/s, p99 {:.0} us; {lines} lines verified",
+            s.requests_per_s, s.p99_us
+        ),
+        Some(Measurement::Idle(i)) => format!(
+            "{:.3} CPU s in {:.1} s idle; {lines} lines verified",
+            i.cpu_s, i.wall_s
         ),
         None => "no result".to_string(),
     }

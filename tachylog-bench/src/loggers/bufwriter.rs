@@ -1,5 +1,6 @@
 //! The floor: a bare `BufWriter<File>` (std's default 8 KiB buffer) written on the calling
-//! thread, message text and `\n` only — no timestamp, level, lock or queue.
+//! thread, message text and `\n` only — no timestamp, level or queue (an uncontended mutex,
+//! so two threads can share it).
 //!
 //! No real logger can beat it on throughput; it shows how much of every other logger's time
 //! is the logging rather than the bytes. Its per-call latency is a `memcpy` into the buffer
@@ -8,59 +9,62 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Mutex;
 
-use super::BenchLogger;
+use super::{log_calls, BenchLogger};
 use crate::error::BenchError;
 
-/// How this logger is configured, for the report.
-pub const CONFIG: &str = "std BufWriter<File> (8 KiB), message text + newline, calling thread";
+/// The open file. Global, like every other logger's state, and locked only so the
+/// multi-threaded workloads can share it; uncontended in the single-threaded ones.
+static OUT: Mutex<Option<BufWriter<File>>> = Mutex::new(None);
 
-/// The open file and where it is, for error messages.
-pub struct BufWriterFloor {
-    out: BufWriter<File>,
-    path: PathBuf,
-}
-
-impl BufWriterFloor {
-    #[cold]
-    #[inline(never)]
-    fn failed(&self, e: std::io::Error) -> ! {
-        panic!("bufwriter: writing {}: {e}", self.path.display())
+/// Writes one line into the buffer; a failed write panics (the child then fails loudly).
+#[inline(always)]
+fn line(args: std::fmt::Arguments<'_>) {
+    let mut out = OUT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(out) = out.as_mut() {
+        if let Err(e) = out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
+            failed(e)
+        }
     }
 }
+
+#[cold]
+#[inline(never)]
+fn failed(e: std::io::Error) -> ! {
+    panic!("bufwriter: write failed: {e}")
+}
+
+/// `line!(fmt, args..)` for [`log_calls!`].
+macro_rules! line {
+    ($($arg:tt)+) => {
+        line(format_args!($($arg)+))
+    };
+}
+
+/// Marker for the installed global buffer.
+pub struct BufWriterFloor;
 
 impl BenchLogger for BufWriterFloor {
+    const NAME: &'static str = "bufwriter";
+    const CRATES: &'static [&'static str] = &[];
+    const CONFIG: &'static str =
+        "std Mutex<BufWriter<File>> (8 KiB), message text + newline, calling thread";
+
     fn init(file: &Path) -> Result<Self, BenchError> {
         let f = File::create(file).map_err(|e| BenchError::io(file, e))?;
-        Ok(BufWriterFloor {
-            out: BufWriter::new(f),
-            path: file.to_path_buf(),
-        })
+        *OUT.lock().unwrap_or_else(|p| p.into_inner()) = Some(BufWriter::new(f));
+        Ok(BufWriterFloor)
     }
 
-    #[inline(always)]
-    fn hello_world(&mut self) {
-        if let Err(e) = self.out.write_all(b"Hello World!\n") {
-            self.failed(e)
+    log_calls!(line);
+
+    fn finish(self) -> Result<(), BenchError> {
+        let out = OUT.lock().unwrap_or_else(|p| p.into_inner()).take();
+        match out {
+            Some(mut out) => out.flush().map_err(|e| BenchError::io("bufwriter file", e)),
+            None => Ok(()),
         }
-    }
-
-    #[inline(always)]
-    fn request(&mut self, id: u64, ms: f64, path: &str) {
-        if let Err(e) = writeln!(self.out, "request {} took {:.3} ms: {}", id, ms, path) {
-            self.failed(e)
-        }
-    }
-
-    #[inline(always)]
-    fn static_message(&mut self) {
-        if let Err(e) = self.out.write_all(b"static message with no arguments\n") {
-            self.failed(e)
-        }
-    }
-
-    fn finish(mut self) -> Result<(), BenchError> {
-        self.out.flush().map_err(|e| BenchError::io(&self.path, e))
     }
 }

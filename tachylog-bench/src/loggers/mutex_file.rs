@@ -12,12 +12,9 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use super::BenchLogger;
+use super::{log_calls, BenchLogger};
 use crate::civil_time::UtcMicros;
 use crate::error::BenchError;
-
-/// How this logger is configured, for the report.
-pub const CONFIG: &str = "global Mutex<File>, format!(timestamp + message) then write_all per line";
 
 /// The process-wide sink, as a std-only logger keeps it.
 static SINK: Mutex<Option<File>> = Mutex::new(None);
@@ -35,30 +32,29 @@ fn log_info(args: fmt::Arguments<'_>) {
     }
 }
 
+/// `log_line!(fmt, args..)` for [`log_calls!`].
+macro_rules! log_line {
+    ($($arg:tt)+) => {
+        log_info(format_args!($($arg)+))
+    };
+}
+
 /// Marker for the installed global sink.
 pub struct MutexFile;
 
 impl BenchLogger for MutexFile {
+    const NAME: &'static str = "mutex_file";
+    const CRATES: &'static [&'static str] = &[];
+    const CONFIG: &'static str =
+        "global Mutex<File>, format!(timestamp + message) then write_all per line";
+
     fn init(file: &Path) -> Result<Self, BenchError> {
         let f = File::create(file).map_err(|e| BenchError::io(file, e))?;
         *SINK.lock().unwrap_or_else(|p| p.into_inner()) = Some(f);
         Ok(MutexFile)
     }
 
-    #[inline(always)]
-    fn hello_world(&mut self) {
-        log_info(format_args!("Hello World!"));
-    }
-
-    #[inline(always)]
-    fn request(&mut self, id: u64, ms: f64, path: &str) {
-        log_info(format_args!("request {} took {:.3} ms: {}", id, ms, path));
-    }
-
-    #[inline(always)]
-    fn static_message(&mut self) {
-        log_info(format_args!("static message with no arguments"));
-    }
+    log_calls!(log_line);
 
     fn finish(self) -> Result<(), BenchError> {
         // Unbuffered File: every line is already with the kernel; closing is all that is left.

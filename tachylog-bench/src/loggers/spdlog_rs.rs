@@ -15,59 +15,50 @@ use std::sync::Arc;
 use spdlog::sink::{AsyncPoolSink, FileSink, OverflowPolicy};
 use spdlog::{Logger, ThreadPool};
 
-use super::BenchLogger;
+use super::{log_calls, logger_err, BenchLogger};
 use crate::error::BenchError;
-
-/// How this logger is configured, for the report.
-pub const CONFIG: &str =
-    "default logger = FileSink in AsyncPoolSink, OverflowPolicy::Block, own ThreadPool (defaults)";
 
 /// Holds the thread pool so `finish` can drain and join it.
 pub struct SpdlogRs {
     pool: Arc<ThreadPool>,
 }
 
-fn err(e: spdlog::Error) -> BenchError {
-    BenchError::Logger {
-        logger: "spdlog_rs",
-        message: e.to_string(),
-    }
-}
-
 impl BenchLogger for SpdlogRs {
+    const NAME: &'static str = "spdlog_rs";
+    const CRATES: &'static [&'static str] = &["spdlog-rs"];
+    const CONFIG: &'static str = "default logger = FileSink in AsyncPoolSink, \
+         OverflowPolicy::Block, own ThreadPool (defaults)";
+
     fn init(file: &Path) -> Result<Self, BenchError> {
-        let file_sink = Arc::new(FileSink::builder().path(file).build().map_err(err)?);
-        let pool = Arc::new(ThreadPool::new().map_err(err)?);
+        let file_sink = Arc::new(
+            FileSink::builder()
+                .path(file)
+                .build()
+                .map_err(logger_err(Self::NAME))?,
+        );
+        let pool = Arc::new(ThreadPool::new().map_err(logger_err(Self::NAME))?);
         let async_sink = Arc::new(
             AsyncPoolSink::builder()
                 .sink(file_sink)
                 .overflow_policy(OverflowPolicy::Block)
                 .thread_pool(Arc::clone(&pool))
                 .build()
-                .map_err(err)?,
+                .map_err(logger_err(Self::NAME))?,
         );
-        let logger = Arc::new(Logger::builder().sink(async_sink).build().map_err(err)?);
+        let logger = Arc::new(
+            Logger::builder()
+                .sink(async_sink)
+                .build()
+                .map_err(logger_err(Self::NAME))?,
+        );
         spdlog::set_default_logger(logger);
         Ok(SpdlogRs { pool })
     }
 
-    #[inline(always)]
-    fn hello_world(&mut self) {
-        spdlog::info!("Hello World!");
-    }
-
-    #[inline(always)]
-    fn request(&mut self, id: u64, ms: f64, path: &str) {
-        spdlog::info!("request {} took {:.3} ms: {}", id, ms, path);
-    }
-
-    #[inline(always)]
-    fn static_message(&mut self) {
-        spdlog::info!("static message with no arguments");
-    }
+    log_calls!(spdlog::info);
 
     fn finish(self) -> Result<(), BenchError> {
-        let silent = Arc::new(Logger::builder().build().map_err(err)?);
+        let silent = Arc::new(Logger::builder().build().map_err(logger_err(Self::NAME))?);
         let logger = spdlog::swap_default_logger(silent);
         logger.flush();
         // Last handles on the async sink, then on the pool: ThreadPool's Drop lets its worker

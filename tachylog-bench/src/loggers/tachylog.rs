@@ -6,11 +6,10 @@
 
 use std::path::Path;
 
-use super::BenchLogger;
-use crate::error::BenchError;
+use ::tachylog::info as tachylog_info;
 
-/// How this logger is configured, for the report.
-pub const CONFIG: &str = "builder().file(..).on_full(OnFull::Block), other settings default";
+use super::{log_calls, logger_err, BenchLogger};
+use crate::error::BenchError;
 
 /// The installed logger; dropping the guard shuts it down.
 pub struct Tachylog {
@@ -18,32 +17,21 @@ pub struct Tachylog {
 }
 
 impl BenchLogger for Tachylog {
+    const NAME: &'static str = "tachylog";
+    const CRATES: &'static [&'static str] = &["tachylog"];
+    const CONFIG: &'static str =
+        "builder().file(..).on_full(OnFull::Block), other settings default";
+
     fn init(file: &Path) -> Result<Self, BenchError> {
         let guard = ::tachylog::builder()
             .file(file)
             .on_full(::tachylog::OnFull::Block)
             .init()
-            .map_err(|e| BenchError::Logger {
-                logger: "tachylog",
-                message: e.to_string(),
-            })?;
+            .map_err(logger_err(Self::NAME))?;
         Ok(Tachylog { guard })
     }
 
-    #[inline(always)]
-    fn hello_world(&mut self) {
-        ::tachylog::info!("Hello World!");
-    }
-
-    #[inline(always)]
-    fn request(&mut self, id: u64, ms: f64, path: &str) {
-        ::tachylog::info!("request {} took {:.3} ms: {}", id, ms, path);
-    }
-
-    #[inline(always)]
-    fn static_message(&mut self) {
-        ::tachylog::info!("static message with no arguments");
-    }
+    log_calls!(tachylog_info);
 
     fn finish(self) -> Result<(), BenchError> {
         drop(self.guard);

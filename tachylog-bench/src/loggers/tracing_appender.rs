@@ -13,12 +13,8 @@ use std::path::Path;
 
 use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
 
-use super::BenchLogger;
+use super::{log_calls, logger_err, BenchLogger};
 use crate::error::BenchError;
-
-/// How this logger is configured, for the report.
-pub const CONFIG: &str =
-    "fmt().with_ansi(false) -> non_blocking(File), lossy(false), default 128k-line channel";
 
 /// Holds the guard whose drop flushes and stops the worker.
 pub struct TracingAppender {
@@ -26,6 +22,11 @@ pub struct TracingAppender {
 }
 
 impl BenchLogger for TracingAppender {
+    const NAME: &'static str = "tracing_appender";
+    const CRATES: &'static [&'static str] = &["tracing", "tracing-subscriber", "tracing-appender"];
+    const CONFIG: &'static str =
+        "fmt().with_ansi(false) -> non_blocking(File), lossy(false), default 128k-line channel";
+
     fn init(file: &Path) -> Result<Self, BenchError> {
         let f = File::create(file).map_err(|e| BenchError::io(file, e))?;
         let (writer, guard) = NonBlockingBuilder::default().lossy(false).finish(f);
@@ -33,27 +34,11 @@ impl BenchLogger for TracingAppender {
             .with_writer(writer)
             .with_ansi(false)
             .finish();
-        tracing::subscriber::set_global_default(subscriber).map_err(|e| BenchError::Logger {
-            logger: "tracing_appender",
-            message: e.to_string(),
-        })?;
+        tracing::subscriber::set_global_default(subscriber).map_err(logger_err(Self::NAME))?;
         Ok(TracingAppender { guard })
     }
 
-    #[inline(always)]
-    fn hello_world(&mut self) {
-        tracing::info!("Hello World!");
-    }
-
-    #[inline(always)]
-    fn request(&mut self, id: u64, ms: f64, path: &str) {
-        tracing::info!("request {} took {:.3} ms: {}", id, ms, path);
-    }
-
-    #[inline(always)]
-    fn static_message(&mut self) {
-        tracing::info!("static message with no arguments");
-    }
+    log_calls!(tracing::info);
 
     fn finish(self) -> Result<(), BenchError> {
         drop(self.guard);

@@ -80,7 +80,7 @@ impl Report {
             .iter()
             .find_map(|r| match r.result.as_ref()?.measurement {
                 Measurement::Latency(ref l) => Some(l),
-                Measurement::Throughput(_) => None,
+                _ => None,
             })
         {
             let _ = writeln!(
@@ -96,17 +96,36 @@ impl Report {
         for l in &self.loggers {
             let _ = writeln!(out, "- `{}` ({}): {}", l.name, l.crates, l.config);
         }
-        let (latency, throughput): (Vec<Row>, Vec<Row>) = self
-            .rows()
-            .into_iter()
-            .partition(|r| is_latency(&r.workload));
-        if !latency.is_empty() {
-            out.push('\n');
-            out.push_str(&latency_table(&latency));
+        for line in &self.not_run {
+            let _ = writeln!(
+                out,
+                "- Not run (the logger cannot express the call): {line}"
+            );
         }
-        if !throughput.is_empty() {
-            out.push('\n');
-            out.push_str(&throughput_table(&throughput));
+        if self.suite_s > 0.0 {
+            let _ = writeln!(out, "- The suite took {:.0} s", self.suite_s);
+        }
+        let rows = self.rows();
+        out.push('\n');
+        out.push_str(&super::targets::section(&rows));
+        let of = |k: Kind| -> Vec<Row> {
+            rows.iter()
+                .filter(|r| kind(&r.workload) == k)
+                .cloned()
+                .collect()
+        };
+        let tables: [(Kind, Table); 4] = [
+            (Kind::Latency, latency_table),
+            (Kind::Throughput, throughput_table),
+            (Kind::Server, server_table),
+            (Kind::Idle, idle_table),
+        ];
+        for (k, table) in tables {
+            let rows = of(k);
+            if !rows.is_empty() {
+                out.push('\n');
+                out.push_str(&table(&rows));
+            }
         }
         let failures = self.failures();
         if !failures.is_empty() {
@@ -126,12 +145,31 @@ impl Report {
     }
 }
 
-/// Whether `workload` belongs in the latency table (else the throughput table).
-fn is_latency(workload: &str) -> bool {
-    matches!(
-        Workload::parse(workload),
-        Some(Workload::Latency | Workload::LatencyStatic)
-    )
+/// Renders one table from its rows.
+type Table = fn(&[Row]) -> String;
+
+/// Which table a workload's rows go to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Latency,
+    Throughput,
+    Server,
+    Idle,
+}
+
+fn kind(workload: &str) -> Kind {
+    match Workload::parse(workload) {
+        Some(Workload::Latency(_) | Workload::Batch(_)) => Kind::Latency,
+        Some(Workload::Server(_)) => Kind::Server,
+        Some(Workload::IdleCpu) => Kind::Idle,
+        _ => Kind::Throughput,
+    }
+}
+
+/// Peak RSS in MiB, or `–`.
+fn rss(row: &Row) -> String {
+    row.peak_rss_kib
+        .map_or("–".into(), |k| format!("{:.1}", k as f64 / 1024.0))
 }
 
 /// `value / base` as `1.23×`, or `–` without a usable base.
@@ -147,7 +185,7 @@ pub fn group_digits(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -158,8 +196,8 @@ pub fn group_digits(n: u64) -> String {
 fn latency_table(rows: &[Row]) -> String {
     let mut out = String::from(
         "## Per-call latency (ns, harness overhead included)\n\n\
-         | logger | workload | p50 | p90 | p99 | p99.9 | max | harness p50 / p99.9 | p50 vs tachylog | p99.9 vs tachylog |\n\
-         |---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+         | logger | workload | p50 | p90 | p99 | p99.9 | max | harness p50 / p99.9 | p50 vs tachylog | p99.9 vs tachylog | peak RSS MiB |\n\
+         |---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
     );
     for row in rows {
         let base = rows.iter().find_map(|r| match &r.summary {
@@ -174,7 +212,7 @@ fn latency_table(rows: &[Row]) -> String {
             Summary::Latency { call, overhead } => {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} | {} |",
                     row.logger,
                     row.workload,
                     group_digits(call.p50),
@@ -186,12 +224,13 @@ fn latency_table(rows: &[Row]) -> String {
                     overhead.p999,
                     ratio(call.p50 as f64, base.map(|b| b.p50 as f64)),
                     ratio(call.p999 as f64, base.map(|b| b.p999 as f64)),
+                    rss(row),
                 );
             }
             Summary::Failed => {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | FAILED | | | | | | | |",
+                    "| {} | {} | FAILED | | | | | | | | |",
                     row.logger, row.workload
                 );
             }
@@ -204,8 +243,8 @@ fn latency_table(rows: &[Row]) -> String {
 fn throughput_table(rows: &[Row]) -> String {
     let mut out = String::from(
         "## Throughput: whole run until the logger's shutdown returns\n\n\
-         | logger | workload | lines | bytes/line | caller loop s | total s | lines/s (total) | total vs tachylog |\n\
-         |---|---|--:|--:|--:|--:|--:|--:|\n",
+         | logger | workload | lines | bytes/line | caller loop s | total s | lines/s (total) | µs/record | total vs tachylog | peak RSS MiB |\n\
+         |---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
     );
     for row in rows {
         let base = rows.iter().find_map(|r| match r.summary {
@@ -225,7 +264,7 @@ fn throughput_table(rows: &[Row]) -> String {
             } => {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {:.0} | {:.3} | {:.3} | {} | {} |",
+                    "| {} | {} | {} | {:.0} | {:.3} | {:.3} | {} | {:.3} | {} | {} |",
                     row.logger,
                     row.workload,
                     group_digits(lines),
@@ -233,18 +272,79 @@ fn throughput_table(rows: &[Row]) -> String {
                     loop_s,
                     total_s,
                     group_digits((lines as f64 / total_s).round() as u64),
+                    total_s * 1e6 / lines.max(1) as f64,
                     ratio(total_s, base),
+                    rss(row),
                 );
             }
             Summary::Failed => {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | FAILED | | | | | |",
+                    "| {} | {} | FAILED | | | | | | | |",
                     row.logger, row.workload
                 );
             }
             _ => {}
         }
+    }
+    out
+}
+
+fn server_table(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "## Server under load (access log per request)\n\n\
+         | logger | workload | requests/s | vs nolog | client p50 µs | client p99 µs |\n\
+         |---|---|--:|--:|--:|--:|\n",
+    );
+    for row in rows {
+        let base = rows.iter().find_map(|r| match r.summary {
+            Summary::Server { requests_per_s, .. }
+                if r.logger == "nolog" && r.workload == row.workload =>
+            {
+                Some(requests_per_s)
+            }
+            _ => None,
+        });
+        let _ = match row.summary {
+            Summary::Server {
+                requests_per_s,
+                p50_us,
+                p99_us,
+            } => writeln!(
+                out,
+                "| {} | {} | {} | {} | {:.0} | {:.0} |",
+                row.logger,
+                row.workload,
+                group_digits(requests_per_s.round() as u64),
+                base.map_or("–".into(), |b| format!(
+                    "{:.1} %",
+                    requests_per_s / b * 100.0
+                )),
+                p50_us,
+                p99_us
+            ),
+            _ => writeln!(out, "| {} | {} | FAILED | | | |", row.logger, row.workload),
+        };
+    }
+    out
+}
+
+fn idle_table(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "## Idle CPU (process CPU time over 5 s with no records)\n\n\
+         | logger | CPU, % of one core | peak RSS MiB |\n|---|--:|--:|\n",
+    );
+    for row in rows {
+        let _ = match row.summary {
+            Summary::Idle { cpu_share } => writeln!(
+                out,
+                "| {} | {:.2} | {} |",
+                row.logger,
+                cpu_share * 100.0,
+                rss(row)
+            ),
+            _ => writeln!(out, "| {} | FAILED | |", row.logger),
+        };
     }
     out
 }

@@ -4,7 +4,9 @@
 //! Repeated runs (`--full`) are combined per (logger, workload): the median of every
 //! figure, except `max`, which is the largest seen.
 
+mod charts;
 mod markdown;
+mod targets;
 
 pub use markdown::group_digits;
 
@@ -14,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::BenchError;
 use crate::machine::Machine;
-use crate::stats::{median_f64, Percentiles};
+use crate::stats::{median_f64, median_u64, Percentiles};
 
 /// What one child measured.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -22,8 +24,40 @@ use crate::stats::{median_f64, Percentiles};
 pub enum Measurement {
     /// From `seed_1m`.
     Throughput(Throughput),
-    /// From `latency` and `latency_static`.
+    /// From `latency*` and `batch20_*`.
     Latency(Latency),
+    /// From `server_*`.
+    Server(ServerRun),
+    /// From `idle_cpu`.
+    Idle(Idle),
+}
+
+/// The server workload's figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServerRun {
+    /// Requests the load generator got answers to.
+    pub requests: u64,
+    /// Requests the server answered and logged (must equal `requests`).
+    pub served: u64,
+    /// Concurrent client connections.
+    pub connections: u32,
+    /// Seconds from the first request to the last answer.
+    pub elapsed_s: f64,
+    /// `requests / elapsed_s`.
+    pub requests_per_s: f64,
+    /// Client-side median latency, µs.
+    pub p50_us: f64,
+    /// Client-side 99th percentile, µs.
+    pub p99_us: f64,
+}
+
+/// CPU an idle logger used.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Idle {
+    /// Process CPU seconds (user + system) in the window.
+    pub cpu_s: f64,
+    /// The window, wall seconds.
+    pub wall_s: f64,
 }
 
 /// Whole-run time for a fixed number of lines.
@@ -58,6 +92,9 @@ pub struct Latency {
     pub overhead_ns: Percentiles,
     /// Seconds the logger's shutdown took after the last timed call.
     pub finish_s: f64,
+    /// (percentile, ns) points of the distribution, for the percentile-curve charts.
+    #[serde(default)]
+    pub curve: Vec<(f64, u64)>,
 }
 
 /// The one line a child prints on stdout, after [`RESULT_PREFIX`].
@@ -124,10 +161,20 @@ impl Verification {
         if self.probe_found != self.probe_expected {
             s.push_str(&format!(
                 "; `{}` found {} times, expected {}",
-                self.probe, self.probe_found, self.probe_expected
+                shorten(&self.probe, 80),
+                self.probe_found,
+                self.probe_expected
             ));
         }
         s
+    }
+}
+
+/// `s` cut to `max` characters with `...` (a 4 KB probe would drown the message).
+fn shorten(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
     }
 }
 
@@ -146,6 +193,9 @@ pub struct RunRecord {
     pub verification: Option<Verification>,
     /// Why this run failed, if it did.
     pub failure: Option<String>,
+    /// Peak resident set of the child process, KiB (`ru_maxrss` from `wait4`).
+    #[serde(default)]
+    pub peak_rss_kib: Option<u64>,
 }
 
 /// Everything written to the JSON file.
@@ -178,6 +228,12 @@ pub struct Report {
     pub loggers: Vec<LoggerInfo>,
     /// Every run.
     pub runs: Vec<RunRecord>,
+    /// Selected (logger, workload) pairs that were not run, with the reason.
+    #[serde(default)]
+    pub not_run: Vec<String>,
+    /// Wall seconds the whole suite took.
+    #[serde(default)]
+    pub suite_s: f64,
 }
 
 /// A logger as the report introduces it.
@@ -212,6 +268,20 @@ pub enum Summary {
         /// Harness overhead, ns.
         overhead: Percentiles,
     },
+    /// Medians of the server runs.
+    Server {
+        /// Requests/s.
+        requests_per_s: f64,
+        /// Client-side p99, µs.
+        p99_us: f64,
+        /// Client-side p50, µs.
+        p50_us: f64,
+    },
+    /// Median idle CPU share (0..1 of one core).
+    Idle {
+        /// CPU seconds per wall second.
+        cpu_share: f64,
+    },
     /// At least one run failed; the table says so instead of showing numbers.
     Failed,
 }
@@ -225,6 +295,8 @@ pub struct Row {
     pub workload: String,
     /// Its combined figures.
     pub summary: Summary,
+    /// Median peak RSS of its runs, KiB, where measured.
+    pub peak_rss_kib: Option<u64>,
 }
 
 impl Report {
@@ -244,10 +316,12 @@ impl Report {
                     .iter()
                     .filter(|r| r.logger == logger && r.workload == workload)
                     .collect();
+                let rss: Vec<u64> = runs.iter().filter_map(|r| r.peak_rss_kib).collect();
                 Row {
                     logger: logger.to_string(),
                     workload: workload.to_string(),
                     summary: summarize(&runs),
+                    peak_rss_kib: (!rss.is_empty()).then(|| median_u64(&rss)),
                 }
             })
             .collect()
@@ -268,6 +342,11 @@ impl Report {
         }
         let md = dir.join("latest.md");
         std::fs::write(&md, self.markdown()).map_err(|e| BenchError::io(&md, e))?;
+        // A chart that cannot be drawn is reported, but the figures above are already saved.
+        match charts::write_all(self, dir) {
+            Ok(files) => eprintln!("{} SVG chart(s) written to {}", files.len(), dir.display()),
+            Err(e) => eprintln!("tachylog-bench: CHARTS NOT WRITTEN: {e}"),
+        }
         Ok(path)
     }
 }
@@ -276,36 +355,39 @@ fn summarize(runs: &[&RunRecord]) -> Summary {
     if runs.iter().any(|r| r.failure.is_some()) {
         return Summary::Failed;
     }
-    let measurements: Vec<&Measurement> = runs
+    let ms: Vec<&Measurement> = runs
         .iter()
         .filter_map(|r| r.result.as_ref().map(|c| &c.measurement))
         .collect();
-    match measurements.first() {
+    // Median of one figure over the runs whose measurement has it.
+    let med = |f: &dyn Fn(&Measurement) -> Option<f64>| {
+        median_f64(&ms.iter().filter_map(|m| f(m)).collect::<Vec<_>>())
+    };
+    match ms.first() {
         Some(Measurement::Throughput(t)) => {
-            let tp: Vec<&Throughput> = measurements
-                .iter()
-                .filter_map(|m| match m {
-                    Measurement::Throughput(t) => Some(t),
-                    Measurement::Latency(_) => None,
-                })
-                .collect();
             let bytes_per_line = runs
                 .iter()
                 .find_map(|r| r.verification.as_ref())
                 .map_or(0.0, |v| v.bytes as f64 / v.lines.max(1) as f64);
+            let tp = |f: fn(&Throughput) -> f64| {
+                move |m: &Measurement| match m {
+                    Measurement::Throughput(t) => Some(f(t)),
+                    _ => None,
+                }
+            };
             Summary::Throughput {
                 lines: t.lines,
                 bytes_per_line,
-                loop_s: median_f64(&tp.iter().map(|t| t.loop_s).collect::<Vec<_>>()),
-                total_s: median_f64(&tp.iter().map(|t| t.total_s).collect::<Vec<_>>()),
+                loop_s: med(&tp(|t| t.loop_s)),
+                total_s: med(&tp(|t| t.total_s)),
             }
         }
         Some(Measurement::Latency(_)) => {
-            let lat: Vec<&Latency> = measurements
+            let lat: Vec<&Latency> = ms
                 .iter()
                 .filter_map(|m| match m {
                     Measurement::Latency(l) => Some(l),
-                    Measurement::Throughput(_) => None,
+                    _ => None,
                 })
                 .collect();
             Summary::Latency {
@@ -315,6 +397,25 @@ fn summarize(runs: &[&RunRecord]) -> Summary {
                 ),
             }
         }
+        Some(Measurement::Server(_)) => {
+            let sv = |f: fn(&ServerRun) -> f64| {
+                move |m: &Measurement| match m {
+                    Measurement::Server(s) => Some(f(s)),
+                    _ => None,
+                }
+            };
+            Summary::Server {
+                requests_per_s: med(&sv(|s| s.requests_per_s)),
+                p99_us: med(&sv(|s| s.p99_us)),
+                p50_us: med(&sv(|s| s.p50_us)),
+            }
+        }
+        Some(Measurement::Idle(_)) => Summary::Idle {
+            cpu_share: med(&|m| match m {
+                Measurement::Idle(i) => Some(i.cpu_s / i.wall_s.max(1e-9)),
+                _ => None,
+            }),
+        },
         None => Summary::Failed,
     }
 }
@@ -349,10 +450,12 @@ mod tests {
                     mean_ns: p50 as f64,
                     overhead_ns: Percentiles::default(),
                     finish_s: 0.0,
+                    curve: Vec::new(),
                 }),
             }),
             verification: None,
             failure: None,
+            peak_rss_kib: None,
         }
     }
 
@@ -371,6 +474,8 @@ mod tests {
             workloads: vec![],
             loggers: vec![],
             runs,
+            not_run: vec![],
+            suite_s: 0.0,
         }
     }
 

@@ -13,17 +13,23 @@ use crate::loggers::BenchLogger;
 use crate::report::Measurement;
 use crate::verify::Expected;
 
+mod idle;
 mod latency;
+mod limlog;
 mod seed;
+pub mod server;
 
-/// Run size: `quick` is the default suite, `full` runs more calls and repeats every run.
+/// Run size: `quick` is the default suite, `full` runs everything, more calls, 3 times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Scale {
-    /// About a minute for the whole suite.
+    /// About two minutes for the whole suite: a subset of the workloads, one run each.
     Quick,
-    /// Five times the latency samples, three runs of everything.
+    /// Every workload at its issue-stated size, three runs of everything.
     Full,
+    /// Tiny counts, for the harness's own tests (`--smoke`): checks plumbing, measures
+    /// nothing worth reading.
+    Smoke,
 }
 
 impl Scale {
@@ -32,6 +38,7 @@ impl Scale {
         match self {
             Scale::Quick => "quick",
             Scale::Full => "full",
+            Scale::Smoke => "smoke",
         }
     }
 
@@ -40,6 +47,7 @@ impl Scale {
         match s {
             "quick" => Some(Scale::Quick),
             "full" => Some(Scale::Full),
+            "smoke" => Some(Scale::Smoke),
             _ => None,
         }
     }
@@ -47,33 +55,142 @@ impl Scale {
     /// Separate processes per (logger, workload); the table shows the median run.
     pub fn runs(self) -> u32 {
         match self {
-            Scale::Quick => 1,
+            Scale::Quick | Scale::Smoke => 1,
             Scale::Full => 3,
+        }
+    }
+
+    /// `n` records at this scale: a thousandth of them (at least 10) in the smoke test.
+    pub fn count(self, n: u64) -> u64 {
+        match self {
+            Scale::Smoke => (n / 1_000).max(10),
+            Scale::Quick | Scale::Full => n,
         }
     }
 }
 
+/// The log call a workload makes: one method of [`BenchLogger`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// `info!("Hello World!")`.
+    HelloWorld,
+    /// `info!("{}", "1 logged")`.
+    OneLogged,
+    /// `info!("request {} took {:.3} ms: {}", u64, f64, &str)`.
+    Request,
+    /// `info!("static message with no arguments")`.
+    Static,
+    /// `info!("payload {}", s)` with a 100-byte `s`.
+    Payload,
+    /// `info!("items {:?}", v)` with a `Vec<String>`.
+    Items,
+    /// `info!("Iteration: {} int: {} double: {}", u64, i64, f64)`.
+    Iteration,
+    /// limlog's mix of bool, char, ints, f64 and a string.
+    Mixed,
+    /// The server's access-log record.
+    Access,
+}
+
+/// The sizes of the limlog matrix's string argument: records of ~80 B, ~1 KiB and ~4 KiB.
+pub const LIMLOG_SIZES: [usize; 3] = [16, 1_000, 4_000];
+
 /// A workload, as named on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Workload {
-    /// 1,000,000 × `info!("Hello World!")`, one thread, timed until the final flush returns.
+    /// 1,000,000 × `info!("Hello World!")`, one thread, timed until the logger's shutdown.
     Seed1m,
-    /// Per-call latency of `info!("request {} took {:.3} ms: {}", u64, f64, &str)`.
-    Latency,
-    /// Per-call latency of `info!("static message with no arguments")`.
-    LatencyStatic,
+    /// 2 threads × 100,000 × `info!("{}", "1 logged")` to one file.
+    Seed2x100k,
+    /// Per-call latency of one shape, each call timed alone.
+    Latency(Shape),
+    /// Quill's method: batches of 20 `request` calls timed together, 2 ms apart, N threads.
+    Batch(u8),
+    /// Records/s of `Iteration: ..` from one thread until the logger's shutdown returns.
+    Throughput,
+    /// The limlog matrix: index into [`LIMLOG_SIZES`] × threads, 100,000 records each.
+    Limlog(u8, u8),
+    /// The HTTP server under load: keep-alive (`true`) or connection-per-request.
+    Server(bool),
+    /// CPU used by the idle logger over 5 s.
+    IdleCpu,
 }
 
 impl Workload {
     /// Every workload, in table order.
-    pub const ALL: [Workload; 3] = [Workload::Seed1m, Workload::Latency, Workload::LatencyStatic];
+    pub const ALL: [Workload; 21] = [
+        Workload::Seed1m,
+        Workload::Seed2x100k,
+        Workload::Latency(Shape::Request),
+        Workload::Latency(Shape::Static),
+        Workload::Latency(Shape::Payload),
+        Workload::Latency(Shape::Items),
+        Workload::Batch(1),
+        Workload::Batch(2),
+        Workload::Throughput,
+        Workload::Limlog(0, 1),
+        Workload::Limlog(0, 2),
+        Workload::Limlog(0, 4),
+        Workload::Limlog(1, 1),
+        Workload::Limlog(1, 2),
+        Workload::Limlog(1, 4),
+        Workload::Limlog(2, 1),
+        Workload::Limlog(2, 2),
+        Workload::Limlog(2, 4),
+        Workload::Server(true),
+        Workload::Server(false),
+        Workload::IdleCpu,
+    ];
+
+    /// Whether the quick (default) suite runs it.
+    pub fn in_quick(self) -> bool {
+        matches!(
+            self,
+            Workload::Seed1m
+                | Workload::Seed2x100k
+                | Workload::Latency(_)
+                | Workload::Throughput
+                | Workload::Server(true)
+        )
+    }
+
+    /// Whether `logger` takes part: the server runs the issue's four configurations only,
+    /// and `nolog` runs nothing else.
+    pub fn runs_logger(self, logger: &str) -> bool {
+        match self {
+            Workload::Server(_) => {
+                matches!(
+                    logger,
+                    "nolog" | "tachylog" | "tracing_appender" | "mutex_file"
+                )
+            }
+            _ => logger != "nolog",
+        }
+    }
 
     /// Command-line and table name.
-    pub fn name(self) -> &'static str {
+    pub fn name(self) -> String {
         match self {
-            Workload::Seed1m => "seed_1m",
-            Workload::Latency => "latency",
-            Workload::LatencyStatic => "latency_static",
+            Workload::Seed1m => "seed_1m".into(),
+            Workload::Seed2x100k => "seed_2x100k".into(),
+            Workload::Latency(Shape::Request) => "latency".into(),
+            Workload::Latency(Shape::Static) => "latency_static".into(),
+            Workload::Latency(Shape::Payload) => "latency_str100".into(),
+            Workload::Latency(Shape::Items) => "latency_vec".into(),
+            Workload::Latency(s) => format!("latency_{s:?}").to_lowercase(),
+            Workload::Batch(t) => format!("batch20_t{t}"),
+            Workload::Throughput => "throughput".into(),
+            Workload::Limlog(s, t) => {
+                let size = match s {
+                    0 => "80b",
+                    1 => "1kb",
+                    _ => "4kb",
+                };
+                format!("limlog_{size}_t{t}")
+            }
+            Workload::Server(true) => "server_keepalive".into(),
+            Workload::Server(false) => "server_close".into(),
+            Workload::IdleCpu => "idle_cpu".into(),
         }
     }
 
@@ -82,25 +199,54 @@ impl Workload {
         Self::ALL.into_iter().find(|w| w.name() == s)
     }
 
-    /// Text that every line this workload logs contains, whatever the logger's format.
-    pub fn marker(self) -> &'static str {
+    /// The log call it makes.
+    pub fn shape(self) -> Shape {
         match self {
-            Workload::Seed1m => "Hello World!",
-            Workload::Latency => "request ",
-            Workload::LatencyStatic => "static message with no arguments",
+            Workload::Seed1m | Workload::IdleCpu => Shape::HelloWorld,
+            Workload::Seed2x100k => Shape::OneLogged,
+            Workload::Latency(s) => s,
+            Workload::Batch(_) => Shape::Request,
+            Workload::Throughput => Shape::Iteration,
+            Workload::Limlog(..) => Shape::Mixed,
+            Workload::Server(_) => Shape::Access,
         }
     }
 
-    /// What this workload must leave on disk at `scale`.
-    pub fn expected(self, scale: Scale) -> Expected {
-        let lines = self.expected_lines(scale);
+    /// Text that every line this workload logs contains, whatever the logger's format.
+    pub fn marker(self) -> &'static str {
+        match self.shape() {
+            Shape::HelloWorld => "Hello World!",
+            Shape::OneLogged => "1 logged",
+            Shape::Request => "request ",
+            Shape::Static => "static message with no arguments",
+            Shape::Payload => "payload ",
+            Shape::Items => "items [",
+            Shape::Iteration => "Iteration: ",
+            Shape::Mixed => "limlog b=",
+            Shape::Access => "access 127.0.0.1",
+        }
+    }
+
+    /// What this workload must leave on disk at `scale`. The server's count is known only
+    /// after the run: `served` is the number of requests the child's server answered.
+    pub fn expected(self, scale: Scale, served: u64) -> Expected {
+        let lines = match self {
+            Workload::Server(_) => served,
+            _ => self.expected_lines(scale),
+        };
         let (probe, probe_count) = match self {
             // Call 1 of the warm-up and call 1 of the timed loop carry the same arguments.
-            Workload::Latency => {
+            Workload::Latency(Shape::Request) => {
                 let (id, ms, path) = latency::request_args(1);
                 (format!("request {id} took {ms:.3} ms: {path}"), 2)
             }
-            Workload::Seed1m | Workload::LatencyStatic => (self.marker().to_string(), lines),
+            Workload::Latency(Shape::Items) => (format!("items {:?}", latency::items()), lines),
+            Workload::Throughput => (seed::iteration_probe(), 1),
+            Workload::Limlog(s, threads) => (
+                limlog::probe(LIMLOG_SIZES[s as usize]),
+                u64::from(threads) * scale.count(limlog::RECORDS),
+            ),
+            _ => (self.marker().to_string(), lines),
         };
         Expected {
             marker: self.marker(),
@@ -110,25 +256,49 @@ impl Workload {
         }
     }
 
-    /// Lines this workload logs at `scale` (warm-up included).
+    /// Lines this workload logs at `scale` (warm-up included); 0 for the server, whose
+    /// count depends on how many requests it served.
     pub fn expected_lines(self, scale: Scale) -> u64 {
         match self {
-            Workload::Seed1m => seed::LINES,
-            Workload::Latency | Workload::LatencyStatic => {
+            Workload::Seed1m => scale.count(seed::SEED_LINES),
+            Workload::Seed2x100k => 2 * scale.count(seed::TWO_THREAD_LINES),
+            Workload::Latency(_) => {
                 let p = latency::Params::for_scale(scale);
                 p.warmup + p.calls
             }
+            Workload::Batch(t) => u64::from(t) * latency::Batch::for_scale(scale).lines(),
+            Workload::Throughput => seed::throughput_lines(scale),
+            Workload::Limlog(_, t) => u64::from(t) * scale.count(limlog::RECORDS),
+            Workload::Server(_) => 0,
+            Workload::IdleCpu => 1,
         }
     }
 
     /// What the workload does, for `--list` and the report header.
     pub fn describe(self, scale: Scale) -> String {
+        let call = |shape: &str| latency::Params::for_scale(scale).describe(shape);
         match self {
-            Workload::Seed1m => seed::describe(),
-            Workload::Latency => latency::Params::for_scale(scale)
-                .describe(r#"info!("request {} took {:.3} ms: {}", u64, f64, &str)"#),
-            Workload::LatencyStatic => latency::Params::for_scale(scale)
-                .describe(r#"info!("static message with no arguments")"#),
+            Workload::Seed1m => seed::describe_seed(),
+            Workload::Seed2x100k => seed::describe_two_threads(),
+            Workload::Latency(Shape::Request) => {
+                call(r#"latency: info!("request {} took {:.3} ms: {}", u64, f64, &str)"#)
+            }
+            Workload::Latency(Shape::Static) => {
+                call(r#"latency_static: info!("static message with no arguments")"#)
+            }
+            Workload::Latency(Shape::Payload) => {
+                call(r#"latency_str100: info!("payload {}", s), s a 100-byte &str"#)
+            }
+            Workload::Latency(_) => {
+                call(r#"latency_vec: info!("items {:?}", v), v a Vec<String> of 4 short strings"#)
+            }
+            Workload::Batch(t) => latency::Batch::for_scale(scale).describe(&self.name(), t),
+            Workload::Throughput => seed::describe_throughput(scale),
+            Workload::Limlog(s, t) => limlog::describe(&self.name(), LIMLOG_SIZES[s as usize], t),
+            Workload::Server(keep_alive) => {
+                server::Params::for_scale(scale).describe(&self.name(), keep_alive)
+            }
+            Workload::IdleCpu => idle::describe(),
         }
     }
 }
@@ -139,22 +309,54 @@ pub fn run<L: BenchLogger>(
     scale: Scale,
     file: &Path,
 ) -> Result<Measurement, BenchError> {
+    let lat = latency::Params::for_scale(scale);
     match workload {
-        Workload::Seed1m => seed::run::<L>(file).map(Measurement::Throughput),
-        Workload::Latency => latency::run(
-            file,
-            latency::Params::for_scale(scale),
-            latency::request_args,
-            |l: &mut L, (id, ms, path)| l.request(id, ms, path),
-        )
-        .map(Measurement::Latency),
-        Workload::LatencyStatic => latency::run(
-            file,
-            latency::Params::for_scale(scale),
-            |_| (),
-            |l: &mut L, ()| l.static_message(),
-        )
-        .map(Measurement::Latency),
+        Workload::Seed1m => seed::run::<L>(file, 1, scale.count(seed::SEED_LINES), |l, _| {
+            l.hello_world()
+        })
+        .map(Measurement::Throughput),
+        Workload::Seed2x100k => {
+            seed::run::<L>(file, 2, scale.count(seed::TWO_THREAD_LINES), |l, _| {
+                l.one_logged()
+            })
+            .map(Measurement::Throughput)
+        }
+        Workload::Throughput => seed::run::<L>(file, 1, seed::throughput_lines(scale), |l, i| {
+            l.iteration(i, i as i64 * 2, i as f64 / 2.0)
+        })
+        .map(Measurement::Throughput),
+        Workload::Latency(Shape::Request) => {
+            latency::run(file, lat, latency::request_args, |l: &L, (id, ms, path)| {
+                l.request(id, ms, path)
+            })
+            .map(Measurement::Latency)
+        }
+        Workload::Latency(Shape::Static) => {
+            latency::run(file, lat, |_| (), |l: &L, ()| l.static_message())
+                .map(Measurement::Latency)
+        }
+        Workload::Latency(Shape::Payload) => {
+            latency::run(file, lat, |_| latency::PAYLOAD, |l: &L, s| l.payload(s))
+                .map(Measurement::Latency)
+        }
+        Workload::Latency(_) => {
+            let items = latency::items();
+            latency::run(file, lat, |_| &items, |l: &L, v| l.items(v)).map(Measurement::Latency)
+        }
+        Workload::Batch(threads) => {
+            latency::run_batches::<L>(file, latency::Batch::for_scale(scale), threads)
+                .map(Measurement::Latency)
+        }
+        Workload::Limlog(s, t) => {
+            let records = scale.count(limlog::RECORDS);
+            limlog::run::<L>(file, LIMLOG_SIZES[s as usize], t, records)
+                .map(Measurement::Throughput)
+        }
+        Workload::Server(keep_alive) => {
+            server::run::<L>(file, server::Params::for_scale(scale), keep_alive)
+                .map(Measurement::Server)
+        }
+        Workload::IdleCpu => idle::run::<L>(file, scale).map(Measurement::Idle),
     }
 }
 
@@ -164,12 +366,19 @@ mod tests {
 
     #[test]
     fn latency_probe_is_call_one_rendered_by_std() {
-        let e = Workload::Latency.expected(Scale::Quick);
+        let e = Workload::Latency(Shape::Request).expected(Scale::Quick, 0);
         assert_eq!(e.probe, "request 1000001 took 0.014 ms: /api/v1/users/42");
         assert_eq!(e.probe_count, 2);
         assert_eq!(e.lines, 210_000);
         assert!(e.probe.contains(e.marker));
-        let s = Workload::Seed1m.expected(Scale::Full);
+        let s = Workload::Seed1m.expected(Scale::Full, 0);
         assert_eq!((s.lines, s.probe_count), (1_000_000, 1_000_000));
+    }
+
+    #[test]
+    fn names_are_unique_and_parse_back() {
+        for w in Workload::ALL {
+            assert_eq!(Workload::parse(&w.name()), Some(w), "{}", w.name());
+        }
     }
 }

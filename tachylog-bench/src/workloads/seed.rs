@@ -1,42 +1,99 @@
-//! `seed_1m`: the seed project's benchmark. One thread logs 1,000,000 × `info!("Hello World!")`
-//! to a file as fast as it can; we report the time spent in that loop (what the caller
-//! sees) and the total until the logger's shutdown returns with every line written (what the
+//! Whole-run workloads: N threads each log a fixed number of records as fast as they can,
+//! and we report the time the calling threads spent in their loops (what the caller sees)
+//! and the total until the logger's shutdown returns with every line written (what the
 //! system pays). The logger is installed before the clock starts; its shutdown is inside.
+//!
+//! `seed_1m` (1,000,000 × `"Hello World!"`), `seed_2x100k` (2 threads × 100,000 ×
+//! `"{}", "1 logged"`) and `throughput` (`"Iteration: {} int: {} double: {}"`, 4M records
+//! in the full suite, 1M in the quick one) all run here.
 
 use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;
 
+use super::Scale;
 use crate::error::BenchError;
 use crate::loggers::BenchLogger;
 use crate::report::{group_digits, Throughput};
 
-/// Lines logged, at every scale (the name says 1m; the anchors are for 1M).
-pub const LINES: u64 = 1_000_000;
+/// Lines of `seed_1m`, at every scale (the anchors are for 1M).
+pub const SEED_LINES: u64 = 1_000_000;
+
+/// Lines per thread of `seed_2x100k`.
+pub const TWO_THREAD_LINES: u64 = 100_000;
+
+/// Records of `throughput`: the issue's 4M in the full suite, 1M in the quick one.
+pub fn throughput_lines(scale: Scale) -> u64 {
+    match scale {
+        Scale::Quick => 1_000_000,
+        Scale::Full => 4_000_000,
+        Scale::Smoke => 1_000,
+    }
+}
+
+/// Record 1 of `throughput` as std renders it.
+pub fn iteration_probe() -> String {
+    format!("Iteration: {} int: {} double: {}", 1, 2, 0.5)
+}
 
 /// One line for the report header.
-pub fn describe() -> String {
+pub fn describe_seed() -> String {
     format!(
         "seed_1m: {} x info!(\"Hello World!\") from one thread; total = until the logger's \
          guard drop / final flush returns",
-        group_digits(LINES)
+        group_digits(SEED_LINES)
     )
 }
 
-/// Runs the workload in this (child) process.
-pub fn run<L: BenchLogger>(file: &Path) -> Result<Throughput, BenchError> {
-    let mut logger = L::init(file)?;
+/// One line for the report header.
+pub fn describe_two_threads() -> String {
+    format!(
+        "seed_2x100k: 2 threads x {} x info!(\"{{}}\", \"1 logged\") to one file; loop = the \
+         slower thread's loop",
+        group_digits(TWO_THREAD_LINES)
+    )
+}
+
+/// One line for the report header.
+pub fn describe_throughput(scale: Scale) -> String {
+    format!(
+        "throughput: {} x info!(\"Iteration: {{}} int: {{}} double: {{}}\", u64, i64, f64) \
+         from one thread; records/s = records / time until shutdown returns",
+        group_digits(throughput_lines(scale))
+    )
+}
+
+/// Runs `threads` threads, each calling `call(logger, i)` for `i` in `0..per_thread`; returns
+/// the slowest thread's loop time and the total until `finish` returned.
+pub fn run<L: BenchLogger>(
+    file: &Path,
+    threads: u8,
+    per_thread: u64,
+    call: impl Fn(&L, u64) + Sync,
+) -> Result<Throughput, BenchError> {
+    let logger = L::init(file)?;
     let start = Instant::now();
-    for i in 0..LINES {
-        // Keeps the loop a loop: the count is opaque, so no logger's call can be hoisted.
-        black_box(i);
-        logger.hello_world();
-    }
-    let loop_s = start.elapsed().as_secs_f64();
+    let loop_s = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    for i in 0..per_thread {
+                        // The count is opaque, so no logger's call can be hoisted.
+                        call(&logger, black_box(i));
+                    }
+                    start.elapsed().as_secs_f64()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or(f64::NAN))
+            .fold(0.0, f64::max)
+    });
     logger.finish()?;
     let total_s = start.elapsed().as_secs_f64();
     Ok(Throughput {
-        lines: LINES,
+        lines: u64::from(threads) * per_thread,
         loop_s,
         total_s,
     })

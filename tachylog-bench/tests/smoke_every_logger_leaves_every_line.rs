@@ -1,0 +1,70 @@
+//! Runs the whole harness at `--smoke` scale (every logger × every workload, tiny counts, a
+//! process each) into a scratch directory, and checks what the parent verified: every run
+//! succeeded with every line on disk, every logger took part, and the pairs a logger cannot
+//! express are listed as not run rather than dropped. No timing is asserted.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+#[test]
+fn every_logger_leaves_every_line_at_smoke_scale() {
+    let out = std::env::temp_dir().join(format!("tachylog-bench-smoke-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let run = Command::new(env!("CARGO_BIN_EXE_tachylog-bench"))
+        .args(["--smoke", "--out"])
+        .arg(&out)
+        .output()
+        .expect("run tachylog-bench");
+    assert!(
+        run.status.success(),
+        "the smoke suite failed ({}):\n{}",
+        run.status,
+        String::from_utf8_lossy(&run.stderr)
+    );
+
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("latest.json")).unwrap()).unwrap();
+    let runs = json["runs"].as_array().unwrap();
+    assert!(runs.len() > 100, "only {} runs", runs.len());
+    for r in runs {
+        let v = &r["verification"];
+        assert!(r["failure"].is_null(), "{r}");
+        assert_eq!(v["marked_lines"], v["expected"], "{r}");
+        assert_eq!(v["trailing_bytes"], 0, "{r}");
+    }
+    let mut loggers: Vec<&str> = runs.iter().filter_map(|r| r["logger"].as_str()).collect();
+    loggers.sort_unstable();
+    loggers.dedup();
+    assert_eq!(
+        loggers,
+        [
+            "bufwriter",
+            "fast_log",
+            "flexi_logger",
+            "ftlog",
+            "inqjet",
+            "log4rs",
+            "mutex_file",
+            "nolog",
+            "slog",
+            "spdlog_rs",
+            "tachylog",
+            "ticklog",
+            "tracing_appender"
+        ]
+    );
+    let not_run = json["not_run"].as_array().unwrap();
+    assert!(
+        not_run
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("ticklog / latency:")),
+        "{not_run:?}"
+    );
+    let charts = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p: &PathBuf| p.extension().is_some_and(|e| e == "svg"))
+        .count();
+    assert!(charts >= 5, "{charts} charts");
+    std::fs::remove_dir_all(&out).unwrap();
+}
