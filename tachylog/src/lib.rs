@@ -75,7 +75,7 @@ pub use frontend::gate::{enabled, OnFull};
 pub use level::{Level, ParseLevelError};
 pub use logger::{builder, flush, reopen, Builder, Guard};
 pub use sink::{
-    Compression, FaultSink, Faults, FileNamePatternError, FileSink, Line, Period, RollingFile,
+    ColorChoice, Compression, FaultSink, Faults, FileNamePatternError, FileSink, Line, Period, RollingFile,
     RollingFileBuilder, Sink, Stderr, Stdout,
 };
 

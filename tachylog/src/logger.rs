@@ -49,6 +49,8 @@ pub struct Builder {
     /// Each sink with its own level (`None`: the filter's) and format.
     sinks: Vec<(SinkSpec, Option<Level>, Format)>,
     level: Level,
+    /// Colour for the `.stdout()`/`.stderr()` sinks.
+    color: crate::sink::ColorChoice,
     /// `RUST_LOG`-syntax directives given in code.
     filter: Option<String>,
     /// The environment variable to read directives from.
@@ -81,6 +83,7 @@ pub fn builder() -> Builder {
         level: Level::Info,
         filter: None,
         env_filter: None,
+        color: crate::sink::ColorChoice::Auto,
         ring_capacity: 1 << 20,
         on_full: OnFull::Block,
         utc: false,
@@ -141,6 +144,14 @@ impl Builder {
         if let Some(last) = self.sinks.last_mut() {
             last.1 = Some(level);
         }
+        self
+    }
+
+    /// Whether `.stdout()` and `.stderr()` colour the level. By default
+    /// ([`ColorChoice::Auto`](crate::ColorChoice::Auto)) only on a terminal, respecting
+    /// `NO_COLOR` and `CLICOLOR_FORCE`.
+    pub fn color(mut self, choice: crate::sink::ColorChoice) -> Self {
+        self.color = choice;
         self
     }
 
@@ -393,6 +404,11 @@ impl Builder {
         }
         let mut sinks = Vec::with_capacity(specs.len());
         for (spec, level, format) in specs {
+            let console_fd = match spec {
+                SinkSpec::Stdout => Some(1),
+                SinkSpec::Stderr => Some(2),
+                _ => None,
+            };
             let sink: Box<dyn Sink> = match spec {
                 SinkSpec::Stdout => Box::new(Stdout::new()),
                 SinkSpec::Stderr => Box::new(Stderr::new()),
@@ -400,7 +416,13 @@ impl Builder {
                 SinkSpec::Custom(sink) => sink,
             };
             let level = level.map_or(most_verbose, |l| l.min(most_verbose));
-            sinks.push(SinkSlot::new(sink, level, format));
+            let mut slot = SinkSlot::new(sink, level, format);
+            if let Some(fd) = console_fd {
+                slot.set_colored(crate::sink::use_color(self.color, crate::sink::is_terminal(fd), |var| {
+                    std::env::var(var).ok()
+                }));
+            }
+            sinks.push(slot);
         }
         let mut formatter = LineFormatter::new(pattern, zone, self.escape);
         if let Some(bytes) = self.max_message_bytes {

@@ -18,8 +18,9 @@ use crate::record::{Site, KIND_CALL_SITE, KIND_DYNAMIC};
 use crate::format::Format;
 use crate::sink::{Line, SinkSlot};
 
-/// How many [`Format`]s there are: one line buffer each.
-const FORMATS: usize = 3;
+/// One line buffer per [`Format`], plus one for coloured text.
+const FORMATS: usize = 4;
+const COLORED_TEXT: usize = 3;
 use crate::Level;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -182,12 +183,13 @@ impl Output {
                 continue;
             }
             let format = sink.format();
-            let text = &mut lines[format as usize];
-            if !formatted[format as usize] {
-                formatted[format as usize] = true;
+            let slot = if sink.colored() { COLORED_TEXT } else { format as usize };
+            let text = &mut lines[slot];
+            if !formatted[slot] {
+                formatted[slot] = true;
                 text.clear();
                 match format {
-                    Format::Text => formatter.format(record, message, text),
+                    Format::Text => formatter.format(record, message, slot == COLORED_TEXT, text),
                     Format::Json => formatter.format_json(record, message, text),
                     Format::Logfmt => formatter.format_logfmt(record, message, text),
                 }

@@ -135,6 +135,18 @@ pub(crate) struct RecordView<'a> {
     pub(crate) static_metadata: bool,
 }
 
+/// The ANSI colour of a level on a terminal: red errors, yellow warnings, green info, blue
+/// debug, grey trace.
+fn level_color(level: Level) -> &'static str {
+    match level {
+        Level::Error => "\x1b[1;31m",
+        Level::Warn => "\x1b[33m",
+        Level::Info => "\x1b[32m",
+        Level::Debug => "\x1b[34m",
+        Level::Trace => "\x1b[90m",
+    }
+}
+
 /// Applies a [`Pattern`] to records. Owned by the back end.
 pub(crate) struct LineFormatter {
     pattern: Pattern,
@@ -208,11 +220,17 @@ impl LineFormatter {
 
     /// Appends the record's text line, newline included, to `out`; `message` is the record's
     /// message from [`LineFormatter::render_message`].
-    pub(crate) fn format(&mut self, record: &RecordView<'_>, message: &str, out: &mut Vec<u8>) {
+    /// With `colored`, the level is wrapped in an ANSI colour (for a terminal).
+    pub(crate) fn format(&mut self, record: &RecordView<'_>, message: &str, colored: bool, out: &mut Vec<u8>) {
         for piece in &self.pattern.pieces {
             match piece {
                 Piece::Text(t) => out.extend_from_slice(t.as_bytes()),
                 Piece::Time => self.time.write(record.unix_nanos, out),
+                Piece::Level if colored => {
+                    out.extend_from_slice(level_color(record.level).as_bytes());
+                    out.extend_from_slice(record.level.padded().as_bytes());
+                    out.extend_from_slice(b"\x1b[0m");
+                }
                 Piece::Level => out.extend_from_slice(record.level.padded().as_bytes()),
                 Piece::Thread => out.extend_from_slice(record.thread.name.as_bytes()),
                 Piece::ThreadId => {
@@ -302,7 +320,7 @@ mod tests {
         };
         let mut message = String::new();
         f.render_message(&record.message, &mut message);
-        f.format(&record, &message, &mut out);
+        f.format(&record, &message, false, &mut out);
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "2026-11-21 16:04:05.125049 INFO  [main/4211] app::net: two\\nlines (src/net.rs:20)\n"

@@ -3,6 +3,10 @@
 //! Lines are buffered here and written with `write(2)` on the raw descriptor in large batches,
 //! bypassing `std::io::Stdout`'s line buffering (one system call per line) and its lock. A slow
 //! terminal slows only the back end; callers keep logging into their rings.
+//!
+//! Colour: the level is coloured when the stream is a terminal ([`ColorChoice::Auto`]), never
+//! when it is a pipe or a file; `NO_COLOR` turns it off and `CLICOLOR_FORCE` on
+//! (<https://no-color.org>, <https://bixense.com/clicolors/>).
 
 use super::{Line, Sink};
 use std::fs::File;
@@ -93,3 +97,68 @@ console_sink!(
     /// ```
     Stderr, 2, "stderr"
 );
+
+/// Whether the console sinks added with [`Builder::stdout`](crate::Builder::stdout) and
+/// [`Builder::stderr`](crate::Builder::stderr) colour the level.
+///
+/// ```
+/// let guard = tachylog::builder().stdout().color(tachylog::ColorChoice::Never).init().unwrap();
+/// # drop(guard);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ColorChoice {
+    /// Colour when the stream is a terminal (and `TERM` is not `dumb`), unless `NO_COLOR` is
+    /// set; always when `CLICOLOR_FORCE` is set to anything but `0`. The default.
+    #[default]
+    Auto,
+    /// Always colour, even into a pipe or a file.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+/// Decides colour for descriptor `fd` under `choice`, reading the environment through `env`.
+pub(crate) fn use_color(choice: ColorChoice, is_terminal: bool, env: impl Fn(&str) -> Option<String>) -> bool {
+    match choice {
+        ColorChoice::Never => false,
+        ColorChoice::Always => true,
+        ColorChoice::Auto => {
+            if env("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+                false
+            } else if env("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0") {
+                true
+            } else {
+                is_terminal && env("TERM").is_none_or(|t| t != "dumb")
+            }
+        }
+    }
+}
+
+/// Whether descriptor `fd` (1 or 2) is a terminal.
+pub(crate) fn is_terminal(fd: i32) -> bool {
+    // SAFETY: `isatty` only inspects the descriptor; an invalid one yields 0.
+    unsafe { libc::isatty(fd) == 1 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+    }
+
+    #[test]
+    fn auto_follows_the_terminal_and_the_conventions() {
+        assert!(use_color(ColorChoice::Auto, true, env(&[])));
+        assert!(!use_color(ColorChoice::Auto, false, env(&[])));
+        assert!(!use_color(ColorChoice::Auto, true, env(&[("NO_COLOR", "1")])));
+        assert!(use_color(ColorChoice::Auto, true, env(&[("NO_COLOR", "")])), "empty NO_COLOR is unset");
+        assert!(use_color(ColorChoice::Auto, false, env(&[("CLICOLOR_FORCE", "1")])));
+        assert!(!use_color(ColorChoice::Auto, false, env(&[("CLICOLOR_FORCE", "0")])));
+        assert!(!use_color(ColorChoice::Auto, false, env(&[("NO_COLOR", "1"), ("CLICOLOR_FORCE", "1")])));
+        assert!(!use_color(ColorChoice::Auto, true, env(&[("TERM", "dumb")])));
+        assert!(use_color(ColorChoice::Always, false, env(&[("NO_COLOR", "1")])));
+        assert!(!use_color(ColorChoice::Never, true, env(&[("CLICOLOR_FORCE", "1")])));
+    }
+}

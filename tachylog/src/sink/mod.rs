@@ -8,7 +8,8 @@ mod fault;
 mod file;
 mod rolling;
 
-pub use console::{Stderr, Stdout};
+pub use console::{ColorChoice, Stderr, Stdout};
+pub(crate) use console::{is_terminal, use_color};
 pub use fault::{FaultSink, Faults};
 pub use file::FileSink;
 pub use rolling::{Compression, FileNamePatternError, Period, RollingFile, RollingFileBuilder};
@@ -147,6 +148,8 @@ pub(crate) struct SinkSlot {
     sink: Box<dyn Sink>,
     min_level: Level,
     format: Format,
+    /// Text lines with the level coloured (a console sink on a terminal).
+    colored: bool,
     /// While the sink fails: lines lost so far and the first error; `None` while it works.
     failing: Option<(u64, String)>,
     /// Whether lines were written since the last flush.
@@ -164,6 +167,7 @@ impl SinkSlot {
             sink,
             min_level,
             format,
+            colored: false,
             failing: None,
             dirty: false,
             unflushed: 0,
@@ -179,6 +183,15 @@ impl SinkSlot {
     /// How this sink's lines are written.
     pub(crate) fn format(&self) -> Format {
         self.format
+    }
+
+    /// Colours the level of this sink's text lines.
+    pub(crate) fn set_colored(&mut self, colored: bool) {
+        self.colored = colored && self.format == Format::Text;
+    }
+
+    pub(crate) fn colored(&self) -> bool {
+        self.colored
     }
 
     pub(crate) fn write_line(&mut self, line: &Line<'_>) {

@@ -1,0 +1,114 @@
+//! The console sink colours the level on a real terminal (a pseudo-terminal here) and never in
+//! a pipe, and honours `NO_COLOR` and `CLICOLOR_FORCE`. Each case is a child process whose
+//! standard output is the pty or a pipe.
+
+use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const SCENARIO: &str = "TACHYLOG_TEST_COLOR_CHILD";
+const GREEN_INFO: &str = "\u{1b}[32mINFO \u{1b}[0m";
+
+#[test]
+fn child_logs_one_line_to_stdout() {
+    if std::env::var_os(SCENARIO).is_none() {
+        return; // only meaningful as the child of the tests below
+    }
+    let guard = tachylog::builder().stdout().init().unwrap();
+    tachylog::info!("hello terminal");
+    drop(guard);
+}
+
+/// Runs the child with stdout on a new pseudo-terminal (`pty`) or a pipe, with `env` set.
+fn run(pty: bool, env: &[(&str, &str)]) -> String {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args([
+            "child_logs_one_line_to_stdout",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(SCENARIO, "1")
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .env("TERM", "xterm")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stderr(Stdio::null());
+    if !pty {
+        let output = command.stdout(Stdio::piped()).output().unwrap();
+        assert!(output.status.success());
+        return String::from_utf8_lossy(&output.stdout).into_owned();
+    }
+    let (mut master, mut slave) = (-1, -1);
+    // SAFETY: `openpty` fills the two descriptors; the null pointers ask for no name and default
+    // terminal settings.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just opened by `openpty` and are owned here alone.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let mut child = command.stdout(Stdio::from(slave)).spawn().unwrap();
+    // `Command` holds the parent's copy of the slave: drop it, so that the master reports EIO
+    // once the child has exited and closed its copy.
+    drop(command);
+    // SAFETY: `fcntl` on a descriptor owned here; non-blocking so every read below returns.
+    unsafe { libc::fcntl(master.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+    let mut master = std::fs::File::from(master);
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut exited = false;
+    while Instant::now() < deadline {
+        match master.read(&mut buf) {
+            Ok(n) if n > 0 => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if exited {
+                    break; // the child is gone and everything it wrote has been read
+                }
+                exited = child.try_wait().unwrap().is_some();
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            _ => break, // EIO: the last slave descriptor is closed
+        }
+    }
+    // Reaps the child (or returns the status `try_wait` already saw).
+    assert!(child.wait().unwrap().success());
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[test]
+fn a_terminal_gets_colour_and_a_pipe_does_not() {
+    let terminal = run(true, &[]);
+    assert!(
+        terminal.contains(GREEN_INFO) && terminal.contains("hello terminal"),
+        "{terminal:?}"
+    );
+    let pipe = run(false, &[]);
+    assert!(
+        pipe.contains("hello terminal") && !pipe.contains('\u{1b}'),
+        "{pipe:?}"
+    );
+}
+
+#[test]
+fn no_color_and_clicolor_force_are_respected() {
+    let off = run(true, &[("NO_COLOR", "1")]);
+    assert!(
+        off.contains("hello terminal") && !off.contains('\u{1b}'),
+        "{off:?}"
+    );
+    let forced = run(false, &[("CLICOLOR_FORCE", "1")]);
+    assert!(forced.contains(GREEN_INFO), "{forced:?}");
+    let dumb = run(true, &[("TERM", "dumb")]);
+    assert!(!dumb.contains('\u{1b}'), "{dumb:?}");
+}
