@@ -500,7 +500,8 @@ pub struct Guard {
 }
 
 impl Guard {
-    /// Changes the most verbose level logged, from any thread.
+    /// Changes the most verbose level logged, for every target, from any thread. This replaces
+    /// any per-target filter; [`set_filter`](crate::set_filter) sets one.
     ///
     /// ```
     /// let guard = tachylog::builder().stdout().init().unwrap();
