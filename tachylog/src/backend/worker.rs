@@ -11,20 +11,20 @@
 use super::clock::{WallClock, RESYNC_INTERVAL};
 use super::merge::{DrainMode, Merger, SLACK, STALL_LIMIT};
 use crate::format::pattern::{LineFormatter, Message, RecordView};
+use crate::format::Format;
 use crate::frontend::gate::GATE;
 use crate::queue::handshake::FlushHandshake;
 use crate::queue::registry::{ThreadInfo, ThreadQueue, REGISTRY};
 use crate::record::{Site, KIND_CALL_SITE, KIND_DYNAMIC};
-use crate::format::Format;
 use crate::sink::{Line, SinkSlot};
-
-/// One line buffer per [`Format`], plus one for coloured text.
-const FORMATS: usize = 4;
-const COLORED_TEXT: usize = 3;
 use crate::Level;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+/// One line buffer per [`Format`], plus one for coloured text.
+const FORMATS: usize = 4;
+const COLORED_TEXT: usize = 3;
 
 /// Records formatted per drain before the worker checks for flush requests again.
 const BATCH: usize = 4096;
