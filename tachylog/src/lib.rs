@@ -17,7 +17,8 @@
 //! ```
 //!
 //! # The contract
-//! - **Calling thread.** A log call checks the level (one relaxed load), copies the arguments'
+//! - **Calling thread.** A log call checks its call site's cached filter verdict (one relaxed
+//!   load; see [`Filter`] and [`set_filter`]), copies the arguments'
 //!   bytes and a pointer to its static call site into the thread's own ring, stamps the time
 //!   (`rdtsc`) and publishes with one release store. No formatting, no lock, no allocation, no
 //!   system call, once the thread's ring exists (allocated on its first record). Argument types:
@@ -38,6 +39,9 @@
 //! - **Failing sinks.** An error is reported once on stderr; lost records are counted and the
 //!   count is written into the sink when it works again ([`FaultSink`] injects such faults).
 //! - **One record, one line.** Control characters in messages are escaped.
+//! - **Destinations.** Console (coloured on a terminal), files ([`FileSink`]), self-managing
+//!   files ([`RollingFile`]: time patterns, size limit, retention, compression) and any
+//!   [`Sink`]; each sink has its own level and [`Format`] (text, JSON lines, logfmt).
 //!
 //! The `log` crate's macros go through the same engine once [`Builder::init`] has run.
 
