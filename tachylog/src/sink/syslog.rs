@@ -1,0 +1,827 @@
+//! Records sent to a syslog collector as RFC 5424 messages, over UDP, TCP (RFC 6587
+//! octet-counting framing) or a Unix datagram socket such as `/dev/log`.
+//!
+//! Runs on the back end's thread only, like every sink. It may block, but never for long: TCP
+//! connects and writes carry timeouts, and while the collector is unreachable records wait in a
+//! bounded memory buffer and reconnection is retried with exponential backoff, checked on each
+//! write, flush and timer tick (the sink asks for a tick while it has records waiting).
+//!
+//! Accounting, to fit [`SinkSlot`](super::SinkSlot)'s rule: a record buffered for resending is
+//! not lost, so `write_line` and `flush` return `Ok` for it. A record dropped because the TCP
+//! buffer is full (the *newest* is dropped: the buffer keeps the oldest, so the collector gets
+//! an unbroken prefix) makes `write_line` return an error marked as [`RecordDropped`], which
+//! the slot counts as exactly that one record lost, without counting the buffered ones.
+
+use super::{Line, RecordDropped, Sink};
+use crate::format::escape::EscapingWriter;
+use crate::format::time::TimeCache;
+use crate::Level;
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
+use std::os::unix::net::UnixDatagram;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The private enterprise number in the structured-data ID `meta@32473`: 32473 is the example
+/// PEN reserved for documentation by RFC 5612 and used by RFC 5424's own examples. It marks
+/// the element as ours without claiming a registered number.
+const META_SD_ID: &str = "meta@32473";
+
+/// Marks a UDP message cut to fit the datagram limit.
+const TRUNCATION_MARK: &[u8] = b"...[truncated]";
+
+/// Bytes of whole framed records gathered before a TCP `write`.
+const TCP_BATCH: usize = 64 * 1024;
+
+/// First and longest pause between TCP reconnection attempts.
+const BACKOFF_START: Duration = Duration::from_millis(100);
+const BACKOFF_MAX: Duration = Duration::from_secs(10);
+
+/// The syslog facility of every record a [`SyslogSink`] sends (RFC 5424, table 1).
+///
+/// ```
+/// assert_eq!(tachylog::Facility::Local3.code(), 19);
+/// assert_eq!(tachylog::Facility::default(), tachylog::Facility::User);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[allow(missing_docs)] // the names are the RFC's
+pub enum Facility {
+    Kern = 0,
+    #[default]
+    User = 1,
+    Mail = 2,
+    Daemon = 3,
+    Auth = 4,
+    Syslog = 5,
+    Lpr = 6,
+    News = 7,
+    Uucp = 8,
+    Cron = 9,
+    AuthPriv = 10,
+    Ftp = 11,
+    Ntp = 12,
+    Audit = 13,
+    Alert = 14,
+    Clock = 15,
+    Local0 = 16,
+    Local1 = 17,
+    Local2 = 18,
+    Local3 = 19,
+    Local4 = 20,
+    Local5 = 21,
+    Local6 = 22,
+    Local7 = 23,
+}
+
+impl Facility {
+    /// The facility's numeric code, 0 to 23.
+    ///
+    /// ```
+    /// assert_eq!(tachylog::Facility::Kern.code(), 0);
+    /// ```
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+/// The RFC 5424 severity of a level: ERROR is `err` (3), WARN `warning` (4), INFO `info` (6),
+/// DEBUG and TRACE `debug` (7).
+fn severity(level: Level) -> u8 {
+    match level {
+        Level::Error => 3,
+        Level::Warn => 4,
+        Level::Info => 6,
+        Level::Debug | Level::Trace => 7,
+    }
+}
+
+/// Settings of a [`SyslogSink`]; finish with [`udp`](SyslogBuilder::udp),
+/// [`tcp`](SyslogBuilder::tcp) or [`unix`](SyslogBuilder::unix).
+///
+/// ```
+/// let sink = tachylog::SyslogSink::builder()
+///     .facility(tachylog::Facility::Local0)
+///     .hostname("web-1")
+///     .app_name("shop")
+///     .msg_id("req")
+///     .udp("127.0.0.1:9")
+///     .unwrap();
+/// assert_eq!(sink.describe_target(), "syslog udp 127.0.0.1:9");
+/// ```
+#[derive(Debug, Clone)]
+pub struct SyslogBuilder {
+    facility: Facility,
+    hostname: Option<String>,
+    app_name: Option<String>,
+    msg_id: String,
+    max_datagram: usize,
+    buffer_records: usize,
+    buffer_bytes: usize,
+    connect_timeout: Duration,
+    write_timeout: Duration,
+}
+
+impl Default for SyslogBuilder {
+    fn default() -> Self {
+        SyslogBuilder {
+            facility: Facility::User,
+            hostname: None,
+            app_name: None,
+            msg_id: "-".to_string(),
+            max_datagram: 2048,
+            buffer_records: 10_000,
+            buffer_bytes: 4 << 20,
+            connect_timeout: Duration::from_secs(1),
+            write_timeout: Duration::from_secs(1),
+        }
+    }
+}
+
+impl SyslogBuilder {
+    /// The facility of every record (default [`Facility::User`]).
+    ///
+    /// ```
+    /// let b = tachylog::SyslogSink::builder().facility(tachylog::Facility::Daemon);
+    /// ```
+    pub fn facility(mut self, facility: Facility) -> Self {
+        self.facility = facility;
+        self
+    }
+
+    /// The HOSTNAME field (default: `gethostname`). Characters outside printable US-ASCII are
+    /// replaced by `_`; at most 255 are kept.
+    ///
+    /// ```
+    /// let b = tachylog::SyslogSink::builder().hostname("web-1.example.com");
+    /// ```
+    pub fn hostname(mut self, hostname: impl Into<String>) -> Self {
+        self.hostname = Some(hostname.into());
+        self
+    }
+
+    /// The APP-NAME field (default: the executable's file name), at most 48 characters.
+    ///
+    /// ```
+    /// let b = tachylog::SyslogSink::builder().app_name("shop");
+    /// ```
+    pub fn app_name(mut self, app_name: impl Into<String>) -> Self {
+        self.app_name = Some(app_name.into());
+        self
+    }
+
+    /// The MSGID field of every record (default `-`, none), at most 32 characters.
+    ///
+    /// ```
+    /// let b = tachylog::SyslogSink::builder().msg_id("audit");
+    /// ```
+    pub fn msg_id(mut self, msg_id: impl Into<String>) -> Self {
+        self.msg_id = msg_id.into();
+        self
+    }
+
+    /// The largest UDP or Unix datagram, in bytes (default 2048, the size RFC 5426 says every
+    /// receiver should take). A longer message is cut on a character boundary and ends in
+    /// `...[truncated]`. TCP messages are never cut.
+    ///
+    /// ```
+    /// let b = tachylog::SyslogSink::builder().max_datagram(8192);
+    /// ```
+    pub fn max_datagram(mut self, bytes: usize) -> Self {
+        self.max_datagram = bytes.max(TRUNCATION_MARK.len() + 64);
+        self
+    }
+
+    /// How much a TCP sink holds in memory while the collector is unreachable (default 10,000
+    /// records or 4 MiB, whichever is reached first). When it is full the newest record is
+    /// dropped and counted.
+    ///
+    /// ```
+    /// let b = tachylog::SyslogSink::builder().buffer_limit(1_000, 1 << 20);
+    /// ```
+    pub fn buffer_limit(mut self, records: usize, bytes: usize) -> Self {
+        self.buffer_records = records.max(1);
+        self.buffer_bytes = bytes.max(1);
+        self
+    }
+
+    /// How long a TCP connect and each TCP write may block the back end (default 1 s each).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let b = tachylog::SyslogSink::builder().timeouts(Duration::from_millis(500), Duration::from_secs(2));
+    /// ```
+    pub fn timeouts(mut self, connect: Duration, write: Duration) -> Self {
+        self.connect_timeout = connect.max(Duration::from_millis(1));
+        self.write_timeout = write.max(Duration::from_millis(1));
+        self
+    }
+
+    /// A sink sending one datagram per record to `addr` (`host:port`; 514 is the standard
+    /// port). Fails only if `addr` does not resolve or no socket can be made.
+    ///
+    /// ```
+    /// // Nobody needs to listen: a UDP send succeeds anyway.
+    /// let sink = tachylog::SyslogSink::builder().udp("127.0.0.1:9").unwrap();
+    /// let guard = tachylog::builder().sink(sink).init().unwrap();
+    /// tachylog::info!("sent as one datagram");
+    /// drop(guard);
+    /// ```
+    pub fn udp(self, addr: impl ToSocketAddrs) -> io::Result<SyslogSink> {
+        let addr = resolve(addr)?;
+        let bind: SocketAddr = if addr.is_ipv4() {
+            ([0, 0, 0, 0], 0).into()
+        } else {
+            (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+        };
+        let socket = UdpSocket::bind(bind)?;
+        socket.connect(addr)?;
+        socket.set_write_timeout(Some(self.write_timeout))?;
+        Ok(self.finish(Transport::Udp { socket, addr }))
+    }
+
+    /// A sink sending records over TCP to `addr`, framed by octet counting (RFC 6587:
+    /// `LEN SP MSG`). The first connection is tried at once; if it fails the sink starts
+    /// disconnected and buffers (see [`SyslogSink`]). Fails only if `addr` does not resolve.
+    ///
+    /// ```no_run
+    /// let sink = tachylog::SyslogSink::builder().tcp("logs.example.com:6514").unwrap();
+    /// let guard = tachylog::builder().sink(sink).init().unwrap();
+    /// tachylog::warn!("over TCP");
+    /// drop(guard);
+    /// ```
+    pub fn tcp(self, addr: impl ToSocketAddrs) -> io::Result<SyslogSink> {
+        let addr = resolve(addr)?;
+        let mut tcp = Tcp {
+            addr,
+            stream: None,
+            pending: VecDeque::new(),
+            pending_bytes: 0,
+            max_records: self.buffer_records,
+            max_bytes: self.buffer_bytes,
+            connect_timeout: self.connect_timeout,
+            write_timeout: self.write_timeout,
+            backoff: BACKOFF_START,
+            next_attempt: Instant::now(),
+            batch: Vec::new(),
+        };
+        // Not connected yet is not an error: records wait for the collector.
+        let _ = tcp.ensure_connected();
+        Ok(self.finish(Transport::Tcp(tcp)))
+    }
+
+    /// A sink sending one datagram per record to the Unix datagram socket at `path`, such as
+    /// `/dev/log`. Stream sockets are not supported: connecting to one fails with an error
+    /// saying so.
+    ///
+    /// ```no_run
+    /// let sink = tachylog::SyslogSink::builder().unix("/dev/log").unwrap();
+    /// let guard = tachylog::builder().sink(sink).init().unwrap();
+    /// tachylog::info!("to the local syslog daemon");
+    /// drop(guard);
+    /// ```
+    pub fn unix(self, path: impl AsRef<Path>) -> io::Result<SyslogSink> {
+        let path = path.as_ref().to_path_buf();
+        let socket = connect_unix(&path)?;
+        socket.set_write_timeout(Some(self.write_timeout))?;
+        Ok(self.finish(Transport::Unix { socket, path }))
+    }
+
+    fn finish(self, transport: Transport) -> SyslogSink {
+        let hostname = self.hostname.unwrap_or_else(system_hostname);
+        let app_name = self.app_name.unwrap_or_else(|| {
+            std::env::current_exe()
+                .ok()
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_default()
+        });
+        let mut header_tail = String::new();
+        header_tail.push(' ');
+        header_tail.push_str(&header_field(&hostname, 255));
+        header_tail.push(' ');
+        header_tail.push_str(&header_field(&app_name, 48));
+        header_tail.push(' ');
+        header_tail.push_str(&std::process::id().to_string());
+        header_tail.push(' ');
+        header_tail.push_str(&header_field(&self.msg_id, 32));
+        header_tail.push(' ');
+        SyslogSink {
+            transport,
+            facility: self.facility,
+            header_tail,
+            time: TimeCache::new(jiff::tz::TimeZone::UTC),
+            message: Vec::with_capacity(1024),
+            max_datagram: self.max_datagram,
+            dropped: 0,
+        }
+    }
+}
+
+/// Sends each record to a syslog collector as an RFC 5424 message:
+///
+/// `<14>1 2026-11-21T16:04:05.125049Z web-1 shop 4211 - [meta@32473 target="shop::net"
+/// file="src/net.rs" line="20" thread="main" tid="4211"] connection reset`
+///
+/// PRI is facility × 8 + severity (ERROR 3, WARN 4, INFO 6, DEBUG and TRACE 7); the time is
+/// UTC with microseconds; HOSTNAME, APP-NAME and MSGID come from the [`SyslogBuilder`], PROCID
+/// is the process id. Parameter values escape `"`, `\` and `]` with a backslash; in them and
+/// in the message, control characters are escaped as in text lines (`\n` becomes the two
+/// characters `\n`), so one record is always one message. The message is UTF-8, without BOM.
+///
+/// Transports:
+/// - **UDP**: one datagram per record, cut to [`SyslogBuilder::max_datagram`].
+/// - **TCP**: octet-counting framing, batched. The connect and each write time out (1 s by
+///   default). On any error the connection is dropped and records wait in memory (up to
+///   [`SyslogBuilder::buffer_limit`]); reconnection is tried on each write, flush and timer
+///   tick, after 100 ms, then twice as long each time up to 10 s. Before each batch the
+///   connection is checked for an end-of-stream from the collector, so a restarted collector
+///   is noticed before records are written into a dead connection. TCP has no
+///   acknowledgement: records already handed to the kernel when a connection breaks may
+///   still be lost, unreported; nothing is ever sent twice (a record cut short by the break
+///   is sent again whole, and collectors drop an incomplete frame). When the logger stops,
+///   records still waiting get one last attempt; any left are reported on stderr.
+/// - **Unix datagram** (`/dev/log`): one datagram per record, cut like UDP.
+///
+/// Loss accounting: while records wait for the collector, `write_line` and `flush` succeed.
+/// When the buffer is full the newest record is dropped, `write_line` fails for it, and the
+/// logger counts exactly that record as lost, reports the first loss on stderr and, once the
+/// collector takes records again, sends a WARN record saying how many were lost. A failed UDP
+/// or Unix send loses that one record, counted the same way.
+///
+/// ```
+/// let sink = tachylog::SyslogSink::builder()
+///     .app_name("shop")
+///     .udp("127.0.0.1:9")
+///     .unwrap();
+/// let guard = tachylog::builder().sink(sink).init().unwrap();
+/// tachylog::error!("payment {} failed", 42);
+/// drop(guard);
+/// ```
+pub struct SyslogSink {
+    transport: Transport,
+    facility: Facility,
+    /// ` HOSTNAME APP-NAME PROCID MSGID `, fixed for the sink's life.
+    header_tail: String,
+    time: TimeCache,
+    /// The message being built; reused.
+    message: Vec<u8>,
+    max_datagram: usize,
+    /// Records dropped so far (full TCP buffer, failed datagram sends).
+    dropped: u64,
+}
+
+impl SyslogSink {
+    /// The settings, to finish with a transport.
+    ///
+    /// ```
+    /// let sink = tachylog::SyslogSink::builder().udp("127.0.0.1:9").unwrap();
+    /// ```
+    pub fn builder() -> SyslogBuilder {
+        SyslogBuilder::default()
+    }
+
+    /// Where records go, such as `syslog tcp 127.0.0.1:514` (also the name in error reports).
+    ///
+    /// ```
+    /// let sink = tachylog::SyslogSink::builder().udp("127.0.0.1:9").unwrap();
+    /// assert_eq!(sink.describe_target(), "syslog udp 127.0.0.1:9");
+    /// ```
+    pub fn describe_target(&self) -> String {
+        match &self.transport {
+            Transport::Udp { addr, .. } => format!("syslog udp {addr}"),
+            Transport::Tcp(tcp) => format!("syslog tcp {}", tcp.addr),
+            Transport::Unix { path, .. } => format!("syslog unix {}", path.display()),
+        }
+    }
+
+    /// How many records this sink has dropped so far (full TCP buffer, failed datagram sends).
+    ///
+    /// ```
+    /// let sink = tachylog::SyslogSink::builder().udp("127.0.0.1:9").unwrap();
+    /// assert_eq!(sink.dropped(), 0);
+    /// ```
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Appends `line` as an RFC 5424 message to `self.message` (cleared first).
+    fn build(&mut self, line: &Line<'_>) {
+        let out = &mut self.message;
+        out.clear();
+        let pri = self.facility.code() as u32 * 8 + severity(line.level) as u32;
+        out.push(b'<');
+        out.extend_from_slice(itoa::Buffer::new().format(pri).as_bytes());
+        out.extend_from_slice(b">1 ");
+        self.time.write_rfc3339(line.unix_nanos, out);
+        out.extend_from_slice(self.header_tail.as_bytes());
+        out.push(b'[');
+        out.extend_from_slice(META_SD_ID.as_bytes());
+        sd_param("target", line.target, out);
+        sd_param("file", line.file, out);
+        sd_param("line", itoa::Buffer::new().format(line.line_number), out);
+        sd_param("thread", line.thread_name, out);
+        sd_param("tid", itoa::Buffer::new().format(line.thread_id), out);
+        out.extend_from_slice(b"] ");
+        let _ = EscapingWriter { out, escape: true }.write_str(line.message);
+    }
+
+    fn dropped_error(&mut self, why: String) -> io::Error {
+        self.dropped += 1;
+        io::Error::other(RecordDropped(why))
+    }
+}
+
+impl Sink for SyslogSink {
+    fn write_line(&mut self, line: &Line<'_>) -> io::Result<()> {
+        self.build(line);
+        let max = self.max_datagram;
+        let result = match &mut self.transport {
+            Transport::Udp { socket, .. } => {
+                truncate_datagram(&mut self.message, max);
+                socket.send(&self.message).map(drop)
+            }
+            Transport::Unix { socket, path } => {
+                truncate_datagram(&mut self.message, max);
+                send_unix(socket, path, &self.message)
+            }
+            Transport::Tcp(tcp) => return tcp.push(&self.message).map_err(|why| self.dropped_error(why)),
+        };
+        result.map_err(|e| {
+            let why = format!("{}: {e}", self.describe_target());
+            self.dropped_error(why)
+        })
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if let Transport::Tcp(tcp) = &mut self.transport {
+            // Records that cannot go out yet wait for the next attempt: not an error.
+            tcp.send_pending();
+        }
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        self.describe_target()
+    }
+
+    fn reopen(&mut self) -> io::Result<()> {
+        match &mut self.transport {
+            Transport::Tcp(tcp) => {
+                tcp.disconnect();
+                tcp.next_attempt = Instant::now();
+                tcp.send_pending();
+                Ok(())
+            }
+            Transport::Unix { socket, path } => {
+                *socket = connect_unix(path)?;
+                Ok(())
+            }
+            Transport::Udp { .. } => Ok(()),
+        }
+    }
+
+    fn next_deadline(&self) -> Option<i64> {
+        match &self.transport {
+            Transport::Tcp(tcp) if tcp.stream.is_none() && !tcp.pending.is_empty() => {
+                let wait = tcp.next_attempt.saturating_duration_since(Instant::now());
+                let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+                Some((now + wait).as_nanos() as i64)
+            }
+            _ => None,
+        }
+    }
+
+    fn tick(&mut self, _now_unix_nanos: i64) -> io::Result<()> {
+        self.flush()
+    }
+}
+
+/// At the end (the logger shut down), records still waiting get one last try, whatever the
+/// backoff says; any left are reported on stderr, since no later flush can count them.
+impl Drop for SyslogSink {
+    fn drop(&mut self) {
+        if let Transport::Tcp(tcp) = &mut self.transport {
+            if tcp.pending.is_empty() {
+                return;
+            }
+            tcp.next_attempt = Instant::now();
+            tcp.send_pending();
+            if !tcp.pending.is_empty() {
+                eprintln!(
+                    "tachylog: sink syslog tcp {}: {} record(s) could not be delivered before the \
+                     logger stopped",
+                    tcp.addr,
+                    tcp.pending.len()
+                );
+            }
+        }
+    }
+}
+
+enum Transport {
+    Udp { socket: UdpSocket, addr: SocketAddr },
+    Tcp(Tcp),
+    Unix { socket: UnixDatagram, path: PathBuf },
+}
+
+/// A TCP connection to the collector, and the framed records waiting for it.
+struct Tcp {
+    addr: SocketAddr,
+    /// `None` while disconnected.
+    stream: Option<TcpStream>,
+    /// Framed records (`LEN SP MSG`) not yet handed to the kernel, oldest first.
+    pending: VecDeque<Vec<u8>>,
+    /// Sum of `pending`'s lengths.
+    pending_bytes: usize,
+    max_records: usize,
+    max_bytes: usize,
+    connect_timeout: Duration,
+    write_timeout: Duration,
+    /// Pause before the next reconnection attempt after this one fails.
+    backoff: Duration,
+    /// No connection attempt before this instant.
+    next_attempt: Instant,
+    /// Reused buffer for one write of several records.
+    batch: Vec<u8>,
+}
+
+impl Tcp {
+    /// Queues one message framed; sends when a batch is full. `Err` says why the record was
+    /// dropped (the buffer is full).
+    fn push(&mut self, message: &[u8]) -> Result<(), String> {
+        if self.pending.len() >= self.max_records || self.pending_bytes + message.len() + 12 > self.max_bytes {
+            // Make room if the collector is back; then decide.
+            self.send_pending();
+        }
+        if self.pending.len() >= self.max_records || self.pending_bytes + message.len() + 12 > self.max_bytes {
+            return Err(format!(
+                "syslog tcp {}: collector unreachable and the buffer of {} records / {} bytes is \
+                 full; the newest record was dropped",
+                self.addr, self.max_records, self.max_bytes
+            ));
+        }
+        let mut framed = Vec::with_capacity(message.len() + 8);
+        framed.extend_from_slice(itoa::Buffer::new().format(message.len()).as_bytes());
+        framed.push(b' ');
+        framed.extend_from_slice(message);
+        self.pending_bytes += framed.len();
+        self.pending.push_back(framed);
+        if self.pending_bytes >= TCP_BATCH {
+            self.send_pending();
+        }
+        Ok(())
+    }
+
+    /// Connects if needed and allowed by the backoff; hands pending records to the kernel in
+    /// batches. Never blocks longer than about one connect timeout plus a write timeout.
+    fn send_pending(&mut self) {
+        if self.pending.is_empty() || !self.ensure_connected() {
+            return;
+        }
+        let started = Instant::now();
+        while !self.pending.is_empty() && started.elapsed() < self.write_timeout {
+            self.batch.clear();
+            for record in &self.pending {
+                if !self.batch.is_empty() && self.batch.len() + record.len() > TCP_BATCH {
+                    break;
+                }
+                self.batch.extend_from_slice(record);
+            }
+            let Some(stream) = self.stream.as_mut() else { return };
+            let (written, result) = write_counting(stream, &self.batch);
+            // Records wholly handed to the kernel are done; one cut short is sent again whole.
+            let mut done = 0;
+            while let Some(front) = self.pending.front() {
+                if done + front.len() > written {
+                    break;
+                }
+                done += front.len();
+                self.pending_bytes -= front.len();
+                self.pending.pop_front();
+            }
+            if result.is_err() {
+                self.disconnect();
+                self.schedule_retry();
+                return;
+            }
+        }
+    }
+
+    /// Whether a usable connection exists after trying to make one (if the backoff allows).
+    fn ensure_connected(&mut self) -> bool {
+        if let Some(stream) = &self.stream {
+            if peer_closed(stream) {
+                self.disconnect();
+            } else {
+                return true;
+            }
+        }
+        if Instant::now() < self.next_attempt {
+            return false;
+        }
+        match TcpStream::connect_timeout(&self.addr, self.connect_timeout) {
+            Ok(stream) => {
+                let _ = stream.set_write_timeout(Some(self.write_timeout));
+                let _ = stream.set_nodelay(true);
+                self.stream = Some(stream);
+                self.backoff = BACKOFF_START;
+                true
+            }
+            Err(_) => {
+                self.schedule_retry();
+                false
+            }
+        }
+    }
+
+    fn schedule_retry(&mut self) {
+        self.next_attempt = Instant::now() + self.backoff;
+        self.backoff = (self.backoff * 2).min(BACKOFF_MAX);
+    }
+
+    fn disconnect(&mut self) {
+        if let Some(stream) = self.stream.take() {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+/// Whether the collector ended the connection: it never sends anything, so a readable socket
+/// means end-of-stream or an error.
+fn peer_closed(stream: &TcpStream) -> bool {
+    if stream.set_nonblocking(true).is_err() {
+        return true;
+    }
+    let mut byte = [0u8; 1];
+    let closed = match stream.peek(&mut byte) {
+        Ok(0) => true,
+        Ok(_) => false, // unexpected data; the connection still works
+        Err(e) => e.kind() != io::ErrorKind::WouldBlock,
+    };
+    closed || stream.set_nonblocking(false).is_err()
+}
+
+/// Writes `data`, returning how many bytes the kernel took and whether all of it went.
+fn write_counting(stream: &mut TcpStream, data: &[u8]) -> (usize, io::Result<()>) {
+    let mut written = 0;
+    while written < data.len() {
+        match stream.write(&data[written..]) {
+            Ok(0) => return (written, Err(io::ErrorKind::WriteZero.into())),
+            Ok(n) => written += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return (written, Err(e)),
+        }
+    }
+    (written, Ok(()))
+}
+
+fn connect_unix(path: &Path) -> io::Result<UnixDatagram> {
+    let socket = UnixDatagram::unbound()?;
+    socket.connect(path).map_err(|e| {
+        let hint = if e.raw_os_error() == Some(libc::EPROTOTYPE) {
+            " (a stream socket: only datagram sockets are supported)"
+        } else {
+            ""
+        };
+        io::Error::new(e.kind(), format!("syslog unix {}: {e}{hint}", path.display()))
+    })?;
+    Ok(socket)
+}
+
+/// Sends one datagram; if the daemon was restarted (the old socket is gone), reconnects once.
+fn send_unix(socket: &mut UnixDatagram, path: &Path, message: &[u8]) -> io::Result<()> {
+    match socket.send(message) {
+        Ok(_) => Ok(()),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ECONNREFUSED | libc::ENOTCONN)) => {
+            *socket = connect_unix(path)?;
+            socket.send(message).map(drop)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn resolve(addr: impl ToSocketAddrs) -> io::Result<SocketAddr> {
+    addr.to_socket_addrs()?
+        .next()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "syslog address resolves to nothing"))
+}
+
+/// Cuts a message longer than `max` bytes on a character boundary and marks it.
+fn truncate_datagram(message: &mut Vec<u8>, max: usize) {
+    if message.len() <= max {
+        return;
+    }
+    let mut cut = max - TRUNCATION_MARK.len();
+    // The message is UTF-8: back up over continuation bytes (10xxxxxx).
+    while cut > 0 && message[cut] & 0xc0 == 0x80 {
+        cut -= 1;
+    }
+    message.truncate(cut);
+    message.extend_from_slice(TRUNCATION_MARK);
+}
+
+/// A header field: printable US-ASCII only (others become `_`), at most `max` characters,
+/// `-` when empty.
+fn header_field(value: &str, max: usize) -> String {
+    let field: String = value
+        .chars()
+        .take(max)
+        .map(|c| if c.is_ascii_graphic() { c } else { '_' })
+        .collect();
+    if field.is_empty() {
+        "-".to_string()
+    } else {
+        field
+    }
+}
+
+/// Appends ` name="value"`, `"`, `\` and `]` backslash-escaped, control characters escaped as
+/// in text lines. `name` is one of ours, already a valid SD-NAME.
+fn sd_param(name: &str, value: &str, out: &mut Vec<u8>) {
+    out.push(b' ');
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b"=\"");
+    let mut rest = value;
+    while let Some(i) = rest.find(['"', '\\', ']']) {
+        let _ = EscapingWriter { out, escape: true }.write_str(&rest[..i]);
+        out.push(b'\\');
+        out.push(rest.as_bytes()[i]);
+        rest = &rest[i + 1..];
+    }
+    let _ = EscapingWriter { out, escape: true }.write_str(rest);
+    out.push(b'"');
+}
+
+fn system_hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: `buf` is writable for its whole length, which is what we pass; gethostname
+    // writes at most that many bytes.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "-".to_string();
+    }
+    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..len]).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(sink: &mut SyslogSink, line: &Line<'_>) -> String {
+        sink.build(line);
+        String::from_utf8(sink.message.clone()).unwrap()
+    }
+
+    #[test]
+    fn formats_rfc_5424_with_escaped_structured_data() {
+        let mut sink = SyslogSink::builder()
+            .facility(Facility::Local4)
+            .hostname("h st")
+            .app_name("app")
+            .msg_id("ID")
+            .udp("127.0.0.1:9")
+            .unwrap();
+        let mut line = Line::new(Level::Warn, 1_795_277_045_125_049_000, b"");
+        line.message = "a\"b]c\\d\ne é";
+        line.target = "t]\"\\";
+        line.file = "src/x.rs";
+        line.line_number = 20;
+        line.thread_name = "main\n";
+        line.thread_id = 7;
+        let pid = std::process::id();
+        assert_eq!(
+            message(&mut sink, &line),
+            format!(
+                "<164>1 2026-11-21T16:04:05.125049Z h_st app {pid} ID [meta@32473 target=\"t\\]\\\"\\\\\" \
+                 file=\"src/x.rs\" line=\"20\" thread=\"main\\n\" tid=\"7\"] a\"b]c\\d\\ne é"
+            )
+        );
+    }
+
+    #[test]
+    fn severities_follow_the_levels() {
+        assert_eq!(
+            [Level::Error, Level::Warn, Level::Info, Level::Debug, Level::Trace].map(severity),
+            [3, 4, 6, 7, 7]
+        );
+    }
+
+    #[test]
+    fn datagrams_are_cut_on_a_char_boundary_and_marked() {
+        let mut m = "é".repeat(100).into_bytes();
+        truncate_datagram(&mut m, 101);
+        let s = String::from_utf8(m).unwrap();
+        assert!(s.ends_with("...[truncated]") && s.len() <= 101, "{s}");
+        let mut short = b"short".to_vec();
+        truncate_datagram(&mut short, 101);
+        assert_eq!(short, b"short");
+    }
+
+    #[test]
+    fn header_fields_are_printable_ascii_and_bounded() {
+        assert_eq!(header_field("", 5), "-");
+        assert_eq!(header_field("a b\u{e9}cdef", 5), "a_b_c");
+    }
+}
