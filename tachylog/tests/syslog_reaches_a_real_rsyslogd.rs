@@ -70,6 +70,8 @@ impl Rsyslogd {
             "global(workDirectory=\"{dir}\")\n\
              module(load=\"imtcp\")\n\
              module(load=\"imudp\")\n\
+             module(load=\"imuxsock\" SysSock.Use=\"off\")\n\
+             input(type=\"imuxsock\" Socket=\"{dir}/log.sock\" RateLimit.Interval=\"0\")\n\
              input(type=\"imtcp\" address=\"127.0.0.1\" port=\"{tcp}\")\n\
              input(type=\"imudp\" address=\"127.0.0.1\" port=\"{udp}\")\n\
              template(name=\"raw\" type=\"string\" string=\"%rawmsg%\\n\")\n\
@@ -342,6 +344,31 @@ fn tcp_delivers_every_record_once_as_rfc_5424() {
     assert_eq!(by_msg["debug"], 19 * 8 + 7);
     assert_eq!(by_msg["trace"], 19 * 8 + 7);
     assert_eq!(lines.len(), 1004);
+}
+
+#[test]
+fn unix_datagram_socket_delivers_every_record_as_rfc_5424() {
+    let _lock = common::logger_lock();
+    let _watchdog = common::watchdog("unix test", Duration::from_secs(60));
+    let daemon = Rsyslogd::start();
+    let app = "tachylog-unix";
+    let socket = daemon.dir.path().join("log.sock");
+    let started = Instant::now();
+    while !socket.exists() && started.elapsed() < Duration::from_secs(10) {
+        thread::sleep(Duration::from_millis(20));
+    }
+    let sink = builder(app).unix(&socket).unwrap();
+    let guard = tachylog::builder().sink(sink).init().unwrap();
+    for i in 0..200u64 {
+        tachylog::info!("record {}", i);
+        if i % 50 == 49 {
+            tachylog::flush();
+        }
+    }
+    drop(guard);
+
+    let lines = daemon.wait_for(app, 200);
+    assert_exactly_once(&numbered(&lines, app), 0..200);
 }
 
 #[test]
