@@ -399,11 +399,13 @@ fn udp_delivers_every_record_as_rfc_5424() {
 }
 
 /// Logs 300 records while the collector runs, 300 while it is down, 300 after it restarted on
-/// the same port; returns the daemon and the parsed lines once `expected` have arrived.
+/// the same port; checks that the first `waiting_delivered` records arrive once it is back,
+/// with no new traffic; returns the lines once `expected` have arrived.
 fn restart_scenario(
     app: &str,
     sink: SyslogSink,
     daemon: &mut Rsyslogd,
+    waiting_delivered: usize,
     expected: usize,
 ) -> Vec<String> {
     let guard = tachylog::builder().sink(sink).init().unwrap();
@@ -424,6 +426,12 @@ fn restart_scenario(
     tachylog::flush();
     thread::sleep(Duration::from_millis(300));
     daemon.spawn();
+    // No record is logged now: the sink's reconnection timer alone must deliver what waits.
+    assert_eq!(
+        daemon.wait_for(app, waiting_delivered).len(),
+        waiting_delivered,
+        "records buffered while the collector was down, delivered with no new traffic"
+    );
 
     for i in 600..900u64 {
         tachylog::info!("record {}", i);
@@ -443,7 +451,7 @@ fn tcp_collector_restart_loses_nothing_with_room_to_buffer() {
     let mut daemon = Rsyslogd::start();
     let app = "tachylog-restart";
     let sink = builder(app).tcp(("127.0.0.1", daemon.tcp_port)).unwrap();
-    let lines = restart_scenario(app, sink, &mut daemon, 900);
+    let lines = restart_scenario(app, sink, &mut daemon, 600, 900);
     // Buffered while down, delivered after the reconnection: all 900, once each, no notice.
     assert_exactly_once(&numbered(&lines, app), 0..900);
     assert_eq!(lines.len(), 900, "no loss notice expected");
@@ -460,7 +468,7 @@ fn tcp_collector_restart_with_a_full_buffer_counts_what_it_drops() {
         .tcp(("127.0.0.1", daemon.tcp_port))
         .unwrap();
     // 300 before + 100 buffered while down + 300 after + 1 loss notice.
-    let lines = restart_scenario(app, sink, &mut daemon, 701);
+    let lines = restart_scenario(app, sink, &mut daemon, 400, 701);
     let numbers = numbered(&lines, app);
     // The buffer keeps the oldest: records 300..399 wait, 400..599 are dropped.
     assert_exactly_once(&numbers, (0..400).chain(600..900));

@@ -27,7 +27,7 @@ use std::io;
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 use tcp::Tcp;
 
 /// The private enterprise number in the structured-data ID `meta@32473`: 32473 is the example
@@ -214,16 +214,19 @@ impl Sink for SyslogSink {
 
     fn next_deadline(&self) -> Option<i64> {
         match &self.transport {
-            Transport::Tcp(tcp) if tcp.stream.is_none() && !tcp.pending.is_empty() => {
-                let wait = tcp.next_attempt.saturating_duration_since(Instant::now());
-                let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-                Some((now + wait).as_nanos() as i64)
-            }
+            Transport::Tcp(tcp) if tcp.stream.is_none() && !tcp.pending.is_empty() => Some(tcp.retry_at_unix_nanos),
             _ => None,
         }
     }
 
-    fn tick(&mut self, _now_unix_nanos: i64) -> io::Result<()> {
+    fn tick(&mut self, now_unix_nanos: i64) -> io::Result<()> {
+        if let Transport::Tcp(tcp) = &mut self.transport {
+            // The back end's clock says the retry is due: trust it over `Instant`, so a tick
+            // never ends without an attempt (the deadline would stay due and spin the worker).
+            if now_unix_nanos >= tcp.retry_at_unix_nanos {
+                tcp.next_attempt = Instant::now();
+            }
+        }
         self.flush()
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Bytes of whole framed records gathered before a TCP `write`.
 const TCP_BATCH: usize = 64 * 1024;
@@ -30,6 +30,9 @@ pub(super) struct Tcp {
     pub(super) backoff: Duration,
     /// No connection attempt before this instant.
     pub(super) next_attempt: Instant,
+    /// `next_attempt` on the wall clock (nanoseconds since the Unix epoch), fixed when the
+    /// retry is scheduled: the sink's timer deadline, which must not move while it waits.
+    pub(super) retry_at_unix_nanos: i64,
     /// Reused buffer for one write of several records.
     pub(super) batch: Vec<u8>,
 }
@@ -54,6 +57,7 @@ impl Tcp {
             write_timeout,
             backoff: BACKOFF_START,
             next_attempt: Instant::now(),
+            retry_at_unix_nanos: unix_nanos_in(Duration::ZERO),
             batch: Vec::new(),
         };
         let _ = tcp.ensure_connected();
@@ -150,6 +154,7 @@ impl Tcp {
 
     pub(super) fn schedule_retry(&mut self) {
         self.next_attempt = Instant::now() + self.backoff;
+        self.retry_at_unix_nanos = unix_nanos_in(self.backoff);
         self.backoff = (self.backoff * 2).min(BACKOFF_MAX);
     }
 
@@ -187,4 +192,10 @@ fn write_counting(stream: &mut TcpStream, data: &[u8]) -> (usize, io::Result<()>
         }
     }
     (written, Ok(()))
+}
+
+/// The wall-clock time `delay` from now, in nanoseconds since the Unix epoch.
+fn unix_nanos_in(delay: Duration) -> i64 {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    (now + delay).as_nanos() as i64
 }
