@@ -61,7 +61,10 @@ fn severity(level: Level) -> u8 {
 /// characters `\n`), so one record is always one message. The message is UTF-8, without BOM.
 ///
 /// Transports:
-/// - **UDP**: one datagram per record, cut to [`SyslogBuilder::max_datagram`].
+/// - **UDP**: one datagram per record, cut to [`SyslogBuilder::max_datagram`]. Nothing is
+///   acknowledged: a collector that is down shows only through ICMP errors, which fail the
+///   *next* send (counted lost), so while it is down about every other record is counted and
+///   the rest vanish unreported.
 /// - **TCP**: octet-counting framing, batched. The connect and each write time out (1 s by
 ///   default). On any error the connection is dropped and records wait in memory (up to
 ///   [`SyslogBuilder::buffer_limit`]); reconnection is tried on each write, flush and timer
