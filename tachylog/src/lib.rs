@@ -79,8 +79,8 @@ pub use frontend::gate::{enabled, OnFull};
 pub use level::{Level, ParseLevelError};
 pub use logger::{builder, flush, reopen, Builder, Guard};
 pub use sink::{
-    ColorChoice, Compression, FaultSink, Faults, FileNamePatternError, FileSink, Line, Period, RollingFile,
-    RollingFileBuilder, Sink, Stderr, Stdout,
+    ColorChoice, Compression, Facility, FaultSink, Faults, FileNamePatternError, FileSink, Line, Period,
+    RollingFile, RollingFileBuilder, Sink, Stderr, Stdout, SyslogBuilder, SyslogSink,
 };
 
 /// What the macros expand to. Not a public API: may change in any release.

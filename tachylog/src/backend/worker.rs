@@ -224,6 +224,9 @@ impl Output {
             sink.flush();
         }
         self.write_recovery_notices();
+        // Flushing may have changed what a sink waits for (a syslog connection found broken
+        // wants a reconnection timer).
+        self.refresh_deadline();
     }
 
     /// A sink that works again gets one WARN line saying how many records it lost and why.

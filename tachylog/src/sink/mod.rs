@@ -7,16 +7,36 @@ mod console;
 mod fault;
 mod file;
 mod rolling;
+mod syslog;
 
 pub use console::{ColorChoice, Stderr, Stdout};
 pub(crate) use console::{is_terminal, use_color};
 pub use fault::{FaultSink, Faults};
 pub use file::FileSink;
 pub use rolling::{Compression, FileNamePatternError, Period, RollingFile, RollingFileBuilder};
+pub use syslog::{Facility, SyslogBuilder, SyslogSink};
 
 use crate::format::Format;
 use crate::Level;
-use std::io;
+use std::{fmt, io};
+
+/// The payload of an error from [`Sink::write_line`] that concerns that one record alone: it
+/// was dropped, and what the sink took before is still on its way (a [`SyslogSink`] with a
+/// full buffer). [`SinkSlot`] counts exactly one record lost for it.
+#[derive(Debug)]
+pub(crate) struct RecordDropped(pub(crate) String);
+
+impl fmt::Display for RecordDropped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RecordDropped {}
+
+fn is_record_dropped(error: &io::Error) -> bool {
+    error.get_ref().is_some_and(|inner| inner.is::<RecordDropped>())
+}
 
 /// A destination for log lines. Implement it to send records anywhere; add it with
 /// [`Builder::sink`](crate::Builder::sink).
@@ -141,7 +161,9 @@ impl<'a> Line<'a> {
 /// Accounting rule: an error from [`Sink::write_line`] or [`Sink::flush`] is taken to lose every
 /// line handed to the sink since its last successful flush (a buffered sink such as
 /// [`FileSink`] drops its buffer on error, so the count is exact for it and an upper bound for a
-/// sink that wrote part of it). The first error is reported once on stderr; the sink counts as
+/// sink that wrote part of it). The exception is an error carrying [`RecordDropped`]: it loses
+/// that one record only, and the lines taken before it stay the sink's to deliver (neither
+/// counted lost nor taken as proof of recovery by the next flush). The first error is reported once on stderr; the sink counts as
 /// recovered only when a flush that carried lines succeeds, and then one WARN line written *to
 /// that sink* says how many records were lost and why.
 pub(crate) struct SinkSlot {
@@ -159,6 +181,8 @@ pub(crate) struct SinkSlot {
     unflushed: u64,
     /// The recovery notice waiting to be formatted and written to this sink.
     notice: Option<String>,
+    /// The loss the pending notice announces, restored if the sink drops the notice.
+    announced: Option<(u64, String)>,
 }
 
 impl SinkSlot {
@@ -172,6 +196,7 @@ impl SinkSlot {
             dirty: false,
             unflushed: 0,
             notice: None,
+            announced: None,
         }
     }
 
@@ -202,7 +227,14 @@ impl SinkSlot {
         self.unflushed += 1;
         let result = self.sink.write_line(line);
         if let Err(e) = result {
-            self.fail(e);
+            if is_record_dropped(&e) {
+                // The lines taken before are the sink's to deliver, not lost; and a flush
+                // must not take them as proof that the sink works again.
+                self.unflushed = 0;
+                self.fail_counting(e, 1);
+            } else {
+                self.fail(e);
+            }
         }
     }
 
@@ -210,8 +242,16 @@ impl SinkSlot {
     /// record, so it is not counted among the lines that a later failure loses.
     pub(crate) fn write_notice_line(&mut self, line: &Line<'_>) {
         self.dirty = true;
+        let announced = self.announced.take();
         if let Err(e) = self.sink.write_line(line) {
-            self.fail(e);
+            match announced {
+                // The notice itself was dropped: the loss it announced is still unreported.
+                Some((lost, error)) if is_record_dropped(&e) => match &mut self.failing {
+                    Some((count, _)) => *count += lost,
+                    None => self.failing = Some((lost, error)),
+                },
+                _ => self.fail(e),
+            }
         }
     }
 
@@ -251,6 +291,7 @@ impl SinkSlot {
                         "{lost} records lost while {} failed: {error}",
                         self.sink.describe()
                     ));
+                    self.announced = Some((lost, error));
                 }
             }
         }
@@ -263,6 +304,10 @@ impl SinkSlot {
 
     fn fail(&mut self, error: io::Error) {
         let lost = std::mem::take(&mut self.unflushed);
+        self.fail_counting(error, lost);
+    }
+
+    fn fail_counting(&mut self, error: io::Error, lost: u64) {
         match &mut self.failing {
             Some((count, _)) => *count += lost,
             None => {
