@@ -163,9 +163,9 @@ impl<'a> Line<'a> {
 /// [`FileSink`] drops its buffer on error, so the count is exact for it and an upper bound for a
 /// sink that wrote part of it). The exception is an error carrying [`RecordDropped`]: it loses
 /// that one record only, and the lines taken before it stay the sink's to deliver (neither
-/// counted lost nor taken as proof of recovery by the next flush). The first error is reported once on stderr; the sink counts as
-/// recovered only when a flush that carried lines succeeds, and then one WARN line written *to
-/// that sink* says how many records were lost and why.
+/// counted lost nor taken as proof of recovery by the next flush). The first error is reported
+/// once on stderr; the sink counts as recovered only when a flush that carried lines succeeds,
+/// and then one WARN line written *to that sink* says how many records were lost and why.
 pub(crate) struct SinkSlot {
     sink: Box<dyn Sink>,
     min_level: Level,
