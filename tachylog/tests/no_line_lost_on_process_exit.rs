@@ -16,13 +16,7 @@ fn assert_all_records(scenario: &str) {
         let child = common::run_child(scenario, Duration::from_secs(60));
         assert_eq!(child.status.code(), Some(3), "{child}");
         let lines = common::parse_log(&child.log);
-        common::assert_numbered(&lines, "other", RECORDS);
-        common::assert_numbered(&lines, "main", RECORDS);
-        assert_eq!(
-            lines.len() as u64,
-            2 * RECORDS,
-            "unexpected extra lines\n{child}"
-        );
+        common::assert_only_numbered(&lines, &["other", "main"], RECORDS, &child);
     }
 }
 

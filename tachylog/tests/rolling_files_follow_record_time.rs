@@ -2,6 +2,8 @@
 //! timestamps and the back end's timer are the injectable clock, so midnight, DST changes and
 //! restarts are tested without waiting for them. Every file is real.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tachylog::{Level, Line, RollingFile, Sink};
@@ -17,17 +19,7 @@ fn line(sink: &mut RollingFile, at: i64, text: &str) {
 }
 
 fn read(path: impl AsRef<Path>) -> String {
-    let path = path.as_ref();
-    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
-}
-
-fn files(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    names.sort();
-    names
+    common::read_log(path.as_ref())
 }
 
 fn daily(dir: &Path) -> tachylog::RollingFileBuilder {
@@ -54,7 +46,7 @@ fn the_timer_opens_the_next_file_at_the_boundary_with_no_traffic() {
     line(&mut sink, NOV_21 - 10 * SEC, "last of the day");
     assert_eq!(sink.next_deadline(), Some(NOV_21));
     sink.tick(NOV_21 - 1).unwrap(); // early ticks change nothing
-    assert_eq!(files(dir.path()), ["app.20261120.log"]);
+    assert_eq!(common::sorted_file_names(dir.path()), ["app.20261120.log"]);
     sink.tick(NOV_21).unwrap();
     // Yesterday's file is complete and today's exists, before any record of today.
     assert_eq!(
@@ -130,7 +122,7 @@ fn a_restart_mid_period_appends_to_the_same_file() {
     let mut second = daily(dir.path()).open_at(NOV_21 + 200 * SEC).unwrap();
     line(&mut second, NOV_21 + 200 * SEC, "second run");
     drop(second);
-    assert_eq!(files(dir.path()), ["app.20261121.log"]);
+    assert_eq!(common::sorted_file_names(dir.path()), ["app.20261121.log"]);
     assert_eq!(
         read(dir.path().join("app.20261121.log")),
         "first run\nsecond run\n"
@@ -201,7 +193,7 @@ fn retention_holds_across_restarts_and_spares_foreign_files() {
     };
     run(NOV_21, 5);
     assert_eq!(
-        files(dir.path()),
+        common::sorted_file_names(dir.path()),
         [
             "app.2026112.log",
             "app.20261123.log",
@@ -212,7 +204,7 @@ fn retention_holds_across_restarts_and_spares_foreign_files() {
     );
     run(NOV_21 + 5 * day, 2);
     assert_eq!(
-        files(dir.path()),
+        common::sorted_file_names(dir.path()),
         [
             "app.2026112.log",
             "app.20261125.log",
@@ -248,7 +240,7 @@ fn compressed_files_hold_every_line() {
     drop(sink); // finishes the pending compressions
     let mut lines = 0u64;
     let mut compressed = 0;
-    for name in files(dir.path()) {
+    for name in common::sorted_file_names(dir.path()) {
         let path = dir.path().join(&name);
         let text = if name.ends_with(".zst") {
             compressed += 1;
@@ -267,7 +259,7 @@ fn compressed_files_hold_every_line() {
     assert!(
         compressed >= 4,
         "hours 00 and 01 span at least two files each: {:?}",
-        files(dir.path())
+        common::sorted_file_names(dir.path())
     );
     assert_eq!(lines, written);
 }

@@ -8,15 +8,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 use tachylog::RollingFile;
 
-fn sorted_files(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    names.sort();
-    names
-}
-
 /// Two threads log for about 2.5 s into a file per second: every record is in the file named
 /// after its own timestamp's second, none is lost, and seconds with no record still get their
 /// file from the back end's timer.
@@ -51,7 +42,7 @@ fn per_second_files_hold_exactly_their_seconds_records() {
     thread::sleep(Duration::from_millis(2300));
     drop(guard);
 
-    let files = sorted_files(dir.path());
+    let files = common::sorted_file_names(dir.path());
     let mut seen = [0u64; 2];
     let mut empty = 0;
     for name in &files {
@@ -93,7 +84,12 @@ fn assert_recreated_after_deletion(dir: &Path, path: &Path, guard: tachylog::Gua
     drop(guard);
     let text = common::read_log(path);
     let lines = common::parse_log(&text);
-    assert_eq!(lines.len(), 1, "{text}\nfiles: {:?}", sorted_files(dir));
+    assert_eq!(
+        lines.len(),
+        1,
+        "{text}\nfiles: {:?}",
+        common::sorted_file_names(dir)
+    );
     assert_eq!(lines[0].message, "after the deletion");
 }
 

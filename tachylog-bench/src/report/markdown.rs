@@ -351,17 +351,12 @@ fn idle_table(rows: &[Row]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{lat_run, report};
+    use super::super::tests::{lat_run, report, three_runs_and_a_peer};
     use super::*;
 
     #[test]
     fn ratios_use_tachylogs_combined_row() {
-        let r = report(vec![
-            lat_run("tachylog", 1, 40, 900),
-            lat_run("tachylog", 2, 20, 100),
-            lat_run("tachylog", 3, 30, 100),
-            lat_run("peer", 1, 300, 50_000),
-        ]);
+        let r = three_runs_and_a_peer();
         let md = r.markdown();
         // Peer p50 300 vs tachylog's median 30 -> 10.00×; p99.9 3000 vs 300 -> 10.00×.
         assert!(

@@ -479,14 +479,19 @@ mod tests {
         }
     }
 
-    #[test]
-    fn rows_take_the_median_run_and_the_worst_max() {
-        let r = report(vec![
+    /// Three tachylog latency runs (p50 40, 20, 30; max 900, 100, 100) and one peer run.
+    pub(super) fn three_runs_and_a_peer() -> Report {
+        report(vec![
             lat_run("tachylog", 1, 40, 900),
             lat_run("tachylog", 2, 20, 100),
             lat_run("tachylog", 3, 30, 100),
             lat_run("peer", 1, 300, 50_000),
-        ]);
+        ])
+    }
+
+    #[test]
+    fn rows_take_the_median_run_and_the_worst_max() {
+        let r = three_runs_and_a_peer();
         let rows = r.rows();
         assert_eq!(rows.len(), 2);
         match &rows[0].summary {

@@ -214,6 +214,35 @@ pub fn assert_numbered(lines: &[Line<'_>], scope: &str, count: u64) {
     );
 }
 
+/// Asserts that `lines` hold every record `log_numbered(scope, count)` wrote, for each of
+/// `scopes`, once and in order, and nothing else; `context` (a child's output) explains a
+/// failure.
+pub fn assert_only_numbered(
+    lines: &[Line<'_>],
+    scopes: &[&str],
+    count: u64,
+    context: impl fmt::Display,
+) {
+    for scope in scopes {
+        assert_numbered(lines, scope, count);
+    }
+    assert_eq!(
+        lines.len() as u64,
+        scopes.len() as u64 * count,
+        "unexpected extra lines\n{context}"
+    );
+}
+
+/// The names of the entries of `dir`, sorted.
+pub fn sorted_file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
 /// Serialises the tests of one binary that initialise the process-global logger.
 /// A test that failed while holding the lock does not poison it for the others.
 pub fn logger_lock() -> MutexGuard<'static, ()> {
