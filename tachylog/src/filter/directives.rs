@@ -96,6 +96,11 @@ impl Filter {
             .map_or(self.default, |(_, level)| *level)
     }
 
+    /// Whether some directive names a target (otherwise one level applies to all).
+    pub(crate) fn has_targets(&self) -> bool {
+        !self.targets.is_empty()
+    }
+
     /// The most verbose level passed for any target.
     pub fn max_level(&self) -> Option<Level> {
         self.targets

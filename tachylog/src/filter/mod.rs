@@ -14,7 +14,7 @@ pub use directives::{Filter, FilterError};
 
 use crate::frontend::gate::GATE;
 use crate::Level;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Mutex, RwLock};
 
 const UNRESOLVED: u8 = 0;
@@ -34,6 +34,11 @@ static SITES: Mutex<Vec<(&'static Interest, Level, &'static str)>> = Mutex::new(
 
 /// The filter in force; `None` while no logger runs. Written under `SITES`' lock.
 static FILTER: RwLock<Option<Filter>> = RwLock::new(None);
+
+/// Whether the filter in force has per-target directives. Without them the level alone
+/// decides, and records with run-time targets (the `log` facade) skip `FILTER`'s lock, whose
+/// reader count every logging thread would otherwise write.
+static PER_TARGET: AtomicBool = AtomicBool::new(false);
 
 impl Interest {
     /// A site not yet resolved.
@@ -85,7 +90,10 @@ fn wanted(filter: Option<&Filter>, level: Level, target: &str) -> bool {
 /// Whether a record of `level` from `target` passes the current filter, for records whose
 /// target is known only at run time (the `log` facade). Takes a read lock.
 pub(crate) fn wanted_dynamic(level: Level, target: &str) -> bool {
-    level as u8 <= GATE.max_level.load(Ordering::Relaxed) && wanted(read_filter().as_ref(), level, target)
+    if level as u8 > GATE.max_level.load(Ordering::Relaxed) {
+        return false;
+    }
+    !PER_TARGET.load(Ordering::Relaxed) || wanted(read_filter().as_ref(), level, target)
 }
 
 /// Puts `filter` in force (`None`: everything off) and re-resolves every known call site.
@@ -93,6 +101,7 @@ pub(crate) fn apply(filter: Option<Filter>) {
     let sites = crate::queue::registry::lock(&SITES);
     let max_level = filter.as_ref().and_then(Filter::max_level);
     *FILTER.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = filter.clone();
+    PER_TARGET.store(filter.as_ref().is_some_and(Filter::has_targets), Ordering::Relaxed);
     for (interest, level, target) in sites.iter() {
         let state = if wanted(filter.as_ref(), *level, target) {
             ENABLED
