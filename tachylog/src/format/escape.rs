@@ -23,7 +23,7 @@ fn needs_escape(b: u8) -> bool {
 }
 
 /// Characters above U+00FF that change what a reader sees as lines or their order.
-fn invisible_layout_char(c: char) -> bool {
+pub(crate) fn invisible_layout_char(c: char) -> bool {
     matches!(c as u32, 0x2028 | 0x2029 | 0x202a..=0x202e | 0x2066..=0x2069)
 }
 

@@ -7,6 +7,7 @@
 //! character; otherwise it is quoted, with `"` and `\` backslash-escaped and control characters
 //! written as `\n`, `\r`, `\t` or `\u{..}`, so a record is always one line.
 
+use super::escape::invisible_layout_char;
 use super::pattern::RecordView;
 use super::time::TimeCache;
 use std::fmt::Write as _;
@@ -37,7 +38,7 @@ pub(crate) fn write_value(value: &str, out: &mut Vec<u8>) {
     let needs_quotes = value.is_empty()
         || value
             .chars()
-            .any(|c| c == ' ' || c == '=' || c == '"' || c == '\\' || c.is_control() || is_layout(c));
+            .any(|c| c == ' ' || c == '=' || c == '"' || c == '\\' || c.is_control() || invisible_layout_char(c));
     if !needs_quotes {
         out.extend_from_slice(value.as_bytes());
         return;
@@ -51,7 +52,7 @@ pub(crate) fn write_value(value: &str, out: &mut Vec<u8>) {
             '\n' => quoted.push_str("\\n"),
             '\r' => quoted.push_str("\\r"),
             '\t' => quoted.push_str("\\t"),
-            c if c.is_control() || is_layout(c) => {
+            c if c.is_control() || invisible_layout_char(c) => {
                 let _ = write!(quoted, "\\u{{{:x}}}", c as u32);
             }
             c => quoted.push(c),
@@ -59,11 +60,6 @@ pub(crate) fn write_value(value: &str, out: &mut Vec<u8>) {
     }
     quoted.push('"');
     out.extend_from_slice(quoted.as_bytes());
-}
-
-/// Unicode line separators and bidi controls: they change what a reader sees as lines.
-fn is_layout(c: char) -> bool {
-    matches!(c as u32, 0x2028 | 0x2029 | 0x202a..=0x202e | 0x2066..=0x2069)
 }
 
 #[cfg(test)]
