@@ -36,6 +36,8 @@ pub fn __log(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
 struct LogCall {
     krate: TokenStream,
     level: Ident,
+    /// Structured fields before the `;`, in the order written.
+    fields: Vec<FieldSpec>,
     format: LitStr,
     positional: Vec<Expr>,
     named: Vec<(Ident, Expr)>,
@@ -47,6 +49,11 @@ impl Parse for LogCall {
         input.parse::<Token![,]>()?;
         let level: Ident = input.parse()?;
         input.parse::<Token![,]>()?;
+        let fields = if input.peek(LitStr) && !input.peek2(Token![=]) {
+            Vec::new()
+        } else {
+            parse_fields(input)?
+        };
         let format: LitStr = input.parse().map_err(|e| {
             syn::Error::new(
                 e.span(),
@@ -78,11 +85,117 @@ impl Parse for LogCall {
         Ok(LogCall {
             krate: TokenStream::from(krate),
             level,
+            fields,
             format,
             positional,
             named,
         })
     }
+}
+
+/// How a field's value is recorded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sigil {
+    /// `key = value`: with its native type (number, bool, text), else its `Display`.
+    Native,
+    /// `key = %value`: its `Display`.
+    Display,
+    /// `key = ?value`: its `Debug`.
+    Debug,
+}
+
+/// One structured field: `key = value`, `key = %value`, `key = ?value`, or the shorthands
+/// `key`, `%key` and `?key` for a variable of that name. Keys may be dotted (`http.method`)
+/// or string literals (`"content-type"`).
+struct FieldSpec {
+    key: String,
+    sigil: Sigil,
+    value: Expr,
+}
+
+fn parse_sigil(input: ParseStream) -> syn::Result<Sigil> {
+    if input.peek(Token![%]) {
+        input.parse::<Token![%]>()?;
+        Ok(Sigil::Display)
+    } else if input.peek(Token![?]) {
+        input.parse::<Token![?]>()?;
+        Ok(Sigil::Debug)
+    } else {
+        Ok(Sigil::Native)
+    }
+}
+
+/// `fields ;` before the format string.
+fn parse_fields(input: ParseStream) -> syn::Result<Vec<FieldSpec>> {
+    let mut fields = Vec::new();
+    loop {
+        let shorthand_sigil = parse_sigil(input)?;
+        let (key, shorthand) = if input.peek(LitStr) {
+            let lit: LitStr = input.parse()?;
+            (lit.value(), None)
+        } else {
+            let first: Ident = input.parse().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "expected a format string, or structured fields (`key = value, ...;`) \
+                     followed by `;` and a format string",
+                )
+            })?;
+            let mut key = first.to_string();
+            let mut dotted = false;
+            while input.peek(Token![.]) {
+                input.parse::<Token![.]>()?;
+                let part: Ident = input.parse()?;
+                key.push('.');
+                key.push_str(&part.to_string());
+                dotted = true;
+            }
+            (key, (!dotted).then_some(first))
+        };
+        if key.is_empty() {
+            return Err(input.error("a field's key cannot be empty"));
+        }
+        let field = if input.peek(Token![=]) {
+            if shorthand_sigil != Sigil::Native {
+                return Err(input.error("write the sigil after `=`: `key = %value`"));
+            }
+            input.parse::<Token![=]>()?;
+            let sigil = parse_sigil(input)?;
+            FieldSpec {
+                key,
+                sigil,
+                value: input.parse()?,
+            }
+        } else {
+            let Some(ident) = shorthand else {
+                return Err(input.error("a dotted or quoted key needs a value: `key = value`"));
+            };
+            FieldSpec {
+                key,
+                sigil: shorthand_sigil,
+                value: syn::parse_quote!(#ident),
+            }
+        };
+        fields.push(field);
+        if input.peek(Token![;]) {
+            input.parse::<Token![;]>()?;
+            break;
+        }
+        input.parse::<Token![,]>().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "expected `,` before the next field or `;` before the format string",
+            )
+        })?;
+        if input.peek(Token![;]) {
+            input.parse::<Token![;]>()?;
+            break;
+        }
+    }
+    if !input.peek(LitStr) {
+        return Err(input.error("expected the format string after the fields' `;`"));
+    }
+    Ok(fields)
 }
 
 /// An argument evaluated once, bound to `__a{index}`.
@@ -266,7 +379,7 @@ fn expand(call: LogCall) -> syn::Result<TokenStream> {
         format: #lit,
     };
 
-    if slots.is_empty() {
+    if slots.is_empty() && call.fields.is_empty() {
         let text: String = pieces
             .iter()
             .map(|p| match p {
@@ -286,6 +399,7 @@ fn expand(call: LogCall) -> syn::Result<TokenStream> {
                 static __SITE: #krate::__private::Site = #krate::__private::Site {
                     #site_fields
                     decode: __decode,
+                    fields: #krate::__private::no_fields,
                 };
                 #krate::__private::log_record(&__SITE, 0, |_| {});
             }
@@ -358,15 +472,89 @@ fn expand(call: LogCall) -> syn::Result<TokenStream> {
         }
     }
 
+    // Fields travel before the message's arguments, so the back end decodes them first and
+    // always finds them where they were written, whatever the message's formatting does.
+    let field_binding_idents: Vec<Ident> = (0..call.fields.len())
+        .map(|j| format_ident!("__f{}", j))
+        .collect();
+    let field_exprs = call.fields.iter().map(|f| {
+        let value = &f.value;
+        quote_spanned!(value.span()=> &(#value))
+    });
+    let field_slot_idents: Vec<Ident> = (0..call.fields.len())
+        .map(|j| format_ident!("__fs{}", j))
+        .collect();
+    let mut field_slot_lets = Vec::new();
+    let mut fields_generics = Vec::new();
+    let mut fields_bounds = Vec::new();
+    let mut fields_pushes = Vec::new();
+    let mut fields_instance = Vec::new();
+    let mut field_site_generics = Vec::new();
+    let mut field_site_params = Vec::new();
+    let mut field_site_bounds = Vec::new();
+    for (j, field) in call.fields.iter().enumerate() {
+        let binding = &field_binding_idents[j];
+        let ident = &field_slot_idents[j];
+        let key = &field.key;
+        let codec = format_ident!("__FC{}", j);
+        let site_param = format_ident!("__FS{}", j);
+        let span = field.value.span();
+        // Spanned at the value for type errors; the stage keeps the macro's own hygiene.
+        let stage = quote!(&mut __stage);
+        let (bound, push) = match field.sigil {
+            Sigil::Native => {
+                field_slot_lets.push(quote_spanned! {span=>
+                    let #ident = (&&&&#krate::__private::Wrap(#binding)).__tachylog_native_slot(#stage);
+                });
+                (
+                    quote!(#krate::__private::NativeField),
+                    quote!(__push_native),
+                )
+            }
+            Sigil::Display | Sigil::Debug => {
+                let (spec, fmt_trait, push) = if field.sigil == Sigil::Display {
+                    ("{}", quote!(::core::fmt::Display), quote!(__push_display))
+                } else {
+                    ("{:?}", quote!(::core::fmt::Debug), quote!(__push_debug))
+                };
+                field_slot_lets.push(quote_spanned! {span=>
+                    let #ident = (&&&&#krate::__private::Wrap(#binding)).__tachylog_slot(
+                        #stage,
+                        |__w: &mut dyn ::core::fmt::Write| ::core::write!(__w, #spec, *#binding),
+                    );
+                });
+                (fmt_trait, push)
+            }
+        };
+        fields_generics.push(quote!(#codec: #krate::__private::Codec));
+        fields_bounds.push(quote!(for<'__x> #krate::__private::View<'__x, #codec>: #bound));
+        fields_pushes.push(quote!(__f.#push(#key, &__d.view::<#codec>());));
+        fields_instance.push(quote!(<#site_param as #krate::__private::Slot>::Codec));
+        field_site_generics.push(quote!(#site_param: #krate::__private::Slot));
+        field_site_params.push(quote!(_: &#site_param));
+        field_site_bounds.push(quote!(for<'__x> #krate::__private::View<'__x, <#site_param as #krate::__private::Slot>::Codec>: #bound));
+    }
+    let fields_fn = if call.fields.is_empty() {
+        quote!(#krate::__private::no_fields)
+    } else {
+        quote!(__fields::<#(#fields_instance),*>)
+    };
+    let all_slot_idents: Vec<&Ident> = field_slot_idents.iter().chain(slot_idents.iter()).collect();
+
     Ok(quote! {{
         static __INTEREST: #krate::__private::Interest = #krate::__private::Interest::new();
         if __INTEREST.enabled(#krate::Level::#level, ::core::module_path!()) {
             #[allow(unused_imports)]
-            use #krate::__private::{ViaBytes as _, ViaCopy as _, ViaCopyRef as _, ViaFallback as _};
-            match (#(#binding_exprs,)*) {
+            use #krate::__private::{
+                ViaBytes as _, ViaCopy as _, ViaCopyRef as _, ViaFallback as _,
+                NativeViaBytes as _, NativeViaCopy as _, NativeViaCopyRef as _, NativeViaDisplay as _,
+            };
+            match (#(#field_exprs,)*) {
+                (#(#field_binding_idents,)*) => match (#(#binding_exprs,)*) {
                 (#(#binding_idents,)*) => {
                     #check
                     let mut __stage = #krate::__private::Stage::new();
+                    #(#field_slot_lets)*
                     #(#slot_lets)*
                     #[allow(clippy::all)]
                     fn __decode<#(#decode_generics),*>(
@@ -378,21 +566,32 @@ fn expand(call: LogCall) -> syn::Result<TokenStream> {
                         #(#decode_lets)*
                         ::core::write!(__out, #decode_format #(, #view_idents)*)
                     }
+                    #[allow(clippy::all, dead_code)]
+                    fn __fields<#(#fields_generics),*>(
+                        __d: &mut #krate::__private::Decoder<'_>,
+                        __f: &mut #krate::Fields,
+                    )
+                    where #(#fields_bounds),*
+                    {
+                        #(#fields_pushes)*
+                    }
                     #[allow(clippy::all)]
-                    fn __site<#(#site_generics),*>(#(#site_params),*) -> &'static #krate::__private::Site
-                    where #(#site_bounds),*
+                    fn __site<#(#field_site_generics,)* #(#site_generics),*>(#(#field_site_params,)* #(#site_params),*) -> &'static #krate::__private::Site
+                    where #(#field_site_bounds,)* #(#site_bounds),*
                     {
                         const {
                             &#krate::__private::Site {
                                 #site_fields
                                 decode: __decode::<#(#decode_instance),*>,
+                                fields: #fields_fn,
                             }
                         }
                     }
-                    let __len = 0 #(+ #krate::__private::Slot::encoded_len(&#slot_idents, &__stage))*;
-                    #krate::__private::log_record(__site(#(#site_args),*), __len, |__w| {
-                        #(#krate::__private::Slot::write(&#slot_idents, __w, &__stage);)*
+                    let __len = 0 #(+ #krate::__private::Slot::encoded_len(&#all_slot_idents, &__stage))*;
+                    #krate::__private::log_record(__site(#(&#field_slot_idents,)* #(#site_args),*), __len, |__w| {
+                        #(#krate::__private::Slot::write(&#all_slot_idents, __w, &__stage);)*
                     });
+                }
                 }
             }
         }

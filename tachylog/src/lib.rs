@@ -61,6 +61,7 @@ mod backend;
 mod codec;
 mod error;
 mod facade;
+mod fields;
 mod filter;
 mod format;
 mod frontend;
@@ -71,6 +72,8 @@ mod record;
 mod sink;
 
 pub use error::Error;
+pub use fields::{Field, FieldValue, Fields, Span};
+pub use frontend::field_args::NativeValue;
 pub use filter::{set_filter, Filter, FilterError};
 pub use format::pattern::{Pattern, PatternError, DEFAULT_PATTERN};
 pub use format::Format;
@@ -86,7 +89,11 @@ pub use sink::{
 /// What the macros expand to. Not a public API: may change in any release.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::codec::{ArgWriter, Codec, Decoder, View};
+    pub use crate::codec::{ArgWriter, Codec, Decoder, NativeField, View};
+    pub use crate::frontend::field_args::{
+        NativeViaBytes, NativeViaCopy, NativeViaCopyRef, NativeViaDisplay,
+    };
+    pub use crate::record::no_fields;
     pub use crate::frontend::args::{
         CountSlot, Slot, Stage, ViaBytes, ViaCopy, ViaCopyRef, ViaFallback, Wrap,
     };

@@ -2,12 +2,14 @@
 //!
 //! A record is one ring frame. Its body starts with the timestamp in clock ticks (`u64`), then:
 //! - [`KIND_CALL_SITE`]: a `&'static Site` pointer, then the call's argument bytes (see
-//!   [`crate::codec`]);
+//!   [`crate::codec`]): its structured fields' first, then its message's;
 //! - [`KIND_DYNAMIC`]: a record whose metadata is only known at run time (the `log` facade, the
-//!   panic hook): level (`u64`), line (`u64`), then target, file and message, each a `usize`
-//!   length followed by UTF-8 bytes.
+//!   panic hook, `tracing`): level (`u64`), line (`u64`), then target, file and message, each a
+//!   `usize` length followed by UTF-8 bytes, then the structured fields and spans in the
+//!   encoding of [`crate::fields::wire`], also `usize`-length-prefixed (frames are padded).
 
 use crate::codec::Decoder;
+use crate::Fields;
 use crate::Level;
 use std::fmt;
 
@@ -21,6 +23,13 @@ pub(crate) const CALL_SITE_PREFIX: usize = 16;
 
 /// Formats a record's message from its argument bytes. Generated per call site.
 pub type DecodeFn = fn(&mut Decoder<'_>, &mut dyn fmt::Write) -> fmt::Result;
+
+/// Decodes a record's structured fields, which precede the message's arguments. Generated per
+/// call site that has fields; [`no_fields`] otherwise.
+pub type FieldsFn = fn(&mut Decoder<'_>, &mut Fields);
+
+/// The [`FieldsFn`] of a call site without fields.
+pub fn no_fields(_: &mut Decoder<'_>, _: &mut Fields) {}
 
 /// Static metadata of one log call site, created at compile time; records carry a pointer to it.
 #[derive(Debug)]
@@ -37,4 +46,6 @@ pub struct Site {
     pub format: &'static str,
     /// Formats the message from the argument bytes.
     pub decode: DecodeFn,
+    /// Decodes the structured fields, which come first in the argument bytes.
+    pub fields: FieldsFn,
 }

@@ -10,6 +10,7 @@
 
 use super::clock::{WallClock, RESYNC_INTERVAL};
 use super::merge::{DrainMode, Merger, SLACK, STALL_LIMIT};
+use crate::fields::Fields;
 use crate::format::pattern::{LineFormatter, Message, RecordView};
 use crate::format::Format;
 use crate::frontend::gate::GATE;
@@ -66,6 +67,8 @@ struct Output {
     clock: WallClock,
     /// The current record's message, unescaped, shared by every format.
     message: String,
+    /// The current record's structured fields, shared by every format.
+    fields: Fields,
     /// The current record's line in each [`Format`], formatted only if a sink uses it.
     lines: [Vec<u8>; FORMATS],
     /// The last time written, to keep the column monotonic across small clock resyncs.
@@ -118,6 +121,7 @@ impl Output {
                 ) else {
                     return;
                 };
+                let encoded_fields = fields.bytes().unwrap_or(&[]);
                 self.write(&RecordView {
                     unix_nanos,
                     level: Level::from_u8(level as u8).unwrap_or(Level::Error),
@@ -125,7 +129,10 @@ impl Output {
                     file: &file,
                     line: line as u32,
                     thread: &queue.thread,
-                    message: Message::Text(&message),
+                    message: Message::Dynamic {
+                        text: &message,
+                        fields: encoded_fields,
+                    },
                     static_metadata: false,
                 });
             }
@@ -169,10 +176,11 @@ impl Output {
             formatter,
             sinks,
             message,
+            fields,
             lines,
             ..
         } = self;
-        formatter.render_message(&record.message, message);
+        formatter.render_message(&record.message, message, fields);
         let mut formatted = [false; FORMATS];
         for (i, sink) in sinks.iter_mut().enumerate() {
             let wanted = match only {
@@ -189,9 +197,9 @@ impl Output {
                 formatted[slot] = true;
                 text.clear();
                 match format {
-                    Format::Text => formatter.format(record, message, slot == COLORED_TEXT, text),
-                    Format::Json => formatter.format_json(record, message, text),
-                    Format::Logfmt => formatter.format_logfmt(record, message, text),
+                    Format::Text => formatter.format(record, message, fields, slot == COLORED_TEXT, text),
+                    Format::Json => formatter.format_json(record, message, fields, text),
+                    Format::Logfmt => formatter.format_logfmt(record, message, fields, text),
                 }
             }
             let line = Line {
@@ -204,6 +212,7 @@ impl Output {
                 line_number: record.line,
                 thread_name: &record.thread.name,
                 thread_id: record.thread.id,
+                fields,
             };
             match only {
                 Some(_) => sink.write_notice_line(&line),
@@ -290,7 +299,7 @@ struct DynamicFields<'a> {
     rest: &'a [MaybeUninit<u8>],
 }
 
-impl DynamicFields<'_> {
+impl<'a> DynamicFields<'a> {
     fn u64(&mut self) -> Option<u64> {
         if self.rest.len() < 8 {
             return None;
@@ -300,18 +309,23 @@ impl DynamicFields<'_> {
         Some(v)
     }
 
-    fn text(&mut self) -> Option<String> {
+    /// A length-prefixed text; the producer copied it from a `&str`, so it is borrowed as is
+    /// (a damaged record is shown lossily rather than dropped).
+    fn text(&mut self) -> Option<std::borrow::Cow<'a, str>> {
+        self.bytes().map(String::from_utf8_lossy)
+    }
+
+    /// A length-prefixed byte string: a text, or the encoded structured fields.
+    fn bytes(&mut self) -> Option<&'a [u8]> {
         let len = self.u64()? as usize;
         if self.rest.len() < len {
             return None;
         }
-        let bytes: Vec<u8> = self.rest[..len]
-            .iter()
-            // SAFETY: the producer copied these bytes from a `&str`.
-            .map(|b| unsafe { b.assume_init() })
-            .collect();
-        self.rest = &self.rest[len..];
-        Some(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+        let (bytes, rest) = self.rest.split_at(len);
+        self.rest = rest;
+        // SAFETY: dynamic records are written whole from initialised byte slices by
+        // `log_dynamic`; `MaybeUninit<u8>` has the layout of `u8`.
+        Some(unsafe { std::slice::from_raw_parts(bytes.as_ptr() as *const u8, bytes.len()) })
     }
 }
 
@@ -347,6 +361,7 @@ impl Worker {
             sinks,
             clock,
             message: String::with_capacity(1024),
+            fields: Fields::new(),
             lines: Default::default(),
             last_unix_nanos: i64::MIN,
             most_verbose_sink,

@@ -21,7 +21,7 @@ mod views;
 use std::marker::PhantomData;
 use std::mem::{size_of, MaybeUninit};
 
-pub use views::View;
+pub use views::{NativeField, View};
 
 /// A way of encoding one argument. Implemented by tachylog's codecs only.
 pub trait Codec: 'static {

@@ -112,3 +112,40 @@ macro_rules! forward {
     )*};
 }
 forward!(Display, Debug, LowerHex, UpperHex, Octal, Binary, LowerExp, UpperExp, Pointer);
+
+/// How a decoded argument becomes a typed field value, for fields written without `%` or `?`.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "this field's type has no native encoding",
+    label = "not a number, bool, char, string or `Option` of one",
+    note = "log it as text: `key = %value` uses its `Display`, `key = ?value` its `Debug`"
+)]
+pub trait NativeField {
+    /// Adds the value to `fields` under `key`.
+    fn push_to(&self, key: &str, fields: &mut crate::Fields);
+}
+
+macro_rules! native_text {
+    ($($codec:ty),*) => {$(
+        impl NativeField for View<'_, $codec> {
+            fn push_to(&self, key: &str, fields: &mut crate::Fields) {
+                let text = match (self.bytes, self.text()) {
+                    (None, _) => std::borrow::Cow::Borrowed(MISSING),
+                    (_, Ok(s)) => std::borrow::Cow::Borrowed(s),
+                    (_, Err(bytes)) => String::from_utf8_lossy(bytes),
+                };
+                fields.push_value(key, crate::FieldValue::Str(&text));
+            }
+        }
+    )*};
+}
+native_text!(StrCodec, LossyCodec, PreformattedCodec);
+
+impl<T: crate::frontend::field_args::NativeValue> NativeField for View<'_, CopyCodec<T>> {
+    fn push_to(&self, key: &str, fields: &mut crate::Fields) {
+        match self.value() {
+            Some(v) => v.push_to(key, fields),
+            None => fields.push_value(key, crate::FieldValue::Str(MISSING)),
+        }
+    }
+}

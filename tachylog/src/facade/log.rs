@@ -2,9 +2,14 @@
 //!
 //! `log` hands over `fmt::Arguments`, whose types are erased, so these records are formatted on
 //! the calling thread (into a reused thread-local buffer) and travel as text. Calls whose message
-//! is a plain literal skip formatting.
+//! is a plain literal skip formatting. Key-values (`log::info!(user = 42; "...")`) become
+//! structured fields, typed where `log` says what they are (integers, floats, booleans, text)
+//! and formatted with their `Display` otherwise.
 
+use crate::fields::wire::FieldWriter;
+use crate::fields::FieldValue;
 use crate::frontend::producer::log_dynamic;
+use log::kv::{self, VisitSource, VisitValue};
 use std::cell::RefCell;
 use std::fmt::Write as _;
 
@@ -14,6 +19,83 @@ static FACADE: Facade = Facade;
 
 thread_local! {
     static MESSAGE: RefCell<String> = const { RefCell::new(String::new()) };
+    static FIELDS: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Encodes a record's key-values.
+struct Pairs<'a, 'b>(&'a mut FieldWriter<'b>);
+
+impl<'kvs> VisitSource<'kvs> for Pairs<'_, '_> {
+    fn visit_pair(&mut self, key: kv::Key<'kvs>, value: kv::Value<'kvs>) -> Result<(), kv::Error> {
+        let mut typed = Typed {
+            key: key.as_str(),
+            writer: self.0,
+        };
+        if value.visit(&mut typed).is_err() {
+            typed.writer.formatted(key.as_str(), &value);
+        }
+        Ok(())
+    }
+}
+
+/// One key-value, by the type `log` reports for it.
+struct Typed<'a, 'b> {
+    key: &'a str,
+    writer: &'a mut FieldWriter<'b>,
+}
+
+impl<'v> VisitValue<'v> for &mut Typed<'_, '_> {
+    fn visit_any(&mut self, value: kv::Value<'_>) -> Result<(), kv::Error> {
+        self.writer.formatted(self.key, &value);
+        Ok(())
+    }
+    fn visit_null(&mut self) -> Result<(), kv::Error> {
+        self.writer.value(self.key, FieldValue::Null);
+        Ok(())
+    }
+    fn visit_u64(&mut self, value: u64) -> Result<(), kv::Error> {
+        self.writer.value(self.key, FieldValue::U64(value));
+        Ok(())
+    }
+    fn visit_i64(&mut self, value: i64) -> Result<(), kv::Error> {
+        self.writer.value(self.key, FieldValue::I64(value));
+        Ok(())
+    }
+    fn visit_u128(&mut self, value: u128) -> Result<(), kv::Error> {
+        self.writer.value(self.key, FieldValue::U128(value));
+        Ok(())
+    }
+    fn visit_i128(&mut self, value: i128) -> Result<(), kv::Error> {
+        self.writer.value(self.key, FieldValue::I128(value));
+        Ok(())
+    }
+    fn visit_f64(&mut self, value: f64) -> Result<(), kv::Error> {
+        self.writer.value(self.key, FieldValue::F64(value));
+        Ok(())
+    }
+    fn visit_bool(&mut self, value: bool) -> Result<(), kv::Error> {
+        self.writer.value(self.key, FieldValue::Bool(value));
+        Ok(())
+    }
+    fn visit_str(&mut self, value: &str) -> Result<(), kv::Error> {
+        self.writer.value(self.key, FieldValue::Str(value));
+        Ok(())
+    }
+    fn visit_char(&mut self, value: char) -> Result<(), kv::Error> {
+        self.writer.value(self.key, FieldValue::Str(value.encode_utf8(&mut [0; 4])));
+        Ok(())
+    }
+}
+
+/// Encodes the record's key-values into `out` (cleared first).
+fn encode_fields(record: &log::Record<'_>, out: &mut Vec<u8>) {
+    out.clear();
+    let source = record.key_values();
+    if source.count() == 0 {
+        return;
+    }
+    let mut writer = FieldWriter::new(out);
+    let _ = source.visit(&mut Pairs(&mut writer));
 }
 
 impl log::Log for Facade {
@@ -28,9 +110,6 @@ impl log::Log for Facade {
         let level = record.level().into();
         let file = record.file().unwrap_or("?");
         let line = record.line().unwrap_or(0);
-        if let Some(text) = record.args().as_str() {
-            return log_dynamic(level, record.target(), file, line, text);
-        }
         let format = |message: &mut String| {
             message.clear();
             let outcome = crate::lifecycle::catch_user_panic(|| write!(message, "{}", record.args()));
@@ -39,17 +118,29 @@ impl log::Log for Facade {
                 let _ = write!(message, "<formatting panicked: {panic}>");
             }
         };
-        // A `Display` impl that logs re-enters here with the buffer borrowed: use a fresh one.
+        let send = |message: &mut String, fields: &mut Vec<u8>| {
+            encode_fields(record, fields);
+            let text = match record.args().as_str() {
+                Some(text) => text,
+                None => {
+                    format(message);
+                    message
+                }
+            };
+            log_dynamic(level, record.target(), file, line, text, fields);
+        };
+        // A `Display` impl that logs re-enters here with the buffers borrowed: use fresh ones.
         let reused = MESSAGE.try_with(|m| {
-            m.try_borrow_mut().map(|mut m| {
-                format(&mut m);
-                log_dynamic(level, record.target(), file, line, &m);
+            FIELDS.try_with(|f| match (m.try_borrow_mut(), f.try_borrow_mut()) {
+                (Ok(mut m), Ok(mut f)) => {
+                    send(&mut m, &mut f);
+                    true
+                }
+                _ => false,
             })
         });
-        if !matches!(reused, Ok(Ok(()))) {
-            let mut message = String::new();
-            format(&mut message);
-            log_dynamic(level, record.target(), file, line, &message);
+        if !matches!(reused, Ok(Ok(true))) {
+            send(&mut String::new(), &mut Vec::new());
         }
     }
 

@@ -1,7 +1,9 @@
 //! JSON lines: one object per record, on one line.
 //!
 //! `{"timestamp":"2026-11-21T16:04:05.125049Z","level":"INFO","target":"app::net",
-//! "file":"src/net.rs","line":20,"thread":"main","tid":4211,"message":"..."}`
+//! "file":"src/net.rs","line":20,"thread":"main","tid":4211,"message":"...",
+//! "fields":{"user_id":42},"spans":[{"name":"request","id":7}]}` (the last two only when the
+//! record has them; see [`super::fields`]).
 //!
 //! Every string is escaped as JSON requires (`"`, `\`, and all control characters as `\n`,
 //! `\r`, `\t` or `\u00XX`), plus U+2028 and U+2029, which some JSON consumers (JavaScript
@@ -12,9 +14,16 @@
 
 use super::pattern::RecordView;
 use super::time::TimeCache;
+use crate::fields::Fields;
 
 /// Appends `record` as a JSON object and a newline.
-pub(crate) fn write_record(record: &RecordView<'_>, message: &str, time: &mut TimeCache, out: &mut Vec<u8>) {
+pub(crate) fn write_record(
+    record: &RecordView<'_>,
+    message: &str,
+    fields: &Fields,
+    time: &mut TimeCache,
+    out: &mut Vec<u8>,
+) {
     out.extend_from_slice(b"{\"timestamp\":\"");
     time.write_rfc3339(record.unix_nanos, out);
     out.extend_from_slice(b"\",\"level\":\"");
@@ -31,6 +40,7 @@ pub(crate) fn write_record(record: &RecordView<'_>, message: &str, time: &mut Ti
     out.extend_from_slice(itoa::Buffer::new().format(record.thread.id).as_bytes());
     out.extend_from_slice(b",\"message\":");
     write_string(message, out);
+    super::fields::write_json(fields, out);
     out.extend_from_slice(b"}\n");
 }
 

@@ -1,7 +1,8 @@
 //! logfmt: `key=value` pairs on one line, as Heroku, Grafana Loki and many log tools read them.
 //!
 //! `ts=2026-11-21T16:04:05.125049Z level=info target=app::net thread=main tid=4211
-//! msg="served 3 items" file=src/net.rs line=20`
+//! msg="served 3 items" user_id=42 file=src/net.rs line=20`, structured fields following `msg`
+//! and the spans, if any, before it as `spans="request{id=7}:db"`.
 //!
 //! A value is written bare when it is non-empty and holds no space, `=`, `"` or control
 //! character; otherwise it is quoted, with `"` and `\` backslash-escaped and control characters
@@ -10,10 +11,17 @@
 use super::escape::invisible_layout_char;
 use super::pattern::RecordView;
 use super::time::TimeCache;
+use crate::fields::Fields;
 use std::fmt::Write as _;
 
 /// Appends `record` as one logfmt line.
-pub(crate) fn write_record(record: &RecordView<'_>, message: &str, time: &mut TimeCache, out: &mut Vec<u8>) {
+pub(crate) fn write_record(
+    record: &RecordView<'_>,
+    message: &str,
+    fields: &Fields,
+    time: &mut TimeCache,
+    out: &mut Vec<u8>,
+) {
     out.extend_from_slice(b"ts=");
     time.write_rfc3339(record.unix_nanos, out);
     out.extend_from_slice(b" level=");
@@ -24,8 +32,14 @@ pub(crate) fn write_record(record: &RecordView<'_>, message: &str, time: &mut Ti
     write_value(&record.thread.name, out);
     out.extend_from_slice(b" tid=");
     out.extend_from_slice(itoa::Buffer::new().format(record.thread.id).as_bytes());
+    let mut spans = Vec::new();
+    if super::fields::write_span_path(fields, &mut spans) {
+        out.extend_from_slice(b" spans=");
+        write_value(&String::from_utf8_lossy(&spans), out);
+    }
     out.extend_from_slice(b" msg=");
     write_value(message, out);
+    super::fields::write_pairs(fields, out);
     out.extend_from_slice(b" file=");
     write_value(record.file, out);
     out.extend_from_slice(b" line=");

@@ -3,6 +3,7 @@
 //! ([`escape`]).
 
 pub(crate) mod escape;
+pub(crate) mod fields;
 pub(crate) mod json;
 pub(crate) mod logfmt;
 pub(crate) mod pattern;
@@ -32,8 +33,10 @@ pub enum Format {
     #[default]
     Text,
     /// One JSON object per line: RFC 3339 `timestamp`, `level`, `target`, `file`, `line`,
-    /// `thread`, `tid`, `message`. Valid JSON for every input.
+    /// `thread`, `tid`, `message`, then `fields` (an object of the structured fields, with
+    /// native JSON types) and `spans` when the record has them. Valid JSON for every input.
     Json,
-    /// logfmt: `ts=... level=info target=... thread=... tid=... msg="..." file=... line=...`.
+    /// logfmt: `ts=... level=info target=... thread=... tid=... msg="..." key=value ...
+    /// file=... line=...`, the structured fields after `msg`.
     Logfmt,
 }

@@ -5,6 +5,7 @@
 use super::escape::EscapingWriter;
 use super::time::TimeCache;
 use crate::codec::Decoder;
+use crate::fields::Fields;
 use crate::queue::registry::ThreadInfo;
 use crate::record::Site;
 use crate::Level;
@@ -118,8 +119,11 @@ pub(crate) enum Message<'a> {
         site: &'static Site,
         args: &'a [MaybeUninit<u8>],
     },
-    /// Text formatted by the caller (the `log` facade, the panic hook, tachylog's own notices).
+    /// Text formatted by the caller (the panic hook, tachylog's own notices).
     Text(&'a str),
+    /// Text formatted by the caller with structured fields in the encoding of
+    /// [`crate::fields::wire`] (the `log` facade, `tracing`).
+    Dynamic { text: &'a str, fields: &'a [u8] },
 }
 
 /// Everything a line is made of.
@@ -171,16 +175,25 @@ impl LineFormatter {
         self.max_message = bytes;
     }
 
-    /// Formats the record's message, unescaped, into `out` (cleared first): decoded from its
-    /// call site's argument bytes, or a marker naming the call site if the user's formatting
-    /// code panicked or failed; cut to the configured limit.
-    pub(crate) fn render_message(&self, message: &Message<'_>, out: &mut String) {
+    /// Formats the record's message, unescaped, into `out`, and decodes its structured fields
+    /// into `fields` (both cleared first). The message is decoded from its call site's argument
+    /// bytes, or is a marker naming the call site if the user's formatting code panicked or
+    /// failed; it is cut to the configured limit, and so is each field's text.
+    pub(crate) fn render_message(&self, message: &Message<'_>, out: &mut String, fields: &mut Fields) {
         out.clear();
+        fields.clear();
+        fields.limit_values(self.max_message);
         match message {
             Message::Text(text) => out.push_str(text),
+            Message::Dynamic { text, fields: encoded } => {
+                out.push_str(text);
+                crate::fields::wire::decode(encoded, fields);
+            }
             Message::Site { site, args } => {
                 let outcome = crate::lifecycle::catch_user_panic(|| {
                     let mut decoder = Decoder::new(args);
+                    // Fields come first in the bytes; their decoder catches panics per value.
+                    (site.fields)(&mut decoder, fields);
                     let result = (site.decode)(&mut decoder, &mut *out);
                     (result, decoder.is_malformed())
                 });
@@ -221,7 +234,16 @@ impl LineFormatter {
     /// Appends the record's text line, newline included, to `out`; `message` is the record's
     /// message from [`LineFormatter::render_message`].
     /// With `colored`, the level is wrapped in an ANSI colour (for a terminal).
-    pub(crate) fn format(&mut self, record: &RecordView<'_>, message: &str, colored: bool, out: &mut Vec<u8>) {
+    /// Structured fields follow the message as ` key=value`, and the spans it was logged in
+    /// precede it as `outer{id=7}:inner: ` (see [`super::fields`]).
+    pub(crate) fn format(
+        &mut self,
+        record: &RecordView<'_>,
+        message: &str,
+        fields: &Fields,
+        colored: bool,
+        out: &mut Vec<u8>,
+    ) {
         for piece in &self.pattern.pieces {
             match piece {
                 Piece::Text(t) => out.extend_from_slice(t.as_bytes()),
@@ -246,20 +268,26 @@ impl LineFormatter {
                 Piece::Line => {
                     out.extend_from_slice(itoa::Buffer::new().format(record.line).as_bytes())
                 }
-                Piece::Message => self.escaped(message, out),
+                Piece::Message => {
+                    if super::fields::write_span_path(fields, out) {
+                        out.extend_from_slice(b": ");
+                    }
+                    self.escaped(message, out);
+                    super::fields::write_pairs(fields, out);
+                }
             }
         }
         out.push(b'\n');
     }
 
     /// Appends the record as one JSON object and a newline (see [`super::json`]).
-    pub(crate) fn format_json(&mut self, record: &RecordView<'_>, message: &str, out: &mut Vec<u8>) {
-        super::json::write_record(record, message, &mut self.time, out);
+    pub(crate) fn format_json(&mut self, record: &RecordView<'_>, message: &str, fields: &Fields, out: &mut Vec<u8>) {
+        super::json::write_record(record, message, fields, &mut self.time, out);
     }
 
     /// Appends the record as one logfmt line (see [`super::logfmt`]).
-    pub(crate) fn format_logfmt(&mut self, record: &RecordView<'_>, message: &str, out: &mut Vec<u8>) {
-        super::logfmt::write_record(record, message, &mut self.time, out);
+    pub(crate) fn format_logfmt(&mut self, record: &RecordView<'_>, message: &str, fields: &Fields, out: &mut Vec<u8>) {
+        super::logfmt::write_record(record, message, fields, &mut self.time, out);
     }
 
     fn escaped(&self, text: &str, out: &mut Vec<u8>) {
@@ -319,8 +347,9 @@ mod tests {
             static_metadata: false,
         };
         let mut message = String::new();
-        f.render_message(&record.message, &mut message);
-        f.format(&record, &message, false, &mut out);
+        let mut fields = Fields::new();
+        f.render_message(&record.message, &mut message, &mut fields);
+        f.format(&record, &message, &fields, false, &mut out);
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "2026-11-21 16:04:05.125049 INFO  [main/4211] app::net: two\\nlines (src/net.rs:20)\n"

@@ -158,6 +158,16 @@ pub struct BytesSlot<'a, C> {
     _codec: PhantomData<C>,
 }
 
+impl<'a, C> BytesSlot<'a, C> {
+    #[inline(always)]
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        BytesSlot {
+            bytes,
+            _codec: PhantomData,
+        }
+    }
+}
+
 impl<C: Codec> Slot for BytesSlot<'_, C> {
     type Codec = C;
     #[inline(always)]
@@ -172,6 +182,13 @@ impl<C: Codec> Slot for BytesSlot<'_, C> {
 
 #[doc(hidden)]
 pub struct CopySlot<'a, T>(&'a T);
+
+impl<'a, T> CopySlot<'a, T> {
+    #[inline(always)]
+    pub(crate) fn new(value: &'a T) -> Self {
+        CopySlot(value)
+    }
+}
 
 impl<T: CopyArg> Slot for CopySlot<'_, T> {
     type Codec = CopyCodec<T>;
@@ -269,7 +286,7 @@ impl<T: ?Sized> ViaFallback for Wrap<'_, T> {
     where
         F: FnOnce(&mut dyn fmt::Write) -> fmt::Result,
     {
-        FallbackSlot(stage.format(fallback))
+        stage.fallback(fallback)
     }
 }
 
@@ -319,6 +336,11 @@ impl Stage {
             }
         }
         start..text.len()
+    }
+
+    /// A slot holding text formatted here by `f`.
+    pub(crate) fn fallback(&mut self, f: impl FnOnce(&mut dyn fmt::Write) -> fmt::Result) -> FallbackSlot {
+        FallbackSlot(self.format(f))
     }
 
     fn bytes(&self, range: Range<usize>) -> &[u8] {

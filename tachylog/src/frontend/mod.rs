@@ -1,5 +1,5 @@
 //! The calling thread's half of logging: the level gate ([`gate`]), argument encoding
-//! ([`args`]), the clock ([`clock`]) and the per-thread producer ([`producer`]).
+//! ([`args`], [`field_args`]), the clock ([`clock`]) and the per-thread producer ([`producer`]).
 //!
 //! Code here runs inside the application's threads. It never formats (except the documented
 //! fallback for types without a raw encoding), never locks, never allocates and never makes a
@@ -7,5 +7,6 @@
 
 pub(crate) mod args;
 pub(crate) mod clock;
+pub(crate) mod field_args;
 pub(crate) mod gate;
 pub(crate) mod producer;

@@ -239,37 +239,51 @@ fn log_without_producer(
     // Dropping the producer closes the queue; the back end drains and frees it.
 }
 
-/// Logs a record whose metadata is known only at run time (the `log` facade, the panic hook).
-/// The message is already formatted.
+/// Logs a record whose metadata is known only at run time (the `log` facade, `tracing`, the
+/// panic hook). The message is already formatted; `fields` are structured fields already
+/// encoded by a [`FieldWriter`](crate::fields::wire::FieldWriter) (empty for none).
+///
+/// A record that fits the ring is written straight into it, piece by piece: no allocation.
 pub(crate) fn log_dynamic(
     level: crate::Level,
     target: &str,
     file: &str,
     line: u32,
     message: &str,
+    fields: &[u8],
 ) {
-    let len = 8 + 8 + 8 + 3 * 8 + target.len() + file.len() + message.len();
-    let mut body = Vec::with_capacity(len);
-    body.extend_from_slice(&0u64.to_ne_bytes()); // timestamp, stamped when published
-    body.extend_from_slice(&(level as u64).to_ne_bytes());
-    body.extend_from_slice(&(line as u64).to_ne_bytes());
-    for text in [target, file, message] {
-        body.extend_from_slice(&text.len().to_ne_bytes());
-        body.extend_from_slice(text.as_bytes());
-    }
-    let body = body.into_boxed_slice();
+    let texts = [target.as_bytes(), file.as_bytes(), message.as_bytes()];
+    let numbers = [level as u64, line as u64];
+    // Ring frames are padded, so the fields carry their length like the texts do.
+    let texts = [texts[0], texts[1], texts[2], fields];
+    let body_len = 8 + 8 * numbers.len() + texts.iter().map(|t| 8 + t.len()).sum::<usize>();
+    let number_bytes = numbers.map(u64::to_ne_bytes);
+    let lengths = texts.map(|t| t.len().to_ne_bytes());
+    // The layout of `crate::record`'s dynamic records.
+    let ordered: [&[u8]; 10] = [
+        &number_bytes[0],
+        &number_bytes[1],
+        &lengths[0],
+        texts[0],
+        &lengths[1],
+        texts[1],
+        &lengths[2],
+        texts[2],
+        &lengths[3],
+        texts[3],
+    ];
     let producer = CURRENT.with(|c| c.get());
     let producer = if producer.is_null() { init_producer() } else { Some(producer) };
     match producer {
         // SAFETY: as in `log_record`.
         Some(p) => unsafe {
             let p = &*p;
-            push_boxed_or_inline(p, &mut *p.cursor.get(), body);
+            push_dynamic(p, &mut *p.cursor.get(), body_len, &ordered);
         },
         None => {
             let p = Producer::new();
             // SAFETY: the producer is local to this call.
-            push_boxed_or_inline(&p, unsafe { &mut *p.cursor.get() }, body);
+            push_dynamic(&p, unsafe { &mut *p.cursor.get() }, body_len, &ordered);
         }
     }
     if synchronous(level) {
@@ -277,24 +291,35 @@ pub(crate) fn log_dynamic(
     }
 }
 
-/// Dynamic records are built on the heap anyway (their size is only known after formatting);
-/// small ones are copied into the ring so the heap block can be reused by the caller's
-/// allocator at once, big ones travel boxed.
-fn push_boxed_or_inline(producer: &Producer, cursor: &mut ProducerCursor, mut body: Box<[u8]>) {
+/// Publishes a dynamic record made of `pieces` (after the 8-byte timestamp): copied into the
+/// ring when it fits, built on the heap and handed over boxed when it does not.
+fn push_dynamic(producer: &Producer, cursor: &mut ProducerCursor, body_len: usize, pieces: &[&[u8]]) {
     let ring = &producer.queue.ring;
-    if body.len() > ring.max_inline_body() {
-        return push_boxed(producer, cursor, body, KIND_DYNAMIC);
+    if body_len > ring.max_inline_body() {
+        let mut body = Vec::with_capacity(body_len);
+        body.extend_from_slice(&[0; 8]); // the timestamp, stamped when published
+        for piece in pieces {
+            body.extend_from_slice(piece);
+        }
+        return push_boxed(producer, cursor, body.into_boxed_slice(), KIND_DYNAMIC);
     }
     let Some(reservation) = ring
-        .try_reserve(cursor, body.len(), KIND_DYNAMIC)
-        .or_else(|| wait_for_room(producer, cursor, body.len(), KIND_DYNAMIC))
+        .try_reserve(cursor, body_len, KIND_DYNAMIC)
+        .or_else(|| wait_for_room(producer, cursor, body_len, KIND_DYNAMIC))
     else {
         return;
     };
     ring.begin_activity(cursor);
-    body[..8].copy_from_slice(&clock::now().to_ne_bytes());
-    // SAFETY: the reservation is ours and exactly `body.len()` bytes long.
-    unsafe { ring.write_body(&reservation, 0, &body) };
+    // SAFETY: the reservation is ours, uncommitted, and exactly `body_len` bytes long, which is
+    // 8 plus the pieces' total length.
+    unsafe {
+        ring.write_body(&reservation, 0, &clock::now().to_ne_bytes());
+        let mut offset = 8;
+        for piece in pieces {
+            ring.write_body(&reservation, offset, piece);
+            offset += piece.len();
+        }
+    }
     ring.commit(cursor, reservation);
     ring.end_activity(cursor);
     if GATE.backend_sleeping.load(Ordering::Relaxed) {

@@ -160,6 +160,7 @@ pub(crate) fn install_hooks() {
                     file,
                     line,
                     &message,
+                    &[],
                 );
                 crate::flush();
             }

@@ -17,7 +17,7 @@ pub use rolling::{Compression, FileNamePatternError, Period, RollingFile, Rollin
 pub use syslog::{Facility, SyslogBuilder, SyslogSink};
 
 use crate::format::Format;
-use crate::Level;
+use crate::{Fields, Level};
 use std::{fmt, io};
 
 /// The payload of an error from [`Sink::write_line`] that concerns that one record alone: it
@@ -136,6 +136,9 @@ pub struct Line<'a> {
     pub thread_name: &'a str,
     /// The OS id of the thread that logged the record.
     pub thread_id: u64,
+    /// The record's structured fields (`info!(user_id = 42; "...")`, `log` key-values,
+    /// `tracing` fields) and the spans it was logged in, typed.
+    pub fields: &'a Fields,
 }
 
 impl<'a> Line<'a> {
@@ -152,6 +155,7 @@ impl<'a> Line<'a> {
             line_number: 0,
             thread_name: "",
             thread_id: 0,
+            fields: &crate::fields::NO_FIELDS,
         }
     }
 }
