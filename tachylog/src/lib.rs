@@ -42,8 +42,12 @@
 //! - **Destinations.** Console (coloured on a terminal), files ([`FileSink`]), self-managing
 //!   files ([`RollingFile`]: time patterns, size limit, retention, compression) and any
 //!   [`Sink`]; each sink has its own level and [`Format`] (text, JSON lines, logfmt).
+//! - **Structured fields.** `info!(user_id = id, path = %p; "served {}", n)`: fields travel
+//!   like arguments, keep their types ([`Fields`]) and are written as `key=value` in text and
+//!   logfmt and as native JSON values (see [`info!`]).
 //!
-//! The `log` crate's macros go through the same engine once [`Builder::init`] has run.
+//! The `log` crate's macros go through the same engine once [`Builder::init`] has run; their
+//! key-values become structured fields.
 
 #![deny(missing_docs)]
 #![warn(unsafe_op_in_unsafe_fn)]
@@ -130,10 +134,39 @@ macro_rules! warn {
     ($($arg:tt)+) => { $crate::__private::__log!($crate, Warn, $($arg)+) };
 }
 
-/// Logs at [`Level::Info`]. Takes a format string and arguments exactly as `format!` does.
+/// Logs at [`Level::Info`]. Takes a format string and arguments exactly as `format!` does,
+/// optionally preceded by structured fields and a `;`.
 ///
 /// ```
 /// tachylog::info!("request {} took {:.3} ms: {}", 7u64, 0.25, "/");
+/// ```
+///
+/// # Structured fields
+///
+/// `key = value` keeps the value's type: integers, floats, `bool`, `char`, text, and `Option`
+/// of those (`None` is null), so JSON lines get numbers and booleans ([`NativeValue`]); any
+/// other `Display` type is formatted. `key = %value` records its `Display`, `key = ?value`
+/// its `Debug`. A bare `key` (or `%key`, `?key`) takes the variable of that name; keys may be
+/// dotted (`http.method`) or quoted (`"content-type"`). Values are encoded like message
+/// arguments: numbers and text are copied raw and formatted on the back end.
+///
+/// ```
+/// let user_id = 42u64;
+/// let path = std::path::Path::new("/index.html");
+/// let elapsed = std::time::Duration::from_micros(250);
+/// tachylog::info!(user_id, path = %path.display(), ?elapsed, http.method = "GET"; "served {}", 3);
+/// ```
+///
+/// A value with no native encoding needs a sigil, and the compiler says so:
+///
+/// ```compile_fail
+/// let elapsed = std::time::Duration::from_micros(250); // no `Display`: write `?elapsed`
+/// tachylog::info!(elapsed; "done");
+/// ```
+///
+/// ```compile_fail
+/// struct Opaque;
+/// tachylog::info!(x = %Opaque; "no Display impl");
 /// ```
 #[macro_export]
 macro_rules! info {

@@ -162,6 +162,8 @@ struct Message {
     msgid: String,
     sd_id: String,
     params: HashMap<String, String>,
+    /// Parameters of the structured-data elements after the first, by SD-ID.
+    more_elements: HashMap<String, HashMap<String, String>>,
     msg: String,
 }
 
@@ -186,9 +188,16 @@ fn parse(line: &str) -> Result<Message, String> {
         .ok_or_else(|| bad("structured data does not start with ["))?;
     let (sd_id, mut sd) = sd.split_at(sd.find(' ').ok_or_else(|| bad("no SD-ID"))?);
     let mut params = HashMap::new();
+    let mut more_elements: HashMap<String, HashMap<String, String>> = HashMap::new();
+    let mut element: Option<String> = None;
     let msg = loop {
         if let Some(after) = sd.strip_prefix("] ") {
             break after.to_owned();
+        }
+        if let Some(after) = sd.strip_prefix("][") {
+            let (id, rest) = after.split_at(after.find(' ').ok_or_else(|| bad("no SD-ID"))?);
+            element = Some(id.to_owned());
+            sd = rest;
         }
         let (name, after) = sd.split_once("=\"").ok_or_else(|| bad("no param"))?;
         let name = name
@@ -217,9 +226,15 @@ fn parse(line: &str) -> Result<Message, String> {
                 (_, c) => value.push(c),
             }
         };
-        params.insert(name.to_owned(), value);
+        match &element {
+            None => params.insert(name.to_owned(), value),
+            Some(id) => more_elements
+                .entry(id.clone())
+                .or_default()
+                .insert(name.to_owned(), value),
+        };
         sd = &after[end..];
-        if !sd.starts_with(' ') && !sd.starts_with("] ") {
+        if !sd.starts_with(' ') && !sd.starts_with("] ") && !sd.starts_with("][") {
             return Err(bad("no separator after a param"));
         }
     };
@@ -232,6 +247,7 @@ fn parse(line: &str) -> Result<Message, String> {
         msgid,
         sd_id: sd_id.to_owned(),
         params,
+        more_elements,
         msg,
     })
 }
@@ -325,9 +341,10 @@ fn tcp_delivers_every_record_once_as_rfc_5424() {
     tachylog::warn!("warn");
     tachylog::debug!("debug");
     tachylog::trace!("trace");
+    tachylog::info!(user_id = 42u64, path = SPECIAL, "bad key=\"]" = 1.5; "with fields");
     drop(guard);
 
-    let lines = daemon.wait_for(app, 1004);
+    let lines = daemon.wait_for(app, 1005);
     assert_exactly_once(&numbered(&lines, app), 0..1000);
     let by_msg: HashMap<String, u32> = lines
         .iter()
@@ -343,7 +360,18 @@ fn tcp_delivers_every_record_once_as_rfc_5424() {
     assert_eq!(by_msg["warn"], 19 * 8 + 4);
     assert_eq!(by_msg["debug"], 19 * 8 + 7);
     assert_eq!(by_msg["trace"], 19 * 8 + 7);
-    assert_eq!(lines.len(), 1004);
+    assert_eq!(lines.len(), 1005);
+    let with_fields = lines
+        .iter()
+        .map(|l| parse(l).unwrap())
+        .find(|m| m.msg == "with fields")
+        .expect("the record with fields arrived");
+    let fields = &with_fields.more_elements["fields@32473"];
+    assert_eq!(fields["user_id"], "42");
+    assert_eq!(fields["path"], escaped, "escaped like any parameter value");
+    assert_eq!(fields["bad_key___"], "1.5", "keys made valid SD-NAMEs");
+    assert_eq!(fields.len(), 3);
+    check_metadata(&with_fields);
 }
 
 #[test]

@@ -35,6 +35,10 @@ use tcp::Tcp;
 /// the element as ours without claiming a registered number.
 const META_SD_ID: &str = "meta@32473";
 
+/// The structured-data ID of the element that carries a record's structured fields, under the
+/// same documentation PEN.
+const FIELDS_SD_ID: &str = "fields@32473";
+
 /// Marks a UDP message cut to fit the datagram limit.
 const TRUNCATION_MARK: &[u8] = b"...[truncated]";
 
@@ -52,7 +56,12 @@ fn severity(level: Level) -> u8 {
 /// Sends each record to a syslog collector as an RFC 5424 message:
 ///
 /// `<14>1 2026-11-21T16:04:05.125049Z web-1 shop 4211 - [meta@32473 target="shop::net"
-/// file="src/net.rs" line="20" thread="main" tid="4211"] connection reset`
+/// file="src/net.rs" line="20" thread="main" tid="4211"][fields@32473 user_id="42"
+/// peer="10.0.0.7"] connection reset`
+///
+/// The record's structured fields, if it has any, form the second element, `fields@32473`
+/// (keys made valid SD-NAMEs: other characters become `_`, at most 32 bytes); the spans of a
+/// `tracing` event are the `spans` parameter of `meta@32473`, as `outer{id=7}:inner`.
 ///
 /// PRI is facility × 8 + severity (ERROR 3, WARN 4, INFO 6, DEBUG and TRACE 7); the time is
 /// UTC with microseconds; HOSTNAME, APP-NAME and MSGID come from the [`SyslogBuilder`], PROCID
@@ -156,6 +165,23 @@ impl SyslogSink {
         sd_param("line", itoa::Buffer::new().format(line.line_number), out);
         sd_param("thread", line.thread_name, out);
         sd_param("tid", itoa::Buffer::new().format(line.thread_id), out);
+        if line.fields.has_spans() {
+            let mut path = Vec::new();
+            crate::format::fields::write_span_path(line.fields, &mut path);
+            sd_param("spans", &String::from_utf8_lossy(&path), out);
+        }
+        if !line.fields.is_empty() {
+            out.extend_from_slice(b"][");
+            out.extend_from_slice(FIELDS_SD_ID.as_bytes());
+            let mut value = String::new();
+            for field in line.fields.iter() {
+                value.clear();
+                let _ = write!(value, "{}", field.value);
+                out.push(b' ');
+                sd_name(field.key, out);
+                sd_value(&value, out);
+            }
+        }
         out.extend_from_slice(b"] ");
         let _ = EscapingWriter { out, escape: true }.write_str(line.message);
     }
@@ -327,6 +353,25 @@ fn header_field(value: &str, max: usize) -> String {
 fn sd_param(name: &str, value: &str, out: &mut Vec<u8>) {
     out.push(b' ');
     out.extend_from_slice(name.as_bytes());
+    sd_value(value, out);
+}
+
+/// A user's field key as an RFC 5424 SD-NAME: 1 to 32 printable US-ASCII characters other than
+/// `=`, space, `]` and `"`; anything else becomes `_`, and longer keys are cut.
+fn sd_name(key: &str, out: &mut Vec<u8>) {
+    let mut written = 0;
+    for c in key.chars().take(32) {
+        let valid = c.is_ascii_graphic() && !matches!(c, '=' | ']' | '"');
+        out.push(if valid { c as u8 } else { b'_' });
+        written += 1;
+    }
+    if written == 0 {
+        out.push(b'_');
+    }
+}
+
+/// Appends `="value"`, escaped as [`sd_param`] says.
+fn sd_value(value: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(b"=\"");
     let mut rest = value;
     while let Some(i) = rest.find(['"', '\\', ']']) {
