@@ -8,9 +8,12 @@ mod common;
 use std::sync::{Arc, Mutex};
 use tachylog::FieldValue;
 
-/// Keeps each record's fields as `(key, Debug of the value)`.
+/// One record's fields as `(key, Debug of the value)`.
+type Pairs = Vec<(String, String)>;
+
+/// Keeps each record's fields.
 #[derive(Clone, Default)]
-struct Typed(Arc<Mutex<Vec<Vec<(String, String)>>>>);
+struct Typed(Arc<Mutex<Vec<Pairs>>>);
 
 impl tachylog::Sink for Typed {
     fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
@@ -27,7 +30,7 @@ impl tachylog::Sink for Typed {
     }
 }
 
-fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+fn pairs(list: &[(&str, &str)]) -> Pairs {
     list.iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
