@@ -64,6 +64,14 @@ pub trait BenchLogger: Sized + Sync {
     fn mixed(&self, b: bool, c: char, i: i32, u: u64, f: f64, s: &str);
     /// `info!("access {} GET {} {} {}us", peer, path, status, micros)`: the server's record.
     fn access(&self, peer: &str, path: &str, status: u16, micros: u64);
+    /// Whether [`BenchLogger::fields`] is implemented (the logger has structured fields).
+    const FIELDS: bool = false;
+    /// `info!(user_id = id, latency_ms = ms, path = path; "request served")` in the logger's
+    /// own structured-field syntax. Only called when [`BenchLogger::FIELDS`] is set.
+    fn fields(&self, id: u64, ms: f64, path: &str) {
+        let _ = (id, ms, path);
+        unreachable!("{} has no structured fields here", Self::NAME)
+    }
 
     /// Shuts the logger down the way its users must at exit (drop the guard, flush, join the
     /// worker). When this returns every record logged so far has been written to the file
@@ -137,6 +145,8 @@ pub struct Entry {
     pub config: &'static str,
     /// Shapes it cannot log, and why.
     pub unsupported: &'static [(Shape, &'static str)],
+    /// Whether it logs structured fields ([`Shape::Fields`]).
+    pub fields: bool,
     /// The workloads, instantiated for this logger.
     pub run: RunFn,
 }
@@ -149,6 +159,7 @@ impl Entry {
             crates: L::CRATES,
             config: L::CONFIG,
             unsupported: L::UNSUPPORTED,
+            fields: L::FIELDS,
             run: workloads::run::<L>,
         }
     }
@@ -156,6 +167,9 @@ impl Entry {
     /// Why this logger cannot run `workload`, if it cannot.
     pub fn cannot_run(&self, workload: Workload) -> Option<&'static str> {
         let shape = workload.shape();
+        if shape == Shape::Fields && !self.fields {
+            return Some("no structured fields in this configuration");
+        }
         self.unsupported
             .iter()
             .find(|(s, _)| *s == shape)

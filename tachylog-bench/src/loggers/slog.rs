@@ -52,6 +52,12 @@ impl BenchLogger for Slog {
 
     log_calls!(slog::info, root());
 
+    const FIELDS: bool = true;
+    #[inline(always)]
+    fn fields(&self, id: u64, ms: f64, path: &str) {
+        slog::info!(root(), "request served"; "user_id" => id, "latency_ms" => ms, "path" => path);
+    }
+
     fn finish(self) -> Result<(), BenchError> {
         drop(self.guard);
         Ok(())

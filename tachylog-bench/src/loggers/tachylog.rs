@@ -33,6 +33,12 @@ impl BenchLogger for Tachylog {
 
     log_calls!(tachylog_info);
 
+    const FIELDS: bool = true;
+    #[inline(always)]
+    fn fields(&self, id: u64, ms: f64, path: &str) {
+        tachylog_info!(user_id = id, latency_ms = ms, path; "request served");
+    }
+
     fn finish(self) -> Result<(), BenchError> {
         drop(self.guard);
         Ok(())

@@ -90,6 +90,9 @@ pub enum Shape {
     Mixed,
     /// The server's access-log record.
     Access,
+    /// `info!(user_id = u64, latency_ms = f64, path = &str; "request served")`: structured
+    /// fields, for the loggers that have them.
+    Fields,
 }
 
 /// The sizes of the limlog matrix's string argument: records of ~80 B, ~1 KiB and ~4 KiB.
@@ -118,13 +121,14 @@ pub enum Workload {
 
 impl Workload {
     /// Every workload, in table order.
-    pub const ALL: [Workload; 21] = [
+    pub const ALL: [Workload; 22] = [
         Workload::Seed1m,
         Workload::Seed2x100k,
         Workload::Latency(Shape::Request),
         Workload::Latency(Shape::Static),
         Workload::Latency(Shape::Payload),
         Workload::Latency(Shape::Items),
+        Workload::Latency(Shape::Fields),
         Workload::Batch(1),
         Workload::Batch(2),
         Workload::Throughput,
@@ -224,6 +228,7 @@ impl Workload {
             Shape::Iteration => "Iteration: ",
             Shape::Mixed => "limlog b=",
             Shape::Access => "access 127.0.0.1",
+            Shape::Fields => "request served",
         }
     }
 
@@ -289,6 +294,9 @@ impl Workload {
             Workload::Latency(Shape::Payload) => {
                 call(r#"latency_str100: info!("payload {}", s), s a 100-byte &str"#)
             }
+            Workload::Latency(Shape::Fields) => call(
+                r#"latency_fields: info!(user_id = u64, latency_ms = f64, path = &str; "request served")"#,
+            ),
             Workload::Latency(_) => {
                 call(r#"latency_vec: info!("items {:?}", v), v a Vec<String> of 4 short strings"#)
             }
@@ -338,6 +346,12 @@ pub fn run<L: BenchLogger>(
         Workload::Latency(Shape::Payload) => {
             latency::run(file, lat, |_| latency::PAYLOAD, |l: &L, s| l.payload(s))
                 .map(Measurement::Latency)
+        }
+        Workload::Latency(Shape::Fields) => {
+            latency::run(file, lat, latency::request_args, |l: &L, (id, ms, path)| {
+                l.fields(id, ms, path)
+            })
+            .map(Measurement::Latency)
         }
         Workload::Latency(_) => {
             let items = latency::items();
