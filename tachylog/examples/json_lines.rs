@@ -1,6 +1,6 @@
 //! JSON lines to a file, text to stdout: the same records in both, then the file read back and
 //! every line parsed with `serde_json` to show it stays valid JSON whatever the message holds
-//! (quotes, newlines, invalid UTF-8).
+//! (quotes, newlines, invalid UTF-8), and structured fields with their native JSON types.
 //!
 //! `cargo run -p tachylog --example json_lines [PATH]`
 //!
@@ -35,6 +35,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tachylog::warn!("client sent \"quotes\" and a\nnewline");
     tachylog::error!("undecodable bytes: {}", tachylog::lossy(b"ok \xff done"));
     log::info!(target: "legacy", "through the log crate: {}", 5);
+    // Structured fields keep their types in JSON: numbers, booleans, null, strings.
+    let retries: Option<u8> = None;
+    tachylog::info!(user_id = id, cached = false, retries, path = "/a b"; "served");
+    log::info!(target: "legacy", user = 7, admin = true; "log key-values too");
     // Drains the queues, flushes both sinks and stops the back end: the file is complete.
     drop(guard);
 
