@@ -89,11 +89,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tachylog::warn!("disk {:.1}% full", 93.25);
     tachylog::error!("payment {} failed: \"card declined\"\nretrying", 42);
     log::info!(target: "legacy", "through the log crate: {}", 5);
+    // Structured fields become a second STRUCTURED-DATA element, `[fields@32473 ...]`.
+    tachylog::info!(order_id = 42u64, amount = 19.99, currency = "EUR"; "order shipped");
     // Drains the queues and stops the back end; a TCP sink makes its last delivery attempt.
     drop(guard);
 
     println!(
-        "done in {:?}: 5 records handed to {target}; undelivered or lost records, if any, are \
+        "done in {:?}: 6 records handed to {target}; undelivered or lost records, if any, are \
          reported on stderr above",
         started.elapsed()
     );

@@ -57,7 +57,13 @@ impl fmt::Display for FieldValue<'_> {
     }
 }
 
-/// One key-value field.
+/// One key-value field, as [`Fields::iter`] yields it.
+///
+/// ```
+/// use tachylog::{Field, FieldValue};
+/// let field = Field { key: "user_id", value: FieldValue::U64(42) };
+/// assert_eq!(format!("{}={}", field.key, field.value), "user_id=42");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Field<'a> {
     /// The field's name, as written at the call site (`user_id`, `http.method`).
@@ -67,6 +73,24 @@ pub struct Field<'a> {
 }
 
 /// A span the record was logged in (from the `tracing` layer): its name and fields.
+///
+/// ```
+/// // A sink that prints the span path of each record, outermost first.
+/// struct Spans;
+/// impl tachylog::Sink for Spans {
+///     fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
+///         for span in line.fields.spans() {
+///             print!("{}{{", span.name());
+///             for field in span.fields() {
+///                 print!(" {}={}", field.key, field.value);
+///             }
+///             print!(" }} ");
+///         }
+///         Ok(())
+///     }
+///     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
+/// }
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Span<'a> {
     fields: &'a Fields,
