@@ -119,14 +119,14 @@ enum Stored {
     I128(i128),
     U128(u128),
     F64(f64),
-    Str(Range<u32>),
+    Str(Range<usize>),
 }
 
 #[derive(Debug, Clone)]
 struct Entry {
     /// 0 for the record's own fields, `n` for those of span `n - 1`.
     owner: u32,
-    key: Range<u32>,
+    key: Range<usize>,
     value: Stored,
 }
 
@@ -158,7 +158,7 @@ pub struct Fields {
     text: String,
     entries: Vec<Entry>,
     /// Span names, as ranges of `text`; span `i` owns the entries with `owner == i + 1`.
-    spans: Vec<Range<u32>>,
+    spans: Vec<Range<usize>>,
     /// The owner of the fields pushed next.
     current_owner: u32,
     /// Bytes kept of one string value; the rest is cut with a marker.
@@ -232,9 +232,9 @@ impl Fields {
             })
     }
 
-    fn text(&self, range: Range<u32>) -> &str {
-        // Ranges are only made by `push_text`, on character boundaries of `text`.
-        &self.text[range.start as usize..range.end as usize]
+    fn text(&self, range: Range<usize>) -> &str {
+        // Ranges are only made here, on character boundaries of `text`.
+        &self.text[range]
     }
 
     /// Empties the set, keeping its memory (unless one huge record grew it).
@@ -249,14 +249,14 @@ impl Fields {
         }
     }
 
-    fn push_text(&mut self, text: &str) -> Range<u32> {
+    fn push_text(&mut self, text: &str) -> Range<usize> {
         let start = self.text.len();
         self.text.push_str(text);
-        start as u32..self.text.len() as u32
+        start..self.text.len()
     }
 
     /// Appends formatted text to the arena, cut to the value limit; returns its range.
-    fn push_display(&mut self, value: &dyn fmt::Display) -> Result<Range<u32>, fmt::Error> {
+    fn push_display(&mut self, value: &dyn fmt::Display) -> Result<Range<usize>, fmt::Error> {
         let start = self.text.len();
         let result = write!(self.text, "{value}");
         if result.is_err() {
@@ -264,7 +264,7 @@ impl Fields {
             return Err(fmt::Error);
         }
         self.cut_value(start);
-        Ok(start as u32..self.text.len() as u32)
+        Ok(start..self.text.len())
     }
 
     /// Cuts the value that starts at `start` to the limit, saying how much was removed.
@@ -317,7 +317,7 @@ impl Fields {
                 let start = self.text.len();
                 self.text.push_str(s);
                 self.cut_value(start);
-                Stored::Str(start as u32..self.text.len() as u32)
+                Stored::Str(start..self.text.len())
             }
         };
         self.push(key, stored);
