@@ -197,4 +197,40 @@ mod tests {
             r#","fields":{"u":340282366920938463463374607431768211455,"f":1000000000000000000000}"#
         );
     }
+
+    proptest::proptest! {
+        /// Whatever the keys and values hold, text pairs stay on one line and JSON parses
+        /// back to the same keys and values.
+        #[test]
+        fn any_key_and_value_stay_one_line_and_valid_json(
+            entries in proptest::collection::vec((".*", ".*"), 0..4),
+            span in ".*",
+        ) {
+            let mut f = Fields::new();
+            f.begin_span(&span);
+            f.push_value("k", FieldValue::Str(&span));
+            f.begin_event();
+            for (key, value) in &entries {
+                f.push_value(key, FieldValue::Str(value));
+            }
+            let pairs = text(|o| {
+                write_span_path(&f, o);
+                write_pairs(&f, o);
+            });
+            proptest::prop_assert!(!pairs.contains('\n') && !pairs.contains('\r'), "{pairs:?}");
+            let json = text(|o| {
+                o.push(b'{');
+                o.extend_from_slice(b"\"m\":1");
+                write_json(&f, o);
+                o.push(b'}');
+            });
+            let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+            for (key, _) in &entries {
+                // A repeated key keeps its last value in the parsed object.
+                let last = entries.iter().rev().find(|(k, _)| k == key).unwrap();
+                proptest::prop_assert_eq!(&v["fields"][key], &serde_json::Value::from(last.1.as_str()));
+            }
+            proptest::prop_assert_eq!(&v["spans"][0]["name"], &serde_json::Value::from(span.as_str()));
+        }
+    }
 }
