@@ -36,6 +36,8 @@ pub fn __log(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
 struct LogCall {
     krate: TokenStream,
     level: Ident,
+    /// `target: "name"` given before everything else; `module_path!()` otherwise.
+    target: Option<Expr>,
     /// Structured fields before the `;`, in the order written.
     fields: Vec<FieldSpec>,
     format: LitStr,
@@ -49,6 +51,21 @@ impl Parse for LogCall {
         input.parse::<Token![,]>()?;
         let level: Ident = input.parse()?;
         input.parse::<Token![,]>()?;
+        let target = if input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
+            let name: Ident = input.parse()?;
+            if name != "target" {
+                return Err(syn::Error::new(
+                    name.span(),
+                    "expected `target: \"name\"`, structured fields or a format string",
+                ));
+            }
+            input.parse::<Token![:]>()?;
+            let target: Expr = input.parse()?;
+            input.parse::<Token![,]>()?;
+            Some(target)
+        } else {
+            None
+        };
         let fields = if input.peek(LitStr) && !input.peek2(Token![=]) {
             Vec::new()
         } else {
@@ -85,6 +102,7 @@ impl Parse for LogCall {
         Ok(LogCall {
             krate: TokenStream::from(krate),
             level,
+            target,
             fields,
             format,
             positional,
@@ -276,6 +294,21 @@ fn expand(call: LogCall) -> syn::Result<TokenStream> {
         .map_err(|msg| syn::Error::new(call.format.span(), msg))?;
     let krate = &call.krate;
     let level = &call.level;
+    // A `const` context needs a `&'static str` constant here: a literal or a `const` item.
+    let target = match &call.target {
+        Some(target) => quote!(#target),
+        None => quote!(::core::module_path!()),
+    };
+    // Call-site metadata is written without the escaping scan: a custom target is checked
+    // for control characters at compile time instead.
+    let target_check = call.target.as_ref().map(|target| {
+        quote_spanned! {target.span()=>
+            const _: () = ::core::assert!(
+                #krate::__private::is_plain_target(#target),
+                "a log target must not contain control characters",
+            );
+        }
+    });
     let lit = &call.format;
 
     let mut resolver = Resolver {
@@ -373,7 +406,7 @@ fn expand(call: LogCall) -> syn::Result<TokenStream> {
 
     let site_fields = quote! {
         level: #krate::Level::#level,
-        target: ::core::module_path!(),
+        target: #target,
         file: ::core::file!(),
         line: ::core::line!(),
         format: #lit,
@@ -388,8 +421,9 @@ fn expand(call: LogCall) -> syn::Result<TokenStream> {
             })
             .collect();
         return Ok(quote! {{
+            #target_check
             static __INTEREST: #krate::__private::Interest = #krate::__private::Interest::new();
-            if __INTEREST.enabled(#krate::Level::#level, ::core::module_path!()) {
+            if __INTEREST.enabled(#krate::Level::#level, #target) {
                 fn __decode(
                     _: &mut #krate::__private::Decoder<'_>,
                     __out: &mut dyn ::core::fmt::Write,
@@ -542,8 +576,9 @@ fn expand(call: LogCall) -> syn::Result<TokenStream> {
     let all_slot_idents: Vec<&Ident> = field_slot_idents.iter().chain(slot_idents.iter()).collect();
 
     Ok(quote! {{
+        #target_check
         static __INTEREST: #krate::__private::Interest = #krate::__private::Interest::new();
-        if __INTEREST.enabled(#krate::Level::#level, ::core::module_path!()) {
+        if __INTEREST.enabled(#krate::Level::#level, #target) {
             #[allow(unused_imports)]
             use #krate::__private::{
                 ViaBytes as _, ViaCopy as _, ViaCopyRef as _, ViaFallback as _,

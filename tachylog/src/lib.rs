@@ -107,6 +107,26 @@ pub mod __private {
     pub use crate::record::Site;
     pub use tachylog_macros::__log;
 
+    /// Whether a custom target is free of the characters that text lines escape in messages:
+    /// C0 and C1 controls, DEL, the Unicode line and paragraph separators and the bidi
+    /// controls (checked at compile time, since call-site metadata is written unescaped).
+    pub const fn is_plain_target(target: &str) -> bool {
+        let b = target.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let c1_control = b[i] == 0xc2 && i + 1 < b.len() && b[i + 1] >= 0x80 && b[i + 1] <= 0x9f;
+            let layout = b[i] == 0xe2
+                && i + 2 < b.len()
+                && ((b[i + 1] == 0x80 && b[i + 2] >= 0xa8 && b[i + 2] <= 0xae)
+                    || (b[i + 1] == 0x81 && b[i + 2] >= 0xa6 && b[i + 2] <= 0xa9));
+            if b[i] < 0x20 || b[i] == 0x7f || c1_control || layout {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+
     /// Type-checks a call's format string and arguments; never called.
     #[inline(always)]
     pub fn check_format(_: core::fmt::Arguments<'_>) {}
@@ -155,6 +175,19 @@ macro_rules! warn {
 /// let path = std::path::Path::new("/index.html");
 /// let elapsed = std::time::Duration::from_micros(250);
 /// tachylog::info!(user_id, path = %path.display(), ?elapsed, http.method = "GET"; "served {}", 3);
+/// ```
+///
+/// # Target
+///
+/// The target, which filters and lines show, is the module path unless `target: "name"`
+/// comes first (a literal or a `const`; control characters are refused at compile time):
+///
+/// ```
+/// tachylog::info!(target: "audit", user_id = 7u32; "login");
+/// ```
+///
+/// ```compile_fail
+/// tachylog::info!(target: "two\nlines", "forged");
 /// ```
 ///
 /// A value with no native encoding needs a sigil, and the compiler says so:

@@ -155,3 +155,40 @@ fn the_environment_variable_takes_precedence_and_typos_are_skipped() {
         "{child}"
     );
 }
+
+/// `target: "..."` names a call site's target like `log` and `tracing` do: the filter and the
+/// line both use it.
+#[test]
+fn an_explicit_target_is_filtered_and_written_as_given() {
+    const AUDIT: &str = "audit::login";
+    let _lock = common::logger_lock();
+    let targets = Arc::new(Mutex::new(Vec::new()));
+
+    struct Targets(Arc<Mutex<Vec<(String, String)>>>);
+    impl tachylog::Sink for Targets {
+        fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
+            let pair = (line.target.to_string(), line.message.to_string());
+            self.0.lock().unwrap().push(pair);
+            Ok(())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    let guard = common::expect_init(
+        tachylog::builder()
+            .sink(Targets(targets.clone()))
+            .filter("warn,audit=info,audit::noisy=off")
+            .init(),
+    );
+    tachylog::info!(target: AUDIT, user = 7u32; "login {}", 1);
+    tachylog::info!(target: "audit::noisy", "never");
+    tachylog::info!("module info, below the default warn");
+    tachylog::warn!(target: "elsewhere", "warn {}", 2);
+    drop(guard);
+    let got = targets.lock().unwrap().clone();
+    let expected =
+        [(AUDIT, "login 1"), ("elsewhere", "warn 2")].map(|(t, m)| (t.to_string(), m.to_string()));
+    assert_eq!(got, expected);
+}
