@@ -230,7 +230,10 @@ impl Builder {
     }
 
     /// Bytes of each thread's ring (default 1 MiB; rounded up to a power of two, at least 4
-    /// KiB). Applies to threads that log their first record after `init`.
+    /// KiB). Applies to threads that log their first record after `init`. The ring is
+    /// allocated and its pages touched on the thread's first record, so that later calls never
+    /// take a page fault: each logging thread holds this much resident memory. Lower it for
+    /// programs with many threads that log rarely.
     pub fn ring_capacity(mut self, bytes: usize) -> Self {
         self.ring_capacity = bytes.max(4096);
         self

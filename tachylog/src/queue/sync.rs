@@ -25,9 +25,18 @@ pub(crate) struct Storage {
 impl Storage {
     pub(crate) fn new(len: usize) -> Self {
         #[cfg(not(loom))]
-        let bytes = (0..len)
+        let bytes: Box<[std::cell::UnsafeCell<std::mem::MaybeUninit<u8>>]> = (0..len)
             .map(|_| std::cell::UnsafeCell::new(std::mem::MaybeUninit::new(0)))
             .collect();
+        // The zeroed block may come from `calloc`, whose pages the kernel maps on first write:
+        // left alone, the producer would take a page fault (about a microsecond) on every 4 KiB
+        // of its first lap, which the latency benchmark showed as a p99.9 of 1.2-1.4 µs for
+        // 16-byte records. Touch every page now, on the thread's first (cold) record instead.
+        #[cfg(not(loom))]
+        for cell in bytes.iter().step_by(4096) {
+            // SAFETY: the storage is not shared yet; a volatile write cannot be optimised away.
+            unsafe { std::ptr::write_volatile(cell.get(), std::mem::MaybeUninit::new(0)) };
+        }
         #[cfg(loom)]
         let bytes = (0..len).map(|_| loom::cell::UnsafeCell::new(0)).collect();
         Storage { bytes }
