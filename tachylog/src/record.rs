@@ -28,7 +28,7 @@ pub type DecodeFn = fn(&mut Decoder<'_>, &mut dyn fmt::Write) -> fmt::Result;
 /// call site that has fields; [`no_fields`] otherwise.
 pub type FieldsFn = fn(&mut Decoder<'_>, &mut Fields);
 
-/// The [`FieldsFn`] of a call site without fields.
+/// The `FieldsFn` of a call site without fields.
 pub fn no_fields(_: &mut Decoder<'_>, _: &mut Fields) {}
 
 /// Static metadata of one log call site, created at compile time; records carry a pointer to it.
