@@ -339,7 +339,7 @@ fn sd_param(name: &str, value: &str, out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
-fn system_hostname() -> String {
+pub(super) fn system_hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: `buf` is writable for its whole length, which is what we pass; gethostname
     // writes at most that many bytes.
