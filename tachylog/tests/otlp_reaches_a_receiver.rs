@@ -788,3 +788,34 @@ fn undelivered_records_are_reported_at_shutdown() {
         "shutdown took {took} ms for a 500 ms deadline"
     );
 }
+
+/// `std::process::exit` with the logger running: the exit hook sends the batch being filled
+/// (not yet due) and everything queued before the process ends.
+#[test]
+fn process_exit_delivers_what_is_batched() {
+    let scenario = "process_exit_delivers_what_is_batched";
+    if let Some(url_file) = common::child_role(scenario) {
+        let url = std::fs::read_to_string(url_file).unwrap();
+        let sink = OtlpSink::builder(url.trim())
+            .batch_timeout(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        let _guard = init(sink);
+        for i in 0..50u64 {
+            tachylog::info!("record {}", i);
+        }
+        std::process::exit(0);
+    }
+    let _lock = common::logger_lock();
+    let receiver = Receiver::start();
+    let dir = tempfile::tempdir().unwrap();
+    let url_file = dir.path().join("url");
+    std::fs::write(&url_file, receiver.url()).unwrap();
+    let child = common::run_child_with_log(scenario, &url_file, Duration::from_secs(60));
+    assert!(child.status.success(), "{child}");
+    assert_eq!(
+        numbers(&receiver.delivered()),
+        (0..50).collect::<Vec<_>>(),
+        "{child}"
+    );
+}

@@ -244,7 +244,13 @@ impl OtlpBuilder {
             }
         }
         let describe = format!("otlp http://{}:{}{}", endpoint.host, endpoint.port, endpoint.path);
-        let shared = Arc::new(Shared::new(self.queue_batches, self.queue_bytes));
+        let shared = Arc::new(Shared::new(
+            self.queue_batches,
+            self.queue_bytes,
+            describe.clone(),
+            self.shutdown_timeout,
+        ));
+        super::at_exit::register(&shared);
         let exporter = Exporter {
             shared: shared.clone(),
             client: Client::new(endpoint, &self.headers, self.gzip, self.connect_timeout),

@@ -20,7 +20,7 @@ use crate::sink::Line;
 use crate::Level;
 use std::collections::VecDeque;
 use std::io::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -51,11 +51,22 @@ pub(super) struct Counters {
 /// The queue between the sink (back end) and the exporter.
 pub(super) struct Shared {
     state: Mutex<State>,
-    /// Signalled on a new batch and on the stop.
+    /// Signalled on a new batch, on the stop, and when the exporter finishes a batch (for the
+    /// exit hook): waiters re-check their own condition, so one variable serves all.
     wake: Condvar,
     max_batches: usize,
     max_bytes: usize,
     pub(super) counters: Counters,
+    /// `otlp http://host:port/v1/logs`, for reports.
+    pub(super) describe: String,
+    /// How long the end of the logger or of the process waits for the queue to drain.
+    pub(super) shutdown_timeout: Duration,
+    /// Records in the batch the sink is filling. Stored (`Release`) by the back end after each
+    /// change, and set to 0 only *after* the batch is queued; read (`Acquire`) by the exit
+    /// hook *before* it looks at the queue, so a record is never in neither count.
+    pub(super) held: AtomicU64,
+    /// Set by the exit hook: the sink queues its batch at once, due or not.
+    pub(super) exiting: AtomicBool,
 }
 
 struct State {
@@ -66,16 +77,35 @@ struct State {
     stop_by: Option<Instant>,
     /// Emptied batch buffers, back from the exporter for the sink to fill again.
     spare: Vec<Vec<u8>>,
+    /// Records of the batch the exporter is sending; 0 while it waits for one.
+    in_flight: u64,
+}
+
+impl State {
+    /// Records queued or being sent.
+    fn pending(&self) -> u64 {
+        self.in_flight + self.batches.iter().map(|b| b.count).sum::<u64>()
+    }
 }
 
 impl Shared {
-    pub(super) fn new(max_batches: usize, max_bytes: usize) -> Shared {
+    pub(super) fn new(max_batches: usize, max_bytes: usize, describe: String, shutdown_timeout: Duration) -> Shared {
         Shared {
-            state: Mutex::new(State { batches: VecDeque::new(), bytes: 0, stop_by: None, spare: Vec::new() }),
+            state: Mutex::new(State {
+                batches: VecDeque::new(),
+                bytes: 0,
+                stop_by: None,
+                spare: Vec::new(),
+                in_flight: 0,
+            }),
             wake: Condvar::new(),
             max_batches,
             max_bytes,
             counters: Counters::default(),
+            describe,
+            shutdown_timeout,
+            held: AtomicU64::new(0),
+            exiting: AtomicBool::new(false),
         }
     }
 
@@ -97,7 +127,7 @@ impl Shared {
         state.bytes += batch.records.len();
         state.batches.push_back(batch);
         drop(state);
-        self.wake.notify_one();
+        self.wake.notify_all();
         Ok(())
     }
 
@@ -115,24 +145,35 @@ impl Shared {
         }
     }
 
-    /// Queues the last batch, whatever the limits, and tells the exporter to finish by `by`.
-    pub(super) fn stop(&self, last: Option<Batch>, by: Instant) {
+    /// Queues `batch` whatever the limits: the last one, at the end.
+    pub(super) fn push_last(&self, batch: Batch) {
         let mut state = self.lock();
-        if let Some(batch) = last {
-            state.bytes += batch.records.len();
-            state.batches.push_back(batch);
-        }
-        state.stop_by = Some(by);
+        state.bytes += batch.records.len();
+        state.batches.push_back(batch);
         drop(state);
-        self.wake.notify_one();
+        self.wake.notify_all();
     }
 
-    /// The next batch; waits for one. `None` once stopping and nothing is left.
-    fn next(&self) -> Option<Batch> {
+    /// Tells the exporter to finish by `by`.
+    pub(super) fn stop(&self, by: Instant) {
         let mut state = self.lock();
+        state.stop_by = Some(by);
+        drop(state);
+        self.wake.notify_all();
+    }
+
+    /// The next batch, once the previous one (`done` records) is finished with; waits for one.
+    /// `None` once stopping and nothing is left.
+    fn next(&self, done: u64) -> Option<Batch> {
+        let mut state = self.lock();
+        if done > 0 {
+            state.in_flight = 0;
+            self.wake.notify_all();
+        }
         loop {
             if let Some(batch) = state.batches.pop_front() {
                 state.bytes -= batch.records.len();
+                state.in_flight = batch.count;
                 return Some(batch);
             }
             if state.stop_by.is_some() {
@@ -140,6 +181,32 @@ impl Shared {
             }
             state = self.wake.wait(state).unwrap_or_else(|p| p.into_inner());
         }
+    }
+
+    /// Waits until the sink's batch, the queue and the exporter are empty, or until `by`;
+    /// returns how many records are still held, queued or being sent.
+    pub(super) fn drain(&self, by: Instant) -> u64 {
+        loop {
+            let held = self.held.load(Ordering::Acquire);
+            let state = self.lock();
+            let left = held + state.pending();
+            let time = by.saturating_duration_since(Instant::now());
+            if left == 0 || time.is_zero() {
+                return left;
+            }
+            // `held` changes without a signal: poll it.
+            let _ = self.wake.wait_timeout(state, time.min(Duration::from_millis(10)));
+        }
+    }
+
+    /// Records queued or being sent.
+    pub(super) fn pending(&self) -> u64 {
+        self.lock().pending()
+    }
+
+    /// Whether the sink was dropped (its own shutdown handled the queue).
+    pub(super) fn stopped(&self) -> bool {
+        self.lock().stop_by.is_some()
     }
 
     fn stop_by(&self) -> Option<Instant> {
@@ -200,7 +267,9 @@ impl Exporter {
     /// Exports batches until the sink stops; reports what could not be delivered.
     pub(super) fn run(mut self) {
         let mut undelivered = 0u64;
-        while let Some(batch) = self.shared.next() {
+        let mut done = 0;
+        while let Some(batch) = self.shared.next(done) {
+            done = batch.count;
             match self.export(&batch) {
                 Outcome::Delivered { rejected, why } => {
                     let counters = &self.shared.counters;

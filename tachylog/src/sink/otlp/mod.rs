@@ -17,6 +17,7 @@
 //! by the exporter, reported on stderr and, when batches go through again, announced to the
 //! collector by a WARN record (see `export.rs`).
 
+mod at_exit;
 mod builder;
 mod encode;
 mod export;
@@ -27,7 +28,7 @@ pub use builder::{OtlpBuilder, OtlpError};
 use super::{Line, RecordDropped, Sink};
 use encode::RecordEncoder;
 use export::{Batch, Shared};
-use std::io;
+use std::{fmt, io};
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
@@ -215,6 +216,15 @@ impl OtlpSink {
         OtlpStats(self.shared.clone())
     }
 
+    /// Queues the batch being filled whatever the limits: at the end of the logger or of the
+    /// process.
+    fn queue_last(&mut self) {
+        let count = std::mem::take(&mut self.batch_count);
+        self.batch_due = None;
+        self.shared.push_last(Batch { records: std::mem::take(&mut self.batch), count });
+        self.shared.held.store(0, Ordering::Release);
+    }
+
     fn batch_full(&self) -> bool {
         self.batch_count >= self.max_batch_records || self.batch.len() >= MAX_BATCH_BYTES
     }
@@ -228,6 +238,7 @@ impl OtlpSink {
         let batch = Batch { records: std::mem::take(&mut self.batch), count: self.batch_count };
         match self.shared.offer(batch) {
             Ok(()) => {
+                self.shared.held.store(0, Ordering::Release);
                 self.batch = self.shared.spare_buffer();
                 self.batch_count = 0;
                 self.batch_due = None;
@@ -265,6 +276,7 @@ impl Sink for OtlpSink {
         }
         self.encoder.encode(line, &mut self.batch);
         self.batch_count += 1;
+        self.shared.held.store(self.batch_count, Ordering::Release);
         if self.batch_full() {
             self.hand_off();
         }
@@ -282,10 +294,18 @@ impl Sink for OtlpSink {
     }
 
     fn next_deadline(&self) -> Option<i64> {
+        if self.batch_count > 0 && self.shared.exiting.load(Ordering::Relaxed) {
+            // The exit hook waits for this batch: now.
+            return Some(0);
+        }
         self.batch_due
     }
 
     fn tick(&mut self, now_unix_nanos: i64) -> io::Result<()> {
+        if self.batch_count > 0 && self.shared.exiting.load(Ordering::Relaxed) {
+            self.queue_last();
+            return Ok(());
+        }
         // The back end's clock says the batch is due: trust it, so a tick never ends without a
         // hand-off attempt (the deadline would stay due and spin the worker).
         if self.batch_due.is_some_and(|due| now_unix_nanos >= due) {
@@ -301,15 +321,18 @@ impl Sink for OtlpSink {
 /// no timeout): it is then left behind, with a report.
 impl Drop for OtlpSink {
     fn drop(&mut self) {
-        let last = (self.batch_count > 0).then(|| Batch { records: std::mem::take(&mut self.batch), count: self.batch_count });
-        let queued = last.as_ref().map_or(0, |b| b.count);
-        self.shared.stop(last, Instant::now() + self.shutdown_timeout);
+        if self.batch_count > 0 {
+            self.queue_last();
+        }
+        self.shared.stop(Instant::now() + self.shutdown_timeout);
         let Some((handle, done)) = self.exporter.take() else { return };
         match done.recv_timeout(self.shutdown_timeout + Duration::from_secs(1)) {
             Err(mpsc::RecvTimeoutError::Timeout) => eprintln!(
-                "tachylog: sink {}: the exporter did not finish within {:?}; records still queued \
-                 (at least {queued}) are lost",
-                self.describe, self.shutdown_timeout
+                "tachylog: sink {}: the exporter did not finish within {:?}; {} record(s) still \
+                 queued or being sent are lost",
+                self.describe,
+                self.shutdown_timeout,
+                self.shared.pending()
             ),
             Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => {
                 if handle.join().is_err() {
@@ -317,6 +340,27 @@ impl Drop for OtlpSink {
                 }
             }
         }
+    }
+}
+
+impl fmt::Debug for OtlpSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OtlpSink")
+            .field("target", &self.describe)
+            .field("batch_records", &self.batch_count)
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for OtlpStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OtlpStats")
+            .field("exported", &self.exported())
+            .field("lost", &self.lost())
+            .field("dropped", &self.dropped())
+            .field("requests", &self.requests())
+            .finish()
     }
 }
 
