@@ -5,7 +5,7 @@
 //! a 400 loses the batch, counted and announced; a collector that starts late still gets
 //! everything; hostile messages arrive intact; a full queue drops records and counts each one;
 //! what cannot be sent before the shutdown deadline is reported on stderr; `exit()` with the
-//! logger running still delivers. The receiver is in `otlp/receiver.rs`.
+//! logger running still delivers, and so does SIGTERM. The receiver is in `otlp/receiver.rs`.
 #![cfg(feature = "otlp")]
 
 mod common;
@@ -557,6 +557,41 @@ fn process_exit_delivers_what_is_batched() {
     std::fs::write(&url_file, receiver.url()).unwrap();
     let child = common::run_child_with_log(scenario, &url_file, Duration::from_secs(60));
     assert!(child.status.success(), "{child}");
+    assert_eq!(
+        numbers(&receiver.delivered()),
+        (0..50).collect::<Vec<_>>(),
+        "{child}"
+    );
+}
+
+/// SIGTERM with the logger running: after the logger's drain, the batch being filled and the
+/// queue are sent before the process dies of the signal.
+#[test]
+fn sigterm_delivers_what_is_batched_then_dies() {
+    use std::os::unix::process::ExitStatusExt;
+    let scenario = "sigterm_delivers_what_is_batched_then_dies";
+    if let Some(url_file) = common::child_role(scenario) {
+        let url = std::fs::read_to_string(url_file).unwrap();
+        let sink = OtlpSink::builder(url.trim())
+            .batch_timeout(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        let _guard = init(sink);
+        for i in 0..50u64 {
+            tachylog::info!("record {}", i);
+        }
+        // SAFETY: sending a signal to our own process.
+        unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
+        thread::sleep(Duration::from_secs(30));
+        std::process::exit(99); // the signal did not end the process
+    }
+    let _lock = common::logger_lock();
+    let receiver = Receiver::start();
+    let dir = tempfile::tempdir().unwrap();
+    let url_file = dir.path().join("url");
+    std::fs::write(&url_file, receiver.url()).unwrap();
+    let child = common::run_child_with_log(scenario, &url_file, Duration::from_secs(60));
+    assert_eq!(child.status.signal(), Some(libc::SIGTERM), "{child}");
     assert_eq!(
         numbers(&receiver.delivered()),
         (0..50).collect::<Vec<_>>(),

@@ -1,6 +1,7 @@
 //! Delivery at `exit()`: a process that ends with the logger still running (`std::process::exit`,
 //! or `main` returning with the guard alive in a static) runs this hook, on the exiting thread,
-//! while the other threads (the back end, the exporters) still run.
+//! while the other threads (the back end, the exporters) still run. The SIGTERM/SIGINT handling
+//! calls the same function on its own thread, before the process dies of the signal.
 //!
 //! The logger's own `atexit` hook only flushes, and an [`OtlpSink`](super::OtlpSink) flush does
 //! not send a partial batch early; without this hook the records in the batch being filled and
@@ -31,6 +32,14 @@ pub(super) fn register(shared: &Arc<Shared>) {
 }
 
 extern "C" fn deliver_at_exit() {
+    deliver_before_exit("the process exited");
+}
+
+/// Sends what every live sink holds or queues, each within its shutdown timeout, and reports
+/// what did not go; `ending` says why, for the report. Called at `exit()` and, with the
+/// logger's SIGTERM/SIGINT handling, by the signal thread after its drain and before the
+/// process dies of the signal (which runs no `atexit` hook).
+pub(crate) fn deliver_before_exit(ending: &str) {
     let live: Vec<Arc<Shared>> = LIVE
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -52,7 +61,7 @@ extern "C" fn deliver_at_exit() {
         if left > 0 {
             shared.counters.lost.fetch_add(left, Ordering::Relaxed);
             eprintln!(
-                "tachylog: sink {}: {left} record(s) could not be delivered before the process exited",
+                "tachylog: sink {}: {left} record(s) could not be delivered before {ending}",
                 shared.describe
             );
         }

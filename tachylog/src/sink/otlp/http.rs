@@ -33,7 +33,7 @@ impl Endpoint {
     /// Parses `url`, appending `/v1/logs` to its path unless it already ends so. `Err` says
     /// what is wrong.
     pub(super) fn parse(url: &str) -> Result<Endpoint, &'static str> {
-        if url.len() >= 8 && url[..8].eq_ignore_ascii_case("https://") {
+        if url.get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://")) {
             return Err("https is not supported (no TLS): send to a collector over http://, such as a local OpenTelemetry Collector");
         }
         let rest = match url.get(..7) {
@@ -392,6 +392,9 @@ mod tests {
             "http://u:p@x:1",
             "http://x/?q=1",
             "http://[::1:4318",
+            "http://é",
+            "é",
+            "",
         ] {
             assert!(Endpoint::parse(bad).is_err(), "{bad}");
         }

@@ -23,6 +23,7 @@ mod encode;
 mod export;
 mod http;
 
+pub(crate) use at_exit::deliver_before_exit;
 pub use builder::{OtlpBuilder, OtlpError};
 
 use super::{Line, RecordDropped, Sink};
@@ -76,7 +77,11 @@ const HAND_OFF_RETRY: Duration = Duration::from_millis(50);
 /// go through again, announced to the collector in a WARN record `N records lost while otlp
 /// ... failed: ...`. When the logger stops, the exporter gets up to
 /// [`shutdown_timeout`](OtlpBuilder::shutdown_timeout) (5 s) to send what is queued, then
-/// reports on stderr how many records it could not deliver. [`OtlpSink::stats`] counts it all.
+/// reports on stderr how many records it could not deliver. The same goes when the process ends
+/// with the logger still running: at `std::process::exit` and after the logger's SIGTERM/SIGINT
+/// drain, the batch being filled and the queue are sent first, within the shutdown timeout.
+/// Crash signals and SIGKILL do not wait for the network: records not yet sent then are lost.
+/// [`OtlpSink::stats`] counts it all.
 ///
 /// ```no_run
 /// let sink = tachylog::OtlpSink::builder("http://127.0.0.1:4318")
