@@ -379,6 +379,8 @@ mod tests {
         let e = Endpoint::parse("http://[::1]:4318/v1/logs").unwrap();
         assert_eq!((e.host.as_str(), e.port, e.path.as_str()), ("[::1]", 4318, "/v1/logs"));
         assert_eq!(e.host_header(), "[::1]:4318");
+        // A multi-byte character where the scheme would end must not panic the parser.
+        assert_eq!(Endpoint::parse("http://é").unwrap().host, "é");
         let e = Endpoint::parse("http://[::1]").unwrap();
         assert_eq!((e.host.as_str(), e.port), ("[::1]", 80));
         for bad in [
@@ -392,8 +394,8 @@ mod tests {
             "http://u:p@x:1",
             "http://x/?q=1",
             "http://[::1:4318",
-            "http://é",
             "é",
+            "httpé://x",
             "",
         ] {
             assert!(Endpoint::parse(bad).is_err(), "{bad}");
