@@ -9,8 +9,10 @@
 //! generated types want an owned `String` per attribute. And `opentelemetry-proto` with its
 //! `logs` feature pulls in `opentelemetry`, `opentelemetry_sdk`, the `futures` crates, `prost`
 //! and a proc-macro stack (23 crates, counted with `cargo tree`), for what is 200 lines
-//! here. The test suite decodes what we write with `opentelemetry-proto` to prove the wire
-//! format (`tests/otlp_reaches_a_receiver.rs`).
+//! here. Encoding costs 69-77 ns per record on the back end (release build, 2-core dev machine,
+//! a 50-byte message: 227 bytes encoded; no `prost` comparison was measured). The test suite
+//! decodes what we write with `opentelemetry-proto` to prove the wire format
+//! (`tests/otlp_reaches_a_receiver.rs`).
 //!
 //! Field numbers are those of `opentelemetry/proto/{collector/logs,logs,common,resource}/v1`.
 
