@@ -89,6 +89,8 @@ pub use sink::{
     ColorChoice, Compression, Facility, FaultSink, Faults, FileNamePatternError, FileSink, Line, Period,
     RollingFile, RollingFileBuilder, Sink, Stderr, Stdout, SyslogBuilder, SyslogSink,
 };
+#[cfg(feature = "otlp")]
+pub use sink::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats};
 
 /// What the macros expand to. Not a public API: may change in any release.
 #[doc(hidden)]

@@ -184,6 +184,10 @@ fn signal_thread(read_fd: c_int) {
             continue;
         }
         drain_bounded(TERMINATION_DRAIN_LIMIT, true);
+        // Sinks that send from threads of their own get their bounded chance too: dying of
+        // the signal runs no `atexit` hook.
+        #[cfg(feature = "otlp")]
+        crate::sink::deliver_before_exit("the process died of a signal");
         die_of(sig);
     }
 }

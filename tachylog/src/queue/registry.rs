@@ -41,13 +41,13 @@ impl ThreadInfo {
 }
 
 #[cfg(target_os = "linux")]
-fn os_thread_id() -> u64 {
+pub(crate) fn os_thread_id() -> u64 {
     // SAFETY: gettid has no preconditions.
     unsafe { libc::gettid() as u64 }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn os_thread_id() -> u64 {
+pub(crate) fn os_thread_id() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
 }

@@ -6,6 +6,8 @@ mod append;
 mod console;
 mod fault;
 mod file;
+#[cfg(feature = "otlp")]
+mod otlp;
 mod rolling;
 mod syslog;
 
@@ -13,6 +15,10 @@ pub use console::{ColorChoice, Stderr, Stdout};
 pub(crate) use console::{is_terminal, use_color};
 pub use fault::{FaultSink, Faults};
 pub use file::FileSink;
+#[cfg(feature = "otlp")]
+pub(crate) use otlp::deliver_before_exit;
+#[cfg(feature = "otlp")]
+pub use otlp::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats};
 pub use rolling::{Compression, FileNamePatternError, Period, RollingFile, RollingFileBuilder};
 pub use syslog::{Facility, SyslogBuilder, SyslogSink};
 

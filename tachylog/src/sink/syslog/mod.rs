@@ -384,7 +384,7 @@ fn sd_value(value: &str, out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
-fn system_hostname() -> String {
+pub(super) fn system_hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: `buf` is writable for its whole length, which is what we pass; gethostname
     // writes at most that many bytes.

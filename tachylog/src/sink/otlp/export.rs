@@ -1,0 +1,422 @@
+//! The exporter: a thread owned by an [`OtlpSink`](super::OtlpSink) that takes finished
+//! batches from a bounded queue and `POST`s them, retrying on 429, 502, 503, 504 and transport
+//! errors with exponential backoff and jitter (or the collector's `Retry-After`), within a
+//! retry budget per batch. It is the only thread that touches the network, so the back end
+//! never waits on the collector.
+//!
+//! The queue is the one point shared by the two threads: a mutex held only to push or pop a
+//! batch, and a condition variable that wakes the exporter for a new batch or for the stop.
+//!
+//! Loss accounting on this side, where [`SinkSlot`](crate::sink::SinkSlot) cannot see it: a
+//! batch that fails for good (a status that is not retryable, or the retry budget spent) or
+//! that the collector partly rejects is counted lost; the first loss is reported on stderr; when
+//! a batch goes through again, stderr says how many records were lost and the collector gets a
+//! WARN record saying so, as the logger does for every other sink. At the stop, what cannot be
+//! sent before the shutdown deadline is counted and reported on stderr.
+
+use super::encode::{self, RecordEncoder};
+use super::http::{Client, Response};
+use crate::sink::Line;
+use crate::Level;
+use std::collections::VecDeque;
+use std::io::Write as _;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// First and longest pause between attempts at one batch when the collector gives no
+/// `Retry-After`.
+const BACKOFF_START: Duration = Duration::from_millis(100);
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
+/// How much of an error response's body goes into a report.
+const SNIPPET: usize = 200;
+
+/// A run of encoded `LogRecord`s (see [`RecordEncoder`]) and how many they are.
+pub(super) struct Batch {
+    pub(super) records: Vec<u8>,
+    pub(super) count: u64,
+}
+
+/// What the exporter did, for [`OtlpStats`](super::OtlpStats). Written by one thread each
+/// (`dropped` by the back end, the rest by the exporter); `Relaxed`: they are counters that
+/// order nothing else.
+#[derive(Default)]
+pub(super) struct Counters {
+    pub(super) exported: AtomicU64,
+    pub(super) lost: AtomicU64,
+    pub(super) dropped: AtomicU64,
+    pub(super) requests: AtomicU64,
+}
+
+/// The queue between the sink (back end) and the exporter.
+pub(super) struct Shared {
+    state: Mutex<State>,
+    /// Signalled on a new batch, on the stop, and when the exporter finishes a batch (for the
+    /// exit hook): waiters re-check their own condition, so one variable serves all.
+    wake: Condvar,
+    max_batches: usize,
+    max_bytes: usize,
+    pub(super) counters: Counters,
+    /// `otlp http://host:port/v1/logs`, for reports.
+    pub(super) describe: String,
+    /// How long the end of the logger or of the process waits for the queue to drain.
+    pub(super) shutdown_timeout: Duration,
+    /// Records in the batch the sink is filling. Stored (`Release`) by the back end after each
+    /// change, and set to 0 only *after* the batch is queued; read (`Acquire`) by the exit
+    /// hook *before* it looks at the queue, so a record is never in neither count.
+    pub(super) held: AtomicU64,
+    /// Set by the exit hook: the sink queues its batch at once, due or not.
+    pub(super) exiting: AtomicBool,
+}
+
+struct State {
+    batches: VecDeque<Batch>,
+    /// Sum of the queued batches' `records.len()`.
+    bytes: usize,
+    /// Set once, by the sink's `Drop`: the instant by which the exporter must give up.
+    stop_by: Option<Instant>,
+    /// Emptied batch buffers, back from the exporter for the sink to fill again.
+    spare: Vec<Vec<u8>>,
+    /// Records of the batch the exporter is sending; 0 while it waits for one.
+    in_flight: u64,
+}
+
+impl State {
+    /// Records queued or being sent.
+    fn pending(&self) -> u64 {
+        self.in_flight + self.batches.iter().map(|b| b.count).sum::<u64>()
+    }
+}
+
+impl Shared {
+    pub(super) fn new(max_batches: usize, max_bytes: usize, describe: String, shutdown_timeout: Duration) -> Shared {
+        Shared {
+            state: Mutex::new(State {
+                batches: VecDeque::new(),
+                bytes: 0,
+                stop_by: None,
+                spare: Vec::new(),
+                in_flight: 0,
+            }),
+            wake: Condvar::new(),
+            max_batches,
+            max_bytes,
+            counters: Counters::default(),
+            describe,
+            shutdown_timeout,
+            held: AtomicU64::new(0),
+            exiting: AtomicBool::new(false),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves a consistent queue (push and pop are single
+        // calls), so a poisoned lock is still usable.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues `batch` if it fits, else gives it back. One batch always fits an empty queue,
+    /// whatever its size, so a record larger than the byte limit still goes.
+    pub(super) fn offer(&self, batch: Batch) -> Result<(), Batch> {
+        let mut state = self.lock();
+        let full = state.batches.len() >= self.max_batches
+            || (!state.batches.is_empty() && state.bytes + batch.records.len() > self.max_bytes);
+        if full {
+            return Err(batch);
+        }
+        state.bytes += batch.records.len();
+        state.batches.push_back(batch);
+        drop(state);
+        self.wake.notify_all();
+        Ok(())
+    }
+
+    /// A buffer for the next batch: a recycled one if any, so steady logging allocates none.
+    pub(super) fn spare_buffer(&self) -> Vec<u8> {
+        self.lock().spare.pop().unwrap_or_default()
+    }
+
+    /// Gives an exported batch's buffer back, unless it grew past what a batch usually needs.
+    fn recycle(&self, mut records: Vec<u8>) {
+        records.clear();
+        let mut state = self.lock();
+        if state.spare.len() < 2 && records.capacity() <= 2 * super::MAX_BATCH_BYTES {
+            state.spare.push(records);
+        }
+    }
+
+    /// Queues `batch` whatever the limits: the last one, at the end.
+    pub(super) fn push_last(&self, batch: Batch) {
+        let mut state = self.lock();
+        state.bytes += batch.records.len();
+        state.batches.push_back(batch);
+        drop(state);
+        self.wake.notify_all();
+    }
+
+    /// Tells the exporter to finish by `by`.
+    pub(super) fn stop(&self, by: Instant) {
+        let mut state = self.lock();
+        state.stop_by = Some(by);
+        drop(state);
+        self.wake.notify_all();
+    }
+
+    /// The next batch, once the previous one (`done` records) is finished with; waits for one.
+    /// `None` once stopping and nothing is left.
+    fn next(&self, done: u64) -> Option<Batch> {
+        let mut state = self.lock();
+        if done > 0 {
+            state.in_flight = 0;
+            self.wake.notify_all();
+        }
+        loop {
+            if let Some(batch) = state.batches.pop_front() {
+                state.bytes -= batch.records.len();
+                state.in_flight = batch.count;
+                return Some(batch);
+            }
+            if state.stop_by.is_some() {
+                return None;
+            }
+            state = self.wake.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Waits until the sink's batch, the queue and the exporter are empty, or until `by`;
+    /// returns how many records are still held, queued or being sent.
+    pub(super) fn drain(&self, by: Instant) -> u64 {
+        loop {
+            let held = self.held.load(Ordering::Acquire);
+            let state = self.lock();
+            let left = held + state.pending();
+            let time = by.saturating_duration_since(Instant::now());
+            if left == 0 || time.is_zero() {
+                return left;
+            }
+            // `held` changes without a signal: poll it.
+            let _ = self.wake.wait_timeout(state, time.min(Duration::from_millis(10)));
+        }
+    }
+
+    /// Records queued or being sent.
+    pub(super) fn pending(&self) -> u64 {
+        self.lock().pending()
+    }
+
+    /// Whether the sink was dropped (its own shutdown handled the queue).
+    pub(super) fn stopped(&self) -> bool {
+        self.lock().stop_by.is_some()
+    }
+
+    fn stop_by(&self) -> Option<Instant> {
+        self.lock().stop_by
+    }
+
+    /// Sleeps until `until`, or until the stop deadline if that comes first.
+    fn pause_until(&self, until: Instant) {
+        let mut state = self.lock();
+        loop {
+            let end = state.stop_by.map_or(until, |s| s.min(until));
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            state = self.wake.wait_timeout(state, left).unwrap_or_else(|p| p.into_inner()).0;
+        }
+    }
+}
+
+/// How an export ended.
+enum Outcome {
+    /// The collector took the batch; it may have rejected some records.
+    Delivered { rejected: u64, why: String },
+    /// Not retryable, or the retry budget is spent.
+    Failed(String),
+    /// The shutdown deadline came first.
+    Stopped,
+}
+
+/// Settings of the exporter thread.
+pub(super) struct Settings {
+    /// `otlp http://host:port/v1/logs`, for reports.
+    pub(super) describe: String,
+    /// Encoded `Resource` and `InstrumentationScope` messages.
+    pub(super) resource: Vec<u8>,
+    pub(super) scope: Vec<u8>,
+    pub(super) gzip: bool,
+    pub(super) request_timeout: Duration,
+    pub(super) max_retry_time: Duration,
+}
+
+/// The exporter thread's state.
+pub(super) struct Exporter {
+    pub(super) shared: Arc<Shared>,
+    pub(super) client: Client,
+    pub(super) settings: Settings,
+    /// The request being sent, and its gzip form; reused.
+    pub(super) body: Vec<u8>,
+    pub(super) compressed: Vec<u8>,
+    /// Jitter state (xorshift64).
+    pub(super) rng: u64,
+    /// While batches fail: records lost so far and the first reason.
+    pub(super) failing: Option<(u64, String)>,
+}
+
+impl Exporter {
+    /// Exports batches until the sink stops; reports what could not be delivered.
+    pub(super) fn run(mut self) {
+        let mut undelivered = 0u64;
+        let mut done = 0;
+        while let Some(batch) = self.shared.next(done) {
+            done = batch.count;
+            match self.export(&batch) {
+                Outcome::Delivered { rejected, why } => {
+                    let counters = &self.shared.counters;
+                    counters.exported.fetch_add(batch.count - rejected.min(batch.count), Ordering::Relaxed);
+                    if rejected > 0 {
+                        self.lose(rejected, format!("{} rejected {rejected} record(s): {why}", self.settings.describe));
+                    } else {
+                        self.recovered();
+                    }
+                }
+                Outcome::Failed(why) => self.lose(batch.count, why),
+                Outcome::Stopped => undelivered += batch.count,
+            }
+            self.shared.recycle(batch.records);
+        }
+        self.shared.counters.lost.fetch_add(undelivered, Ordering::Relaxed);
+        let describe = &self.settings.describe;
+        if undelivered > 0 {
+            eprintln!(
+                "tachylog: sink {describe}: {undelivered} record(s) could not be delivered before the logger stopped"
+            );
+        }
+        if let Some((lost, why)) = self.failing.take() {
+            eprintln!("tachylog: sink {describe}: {lost} record(s) were lost ({why})");
+        }
+    }
+
+    fn lose(&mut self, count: u64, why: String) {
+        self.shared.counters.lost.fetch_add(count, Ordering::Relaxed);
+        match &mut self.failing {
+            Some((lost, _)) => *lost += count,
+            None => {
+                eprintln!(
+                    "tachylog: sink {} failed: {why}; its records are counted as lost until it recovers",
+                    self.settings.describe
+                );
+                self.failing = Some((count, why));
+            }
+        }
+    }
+
+    /// A batch went through: if records were lost before, say so on stderr and to the
+    /// collector, once.
+    fn recovered(&mut self) {
+        let Some((lost, why)) = self.failing.take() else { return };
+        let describe = self.settings.describe.clone();
+        eprintln!("tachylog: sink {describe} works again; {lost} record(s) were lost while it failed");
+        let message = format!("{lost} records lost while {describe} failed: {why}");
+        let mut line = Line::new(Level::Warn, unix_nanos_now(), b"");
+        line.message = &message;
+        line.target = "tachylog";
+        line.file = file!();
+        line.line_number = line!();
+        line.thread_name = "tachylog-otlp";
+        line.thread_id = crate::queue::registry::os_thread_id();
+        let mut notice = Batch { records: Vec::new(), count: 1 };
+        RecordEncoder::default().encode(&line, &mut notice.records);
+        if !matches!(self.export(&notice), Outcome::Delivered { .. }) {
+            // The loss is still unannounced: the next recovery announces it.
+            self.failing = Some((lost, why));
+        }
+    }
+
+    /// Sends one batch, retrying as the collector and the budget allow.
+    fn export(&mut self, batch: &Batch) -> Outcome {
+        encode::request(&self.settings.resource, &self.settings.scope, &batch.records, &mut self.body);
+        if self.settings.gzip {
+            self.compressed.clear();
+            let mut gz = flate2::write::GzEncoder::new(&mut self.compressed, flate2::Compression::default());
+            // Writing into a Vec cannot fail.
+            let _ = gz.write_all(&self.body);
+            let _ = gz.finish();
+        }
+        let payload = if self.settings.gzip { &self.compressed } else { &self.body };
+        let started = Instant::now();
+        let give_up_at = started + self.settings.max_retry_time;
+        let mut backoff = BACKOFF_START;
+        let mut attempts = 0u32;
+        loop {
+            let now = Instant::now();
+            let stop_by = self.shared.stop_by();
+            if stop_by.is_some_and(|s| now >= s) {
+                return Outcome::Stopped;
+            }
+            let deadline = stop_by.map_or(now + self.settings.request_timeout, |s| s.min(now + self.settings.request_timeout));
+            attempts += 1;
+            self.shared.counters.requests.fetch_add(1, Ordering::Relaxed);
+            let describe = &self.settings.describe;
+            let (why, retry_after) = match self.client.post(payload, deadline) {
+                Ok(Response { status: 200..=299, body, .. }) => {
+                    let (rejected, why) = encode::partial_success(&body).unwrap_or_default();
+                    return Outcome::Delivered { rejected: rejected.max(0) as u64, why };
+                }
+                Ok(r) if matches!(r.status, 429 | 502 | 503 | 504) => {
+                    (format!("{describe} answered HTTP {}{}", r.status, snippet(&r.body)), r.retry_after)
+                }
+                Ok(r) => {
+                    return Outcome::Failed(format!(
+                        "{describe} answered HTTP {} (not retryable){}",
+                        r.status,
+                        snippet(&r.body)
+                    ))
+                }
+                Err(e) => (format!("{describe}: {e}"), None),
+            };
+            let delay = retry_after.unwrap_or_else(|| jitter(&mut self.rng, backoff));
+            backoff = (backoff * 2).min(BACKOFF_MAX);
+            if Instant::now() + delay > give_up_at {
+                return Outcome::Failed(format!(
+                    "{why}; gave up after {attempts} attempt(s) in {:.1} s (retry budget {:?})",
+                    started.elapsed().as_secs_f64(),
+                    self.settings.max_retry_time
+                ));
+            }
+            self.shared.pause_until(Instant::now() + delay);
+        }
+    }
+
+}
+
+/// A delay between half of `backoff` and all of it, so that many processes retrying after one
+/// outage spread out. `rng` is xorshift64 state.
+fn jitter(rng: &mut u64, backoff: Duration) -> Duration {
+    *rng ^= *rng << 13;
+    *rng ^= *rng >> 7;
+    *rng ^= *rng << 17;
+    let fraction = (*rng >> 11) as f64 / (1u64 << 53) as f64;
+    backoff.mul_f64(0.5 + fraction / 2.0)
+}
+
+/// A seed for the jitter that differs between processes and between sinks.
+pub(super) fn seed() -> u64 {
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos() as u64;
+    (nanos ^ u64::from(std::process::id()) << 32) | 1
+}
+
+/// `: <body>` with the first bytes of an error response, control characters replaced.
+fn snippet(body: &[u8]) -> String {
+    if body.is_empty() {
+        return String::new();
+    }
+    let text = String::from_utf8_lossy(&body[..body.len().min(SNIPPET)]);
+    let text: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let more = if body.len() > SNIPPET { "..." } else { "" };
+    format!(": {}{more}", text.trim())
+}
+
+fn unix_nanos_now() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos() as i64
+}

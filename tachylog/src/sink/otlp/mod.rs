@@ -1,0 +1,376 @@
+//! Records sent to an OpenTelemetry collector as OTLP/HTTP logs: protobuf
+//! `ExportLogsServiceRequest`s `POST`ed to `{endpoint}/v1/logs`, batched, gzip-compressed.
+//!
+//! Two threads. The back end's thread runs [`OtlpSink`]'s [`Sink`] methods: `write_line`
+//! encodes the record into the batch being filled (no system call, and no allocation once the
+//! buffers have grown) and hands a full or timed-out batch to a bounded queue; it never waits
+//! on the network. The sink's own exporter thread (`tachylog-otlp`, in `export.rs`) takes
+//! batches from that queue and does the HTTP, with its retries and backoff; `http.rs` is its
+//! client, `encode.rs` the protobuf both sides write.
+//!
+//! Accounting, to fit [`SinkSlot`](super::SinkSlot)'s rule: a record in a batch waiting for
+//! the exporter is not lost, so `write_line` returns `Ok` for it. When the queue is full and
+//! the batch being filled is full too, the *newest* record is dropped and `write_line` returns
+//! an error marked [`RecordDropped`], which the slot counts as exactly that one record lost.
+//! Losses only the exporter sees (a batch refused for good, the retry budget spent, records
+//! the collector rejects, what is still queued when the shutdown deadline passes) are counted
+//! by the exporter, reported on stderr and, when batches go through again, announced to the
+//! collector by a WARN record (see `export.rs`).
+
+mod at_exit;
+mod builder;
+mod encode;
+mod export;
+mod http;
+
+pub(crate) use at_exit::deliver_before_exit;
+pub use builder::{OtlpBuilder, OtlpError};
+
+use super::{Line, RecordDropped, Sink};
+use encode::RecordEncoder;
+use export::{Batch, Shared};
+use std::{fmt, io};
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// A batch goes to the exporter once it holds this many bytes of encoded records, whatever
+/// [`OtlpBuilder::max_batch_records`] says: requests stay far below the collectors' usual
+/// limits on a body (the OpenTelemetry Collector's default is 20 MiB).
+const MAX_BATCH_BYTES: usize = 1 << 20;
+
+/// How soon a batch that found the queue full is offered again.
+const HAND_OFF_RETRY: Duration = Duration::from_millis(50);
+
+/// Sends records to an OpenTelemetry collector over OTLP/HTTP (protobuf, `POST /v1/logs`).
+///
+/// Each request is one `ExportLogsServiceRequest` with one `ResourceLogs` (attributes
+/// `service.name`, `host.name`, `process.pid`, `telemetry.sdk.name` = `tachylog`,
+/// `telemetry.sdk.language`, `telemetry.sdk.version`, and any
+/// [`resource_attribute`](OtlpBuilder::resource_attribute)) and one `ScopeLogs` (scope
+/// `tachylog`). Each record is a `LogRecord`: `time_unix_nano` and `observed_time_unix_nano`
+/// are the record's time; `severity_number` is TRACE 1, DEBUG 5, INFO 9, WARN 13, ERROR 17 and
+/// `severity_text` the level's name; the body is the message as a string, unescaped; the
+/// attributes are `code.namespace` (the module path or `log` target), `code.filepath`,
+/// `code.lineno`, `thread.name` and `thread.id`. The sink's [`Format`](crate::Format) is not
+/// used.
+///
+/// Batching: records go out in batches of up to
+/// [`max_batch_records`](OtlpBuilder::max_batch_records) (512) or 1 MiB, or when the oldest has
+/// waited [`batch_timeout`](OtlpBuilder::batch_timeout) (1 s). [`flush`](crate::flush) does
+/// not send a partial batch early: the back end flushes whenever its queues run empty, which
+/// would make every batch one record under light traffic.
+///
+/// Delivery: a dedicated thread sends the batches, so the logger never waits on the network.
+/// It retries on HTTP 429, 502, 503 and 504 and on connection errors and timeouts, after the
+/// collector's `Retry-After` (seconds or HTTP-date) or else after 100 ms, doubling up to 5 s,
+/// with jitter, for at most [`max_retry_time`](OtlpBuilder::max_retry_time) (30 s) per batch;
+/// then its records are counted lost. Any other status is final: the status and the start of
+/// the response body are reported on stderr and the batch's records counted lost. Records the
+/// collector reports as rejected (`partial_success`) are counted lost too. Only `http://` is
+/// supported: there is no TLS; send to a local collector or a proxy that adds it.
+///
+/// Losses are never silent: when the queue of finished batches is full (see
+/// [`queue_limit`](OtlpBuilder::queue_limit)) the newest record is dropped and counted by the
+/// logger like any sink's loss; losses in the exporter are reported on stderr and, once batches
+/// go through again, announced to the collector in a WARN record `N records lost while otlp
+/// ... failed: ...`. When the logger stops, the exporter gets up to
+/// [`shutdown_timeout`](OtlpBuilder::shutdown_timeout) (5 s) to send what is queued, then
+/// reports on stderr how many records it could not deliver. The same goes when the process ends
+/// with the logger still running: at `std::process::exit` and after the logger's SIGTERM/SIGINT
+/// drain, the batch being filled and the queue are sent first, within the shutdown timeout.
+/// Crash signals and SIGKILL do not wait for the network: records not yet sent then are lost.
+/// [`OtlpSink::stats`] counts it all.
+///
+/// ```no_run
+/// let sink = tachylog::OtlpSink::builder("http://127.0.0.1:4318")
+///     .service_name("shop")
+///     .header("authorization", "Bearer secret")
+///     .build()
+///     .unwrap();
+/// let stats = sink.stats();
+/// let guard = tachylog::builder().sink(sink).init().unwrap();
+/// tachylog::info!("order {} paid", 42);
+/// drop(guard); // sends what is queued, for up to 5 s
+/// println!("{} exported, {} lost", stats.exported(), stats.lost() + stats.dropped());
+/// ```
+pub struct OtlpSink {
+    /// `otlp http://host:port/v1/logs`.
+    describe: String,
+    encoder: RecordEncoder,
+    /// Encoded records of the batch being filled.
+    batch: Vec<u8>,
+    batch_count: u64,
+    /// When the batch being filled must go (wall clock, nanoseconds since the Unix epoch): set
+    /// by its first record, moved later when the queue was full. `None` while it is empty.
+    batch_due: Option<i64>,
+    max_batch_records: u64,
+    batch_timeout: Duration,
+    shared: Arc<Shared>,
+    /// The exporter's thread, and the channel on which it says it has finished.
+    exporter: Option<(JoinHandle<()>, mpsc::Receiver<()>)>,
+    shutdown_timeout: Duration,
+}
+
+/// Counts of what an [`OtlpSink`] did, readable while the logger runs and after it stopped.
+///
+/// ```
+/// let sink = tachylog::OtlpSink::builder("http://127.0.0.1:4318").build().unwrap();
+/// let stats = sink.stats();
+/// assert_eq!((stats.exported(), stats.lost(), stats.dropped(), stats.requests()), (0, 0, 0, 0));
+/// ```
+#[derive(Clone)]
+pub struct OtlpStats(Arc<Shared>);
+
+impl OtlpStats {
+    /// Records the collector accepted.
+    ///
+    /// ```
+    /// # let stats = tachylog::OtlpSink::builder("http://127.0.0.1:4318").build().unwrap().stats();
+    /// assert_eq!(stats.exported(), 0);
+    /// ```
+    pub fn exported(&self) -> u64 {
+        self.0.counters.exported.load(Ordering::Relaxed)
+    }
+
+    /// Records the exporter lost: refused for good, out of retry budget, rejected by the
+    /// collector, or still unsent when the shutdown deadline passed.
+    ///
+    /// ```
+    /// # let stats = tachylog::OtlpSink::builder("http://127.0.0.1:4318").build().unwrap().stats();
+    /// assert_eq!(stats.lost(), 0);
+    /// ```
+    pub fn lost(&self) -> u64 {
+        self.0.counters.lost.load(Ordering::Relaxed)
+    }
+
+    /// Records dropped on arrival because the queue of batches was full.
+    ///
+    /// ```
+    /// # let stats = tachylog::OtlpSink::builder("http://127.0.0.1:4318").build().unwrap().stats();
+    /// assert_eq!(stats.dropped(), 0);
+    /// ```
+    pub fn dropped(&self) -> u64 {
+        self.0.counters.dropped.load(Ordering::Relaxed)
+    }
+
+    /// HTTP requests attempted, retries included.
+    ///
+    /// ```
+    /// # let stats = tachylog::OtlpSink::builder("http://127.0.0.1:4318").build().unwrap().stats();
+    /// assert_eq!(stats.requests(), 0);
+    /// ```
+    pub fn requests(&self) -> u64 {
+        self.0.counters.requests.load(Ordering::Relaxed)
+    }
+}
+
+impl OtlpSink {
+    /// The settings for a sink sending to `endpoint`, the collector's base URL such as
+    /// `http://127.0.0.1:4318` (`/v1/logs` is appended unless the path already ends so).
+    ///
+    /// ```
+    /// let sink = tachylog::OtlpSink::builder("http://127.0.0.1:4318").build().unwrap();
+    /// ```
+    pub fn builder(endpoint: impl Into<String>) -> OtlpBuilder {
+        OtlpBuilder::new(endpoint.into())
+    }
+
+    fn new(
+        describe: String,
+        shared: Arc<Shared>,
+        exporter: (JoinHandle<()>, mpsc::Receiver<()>),
+        max_batch_records: u64,
+        batch_timeout: Duration,
+        shutdown_timeout: Duration,
+    ) -> OtlpSink {
+        OtlpSink {
+            describe,
+            encoder: RecordEncoder::default(),
+            batch: Vec::new(),
+            batch_count: 0,
+            batch_due: None,
+            max_batch_records,
+            batch_timeout,
+            shared,
+            exporter: Some(exporter),
+            shutdown_timeout,
+        }
+    }
+
+    /// Where records go, such as `otlp http://127.0.0.1:4318/v1/logs` (also the name in error
+    /// reports).
+    ///
+    /// ```
+    /// let sink = tachylog::OtlpSink::builder("http://127.0.0.1:4318/").build().unwrap();
+    /// assert_eq!(sink.describe_target(), "otlp http://127.0.0.1:4318/v1/logs");
+    /// ```
+    pub fn describe_target(&self) -> String {
+        self.describe.clone()
+    }
+
+    /// A handle on this sink's counters, to keep before the sink is moved into the logger.
+    ///
+    /// ```
+    /// let sink = tachylog::OtlpSink::builder("http://127.0.0.1:4318").build().unwrap();
+    /// let stats = sink.stats();
+    /// assert_eq!(stats.exported(), 0);
+    /// ```
+    pub fn stats(&self) -> OtlpStats {
+        OtlpStats(self.shared.clone())
+    }
+
+    /// Queues the batch being filled whatever the limits: at the end of the logger or of the
+    /// process.
+    fn queue_last(&mut self) {
+        let count = std::mem::take(&mut self.batch_count);
+        self.batch_due = None;
+        self.shared.push_last(Batch { records: std::mem::take(&mut self.batch), count });
+        self.shared.held.store(0, Ordering::Release);
+    }
+
+    fn batch_full(&self) -> bool {
+        self.batch_count >= self.max_batch_records || self.batch.len() >= MAX_BATCH_BYTES
+    }
+
+    /// Offers the batch being filled to the exporter; if the queue is full the batch stays
+    /// here and is offered again shortly.
+    fn hand_off(&mut self) {
+        if self.batch_count == 0 {
+            return;
+        }
+        let batch = Batch { records: std::mem::take(&mut self.batch), count: self.batch_count };
+        match self.shared.offer(batch) {
+            Ok(()) => {
+                self.shared.held.store(0, Ordering::Release);
+                self.batch = self.shared.spare_buffer();
+                self.batch_count = 0;
+                self.batch_due = None;
+            }
+            Err(batch) => {
+                self.batch = batch.records;
+                self.batch_due = Some(unix_nanos_in(HAND_OFF_RETRY));
+            }
+        }
+    }
+
+    /// Hands the batch off if it is due at `now_unix_nanos`.
+    fn hand_off_if_due(&mut self, now_unix_nanos: i64) {
+        if self.batch_due.is_some_and(|due| now_unix_nanos >= due) {
+            self.hand_off();
+        }
+    }
+}
+
+impl Sink for OtlpSink {
+    fn write_line(&mut self, line: &Line<'_>) -> io::Result<()> {
+        if self.batch_full() {
+            self.hand_off();
+            if self.batch_full() {
+                self.shared.counters.dropped.fetch_add(1, Ordering::Relaxed);
+                return Err(io::Error::other(RecordDropped(format!(
+                    "{}: the queue of batches is full (the collector is slow or unreachable); the \
+                     newest record was dropped",
+                    self.describe
+                ))));
+            }
+        }
+        if self.batch_count == 0 {
+            self.batch_due = Some(unix_nanos_in(self.batch_timeout));
+        }
+        self.encoder.encode(line, &mut self.batch);
+        self.batch_count += 1;
+        self.shared.held.store(self.batch_count, Ordering::Release);
+        if self.batch_full() {
+            self.hand_off();
+        }
+        Ok(())
+    }
+
+    /// Sends nothing early (see [`OtlpSink`] on batching); hands the batch off if it is due.
+    fn flush(&mut self) -> io::Result<()> {
+        self.hand_off_if_due(unix_nanos_in(Duration::ZERO));
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        self.describe_target()
+    }
+
+    fn next_deadline(&self) -> Option<i64> {
+        if self.batch_count > 0 && self.shared.exiting.load(Ordering::Relaxed) {
+            // The exit hook waits for this batch: now.
+            return Some(0);
+        }
+        self.batch_due
+    }
+
+    fn tick(&mut self, now_unix_nanos: i64) -> io::Result<()> {
+        if self.batch_count > 0 && self.shared.exiting.load(Ordering::Relaxed) {
+            self.queue_last();
+            return Ok(());
+        }
+        // The back end's clock says the batch is due: trust it, so a tick never ends without a
+        // hand-off attempt (the deadline would stay due and spin the worker).
+        if self.batch_due.is_some_and(|due| now_unix_nanos >= due) {
+            self.hand_off();
+        }
+        Ok(())
+    }
+}
+
+/// At the end (the logger stopped, after its last flush): the last batch is queued whatever
+/// the limits, the exporter gets until the shutdown deadline to send everything, and reports
+/// what it could not. The wait is bounded even if the exporter is stuck (name resolution has
+/// no timeout): it is then left behind, with a report.
+impl Drop for OtlpSink {
+    fn drop(&mut self) {
+        if self.batch_count > 0 {
+            self.queue_last();
+        }
+        self.shared.stop(Instant::now() + self.shutdown_timeout);
+        let Some((handle, done)) = self.exporter.take() else { return };
+        match done.recv_timeout(self.shutdown_timeout + Duration::from_secs(1)) {
+            Err(mpsc::RecvTimeoutError::Timeout) => eprintln!(
+                "tachylog: sink {}: the exporter did not finish within {:?}; {} record(s) still \
+                 queued or being sent are lost",
+                self.describe,
+                self.shutdown_timeout,
+                self.shared.pending()
+            ),
+            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => {
+                if handle.join().is_err() {
+                    eprintln!("tachylog: sink {}: the exporter thread panicked; records still queued were lost", self.describe);
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Debug for OtlpSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OtlpSink")
+            .field("target", &self.describe)
+            .field("batch_records", &self.batch_count)
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for OtlpStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OtlpStats")
+            .field("exported", &self.exported())
+            .field("lost", &self.lost())
+            .field("dropped", &self.dropped())
+            .field("requests", &self.requests())
+            .finish()
+    }
+}
+
+/// The wall-clock time `delay` from now, in nanoseconds since the Unix epoch.
+fn unix_nanos_in(delay: Duration) -> i64 {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    (now + delay).as_nanos() as i64
+}

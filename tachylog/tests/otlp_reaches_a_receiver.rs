@@ -1,0 +1,600 @@
+//! `OtlpSink` against an OTLP/HTTP receiver started by the test on loopback, which decodes
+//! every request with the official protobuf definitions (`opentelemetry-proto`, `prost`):
+//! every record arrives exactly once with its body, severity, times and attributes, with gzip
+//! and without, in batches; 503 and 429 with `Retry-After` are retried no sooner than asked;
+//! a 400 loses the batch, counted and announced; a collector that starts late still gets
+//! everything; hostile messages arrive intact; a full queue drops records and counts each one;
+//! what cannot be sent before the shutdown deadline is reported on stderr; `exit()` with the
+//! logger running still delivers, and so does SIGTERM. The receiver is in `otlp/receiver.rs`.
+#![cfg(feature = "otlp")]
+
+mod common;
+#[path = "otlp/receiver.rs"]
+mod receiver;
+
+use opentelemetry_proto::tonic::collector::logs::v1::{
+    ExportLogsPartialSuccess, ExportLogsServiceResponse,
+};
+use opentelemetry_proto::tonic::common::v1::{any_value, KeyValue};
+use opentelemetry_proto::tonic::logs::v1::LogRecord;
+use prost::Message as _;
+use receiver::{delivered, Receiver, Reply};
+use std::collections::{HashMap, HashSet};
+use std::net::TcpListener;
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tachylog::{OtlpBuilder, OtlpSink};
+
+fn unix_nanos() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+}
+
+fn attributes(list: &[KeyValue]) -> HashMap<String, any_value::Value> {
+    list.iter()
+        .map(|kv| {
+            (
+                kv.key.clone(),
+                kv.value
+                    .clone()
+                    .and_then(|v| v.value)
+                    .expect("attribute without a value"),
+            )
+        })
+        .collect()
+}
+
+fn string(v: &any_value::Value) -> &str {
+    match v {
+        any_value::Value::StringValue(s) => s,
+        other => panic!("not a string: {other:?}"),
+    }
+}
+
+fn int(v: &any_value::Value) -> i64 {
+    match v {
+        any_value::Value::IntValue(i) => *i,
+        other => panic!("not an int: {other:?}"),
+    }
+}
+
+fn body(record: &LogRecord) -> &str {
+    string(
+        record
+            .body
+            .as_ref()
+            .and_then(|b| b.value.as_ref())
+            .expect("record without a body"),
+    )
+}
+
+/// The numbers `n` of the `record n` bodies, asserting none arrived twice.
+fn numbers(records: &[LogRecord]) -> Vec<u64> {
+    let mut seen = HashSet::new();
+    let mut out: Vec<u64> = records
+        .iter()
+        .filter_map(|r| body(r).strip_prefix("record ")?.parse().ok())
+        .inspect(|n| assert!(seen.insert(*n), "record {n} arrived twice"))
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+fn builder(receiver: &Receiver) -> OtlpBuilder {
+    OtlpSink::builder(receiver.url())
+        .service_name("otlp-test")
+        .batch_timeout(Duration::from_millis(50))
+}
+
+fn init(sink: OtlpSink) -> tachylog::Guard {
+    common::expect_init(
+        tachylog::builder()
+            .sink(sink)
+            .level(tachylog::Level::Trace)
+            .init(),
+    )
+}
+
+/// The WARN records tachylog wrote about lost records, with their counts.
+fn loss_notices(records: &[LogRecord]) -> Vec<u64> {
+    records
+        .iter()
+        .filter(|r| body(r).contains(" records lost while otlp http://"))
+        .map(|r| {
+            assert_eq!(r.severity_text, "WARN");
+            body(r).split(' ').next().unwrap().parse().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn every_record_arrives_once_with_its_metadata_in_batches() {
+    let _lock = common::logger_lock();
+    let _dog = common::watchdog("metadata test", Duration::from_secs(60));
+    let receiver = Receiver::start();
+    let sink = builder(&receiver)
+        .header("authorization", "Bearer token-1")
+        .resource_attribute("deployment.environment", "test")
+        .max_batch_records(100)
+        .build()
+        .unwrap();
+    let stats = sink.stats();
+    let guard = init(sink);
+    let before = unix_nanos();
+    let logger_tid = thread::Builder::new()
+        .name("otlp-logger".into())
+        .spawn(|| {
+            for i in 0..1000u64 {
+                tachylog::info!("record {}", i);
+            }
+            tachylog::error!("an error");
+            tachylog::warn!("a warning");
+            tachylog::debug!("a debug");
+            tachylog::trace!("a trace");
+            // SAFETY: gettid has no preconditions.
+            i64::from(unsafe { libc::gettid() })
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    receiver.wait_until("1004 records", |r| delivered(r).len() >= 1004);
+    let after = unix_nanos();
+    drop(guard);
+
+    let received = receiver.received.lock().unwrap();
+    let records = delivered(&received);
+    assert_eq!(records.len(), 1004);
+    assert_eq!(numbers(&records), (0..1000).collect::<Vec<_>>());
+    assert!(
+        received.len() < 100,
+        "{} requests for 1004 records: not batched",
+        received.len()
+    );
+    for r in received.iter() {
+        assert_eq!(r.path, "/v1/logs");
+        assert_eq!(r.headers["content-type"], "application/x-protobuf");
+        assert_eq!(r.headers["content-encoding"], "gzip");
+        assert_eq!(r.headers["authorization"], "Bearer token-1");
+        assert_eq!(r.request.resource_logs.len(), 1);
+        let rl = &r.request.resource_logs[0];
+        let resource = attributes(&rl.resource.as_ref().expect("a resource").attributes);
+        assert_eq!(string(&resource["service.name"]), "otlp-test");
+        assert!(!string(&resource["host.name"]).is_empty());
+        assert_eq!(int(&resource["process.pid"]), i64::from(std::process::id()));
+        assert_eq!(string(&resource["telemetry.sdk.name"]), "tachylog");
+        assert_eq!(string(&resource["telemetry.sdk.language"]), "rust");
+        assert_eq!(
+            string(&resource["telemetry.sdk.version"]),
+            env!("CARGO_PKG_VERSION")
+        );
+        assert_eq!(string(&resource["deployment.environment"]), "test");
+        assert_eq!(rl.scope_logs.len(), 1);
+        assert_eq!(
+            rl.scope_logs[0].scope.as_ref().expect("a scope").name,
+            "tachylog"
+        );
+        assert!(
+            rl.scope_logs[0].log_records.len() <= 100,
+            "batch over max_batch_records"
+        );
+    }
+    for record in &records {
+        assert!(
+            record.time_unix_nano + 1_000_000_000 >= before
+                && record.time_unix_nano <= after + 1_000_000_000,
+            "time {} not between {before} and {after}",
+            record.time_unix_nano
+        );
+        assert_eq!(record.observed_time_unix_nano, record.time_unix_nano);
+        let attrs = attributes(&record.attributes);
+        assert_eq!(string(&attrs["code.namespace"]), module_path!());
+        assert!(
+            string(&attrs["code.filepath"]).ends_with("otlp_reaches_a_receiver.rs"),
+            "{attrs:?}"
+        );
+        assert!(int(&attrs["code.lineno"]) > 0);
+        assert_eq!(string(&attrs["thread.name"]), "otlp-logger");
+        assert_eq!(int(&attrs["thread.id"]), logger_tid);
+        assert_eq!(attrs.len(), 5, "{attrs:?}");
+    }
+    // Records from one thread keep their order, in time too.
+    assert!(records
+        .windows(2)
+        .all(|w| w[0].time_unix_nano <= w[1].time_unix_nano));
+    let by_body: HashMap<&str, &LogRecord> = records.iter().map(|r| (body(r), r)).collect();
+    for (message, number, text) in [
+        ("record 7", 9, "INFO"),
+        ("an error", 17, "ERROR"),
+        ("a warning", 13, "WARN"),
+        ("a debug", 5, "DEBUG"),
+        ("a trace", 1, "TRACE"),
+    ] {
+        assert_eq!(by_body[message].severity_number, number, "{message}");
+        assert_eq!(by_body[message].severity_text, text, "{message}");
+    }
+    assert_eq!(
+        (stats.exported(), stats.lost(), stats.dropped()),
+        (1004, 0, 0)
+    );
+    assert_eq!(stats.requests(), received.len() as u64);
+}
+
+#[test]
+fn gzip_off_sends_plain_protobuf() {
+    let _lock = common::logger_lock();
+    let _dog = common::watchdog("gzip off test", Duration::from_secs(60));
+    let receiver = Receiver::start();
+    let guard = init(builder(&receiver).gzip(false).build().unwrap());
+    for i in 0..300u64 {
+        tachylog::info!("record {}", i);
+    }
+    drop(guard);
+    let received = receiver.received.lock().unwrap();
+    assert!(received
+        .iter()
+        .all(|r| !r.headers.contains_key("content-encoding")));
+    assert_eq!(numbers(&delivered(&received)), (0..300).collect::<Vec<_>>());
+}
+
+/// The collector answers the first request `status` with `Retry-After: 1`: the batch is sent
+/// again no sooner than 1 s later and every record arrives once.
+fn retry_after_is_honoured(status: u16) {
+    let _lock = common::logger_lock();
+    let _dog = common::watchdog("retry test", Duration::from_secs(60));
+    let receiver = Receiver::start();
+    receiver.reply_next(Reply::retry_after(status, 1));
+    let sink = builder(&receiver)
+        .batch_timeout(Duration::from_secs(60))
+        .max_batch_records(100)
+        .build()
+        .unwrap();
+    let stats = sink.stats();
+    let guard = init(sink);
+    for i in 0..100u64 {
+        tachylog::info!("record {}", i);
+    }
+    receiver.wait_until("the retried batch", |r| r.len() >= 2);
+    drop(guard);
+    let received = receiver.received.lock().unwrap();
+    assert_eq!(received.len(), 2, "one refused request, one retry");
+    assert_eq!(received[0].status, status);
+    assert_eq!(
+        received[0].request.resource_logs[0].scope_logs[0]
+            .log_records
+            .len(),
+        100
+    );
+    let waited = received[1].at - received[0].at;
+    assert!(
+        waited >= Duration::from_secs(1),
+        "retried after {waited:?}, before Retry-After: 1"
+    );
+    assert!(waited < Duration::from_secs(3), "retried after {waited:?}");
+    assert_eq!(numbers(&delivered(&received)), (0..100).collect::<Vec<_>>());
+    assert_eq!(
+        (stats.exported(), stats.lost(), stats.requests()),
+        (100, 0, 2)
+    );
+}
+
+#[test]
+fn http_503_with_retry_after_is_retried_after_the_delay() {
+    retry_after_is_honoured(503);
+}
+
+#[test]
+fn http_429_with_retry_after_is_retried_after_the_delay() {
+    retry_after_is_honoured(429);
+}
+
+#[test]
+fn http_400_loses_the_batch_counted_and_announced() {
+    let _lock = common::logger_lock();
+    let _dog = common::watchdog("400 test", Duration::from_secs(60));
+    let receiver = Receiver::start();
+    receiver.reply_otherwise(Some(Reply::status(
+        400,
+        b"bad request: malformed\nlog data".to_vec(),
+    )));
+    let sink = builder(&receiver).build().unwrap();
+    let stats = sink.stats();
+    let guard = init(sink);
+    for i in 0..10u64 {
+        tachylog::info!("refused {}", i);
+    }
+    let started = Instant::now();
+    while stats.lost() < 10 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the 400 was not counted: {}",
+            stats.lost()
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    // Not retried: a 400 is final.
+    assert_eq!(stats.requests(), receiver.count() as u64);
+    receiver.reply_otherwise(None);
+    for i in 0..10u64 {
+        tachylog::info!("record {}", i);
+    }
+    receiver.wait_until("records and the notice", |r| delivered(r).len() >= 11);
+    drop(guard);
+    let records = receiver.delivered();
+    assert_eq!(numbers(&records), (0..10).collect::<Vec<_>>());
+    assert!(records.iter().all(|r| !body(r).starts_with("refused")));
+    assert_eq!(loss_notices(&records), [10], "one notice of 10 lost");
+    let notice = records
+        .iter()
+        .find(|r| body(r).contains("records lost"))
+        .unwrap();
+    assert!(
+        body(notice).contains("HTTP 400") && body(notice).contains("bad request"),
+        "{}",
+        body(notice)
+    );
+    assert_eq!(
+        (stats.exported(), stats.lost(), stats.dropped()),
+        (10, 10, 0)
+    );
+}
+
+#[test]
+fn rejections_in_partial_success_are_counted_lost() {
+    let _lock = common::logger_lock();
+    let _dog = common::watchdog("partial success test", Duration::from_secs(60));
+    let receiver = Receiver::start();
+    let partial = ExportLogsServiceResponse {
+        partial_success: Some(ExportLogsPartialSuccess {
+            rejected_log_records: 3,
+            error_message: "too old".into(),
+        }),
+    };
+    receiver.reply_next(Reply::status(200, partial.encode_to_vec()));
+    let sink = builder(&receiver)
+        .batch_timeout(Duration::from_secs(60))
+        .max_batch_records(10)
+        .build()
+        .unwrap();
+    let stats = sink.stats();
+    let guard = init(sink);
+    for i in 0..20u64 {
+        tachylog::info!("record {}", i);
+    }
+    receiver.wait_until("two batches", |r| r.len() >= 2);
+    drop(guard);
+    assert_eq!((stats.exported(), stats.lost()), (17, 3));
+}
+
+#[test]
+fn a_collector_that_starts_late_gets_every_record() {
+    let _lock = common::logger_lock();
+    let _dog = common::watchdog("late collector test", Duration::from_secs(60));
+    // Reserve a port, then free it: nothing listens there until the receiver starts.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let sink = OtlpSink::builder(format!("http://127.0.0.1:{port}"))
+        .batch_timeout(Duration::from_millis(50))
+        .build()
+        .unwrap();
+    let stats = sink.stats();
+    let guard = init(sink);
+    for i in 0..500u64 {
+        tachylog::info!("record {}", i);
+    }
+    tachylog::flush();
+    // Connection refused, retried with backoff.
+    let started = Instant::now();
+    while stats.requests() < 3 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no retries while the collector is down"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    let receiver = Receiver::start_on(TcpListener::bind(("127.0.0.1", port)).unwrap());
+    receiver.wait_until("500 records", |r| delivered(r).len() >= 500);
+    for i in 500..600u64 {
+        tachylog::info!("record {}", i);
+    }
+    drop(guard);
+    assert_eq!(numbers(&receiver.delivered()), (0..600).collect::<Vec<_>>());
+    assert_eq!(
+        (stats.exported(), stats.lost(), stats.dropped()),
+        (600, 0, 0)
+    );
+}
+
+#[test]
+fn hostile_messages_arrive_intact() {
+    let _lock = common::logger_lock();
+    let _dog = common::watchdog("hostile input test", Duration::from_secs(60));
+    let receiver = Receiver::start();
+    let guard = init(builder(&receiver).build().unwrap());
+    let huge = "x".repeat(1 << 20);
+    let forged = "line one\nPOST /v1/logs HTTP/1.1\r\nContent-Length: 0\r\n\r\n\"quoted\" \\ \0 \u{1b}[31m é ✓ 🦀";
+    tachylog::info!("{}", forged);
+    tachylog::info!("bytes {}", tachylog::lossy(b"ab\xffcd\xe2\x82"));
+    tachylog::warn!("{}", huge);
+    tachylog::info!("{}", "");
+    drop(guard);
+    let records = receiver.delivered();
+    let bodies: Vec<&str> = records.iter().map(body).collect();
+    assert_eq!(
+        bodies.len(),
+        4,
+        "{:?}",
+        bodies.iter().map(|b| b.len()).collect::<Vec<_>>()
+    );
+    assert_eq!(bodies[0], forged);
+    assert_eq!(bodies[1], "bytes ab\u{FFFD}cd\u{FFFD}");
+    assert_eq!(bodies[2].len(), huge.len());
+    assert!(bodies[2] == huge);
+    assert_eq!(bodies[3], "");
+}
+
+#[test]
+fn a_full_queue_drops_the_newest_records_and_counts_each() {
+    let _lock = common::logger_lock();
+    let _dog = common::watchdog("full queue test", Duration::from_secs(60));
+    let receiver = Receiver::start();
+    // Every request is refused for a second at a time until the test says otherwise.
+    receiver.reply_otherwise(Some(Reply::retry_after(503, 1)));
+    let sink = builder(&receiver)
+        .max_batch_records(10)
+        .queue_limit(1, 1 << 20)
+        .build()
+        .unwrap();
+    let stats = sink.stats();
+    let guard = init(sink);
+    for i in 0..100u64 {
+        tachylog::info!("record {}", i);
+    }
+    tachylog::flush();
+    // At most one batch being retried, one queued, one being filled: 30 of 100 are kept (a
+    // few more if the exporter took its first batch late).
+    let dropped = stats.dropped();
+    assert!((70..=80).contains(&dropped), "dropped {dropped}");
+    receiver.reply_otherwise(None);
+    receiver.wait_until("the kept records", |r| {
+        delivered(r).len() as u64 + dropped == 100
+    });
+    // The logger announces its count once the sink takes records again.
+    tachylog::info!("after");
+    receiver.wait_until("the record after and the notice", |r| {
+        let d = delivered(r);
+        d.iter().any(|r| body(r) == "after") && !loss_notices(&d).is_empty()
+    });
+    drop(guard);
+    let records = receiver.delivered();
+    let kept = numbers(&records);
+    assert_eq!(
+        kept.len() as u64 + dropped,
+        100,
+        "kept {kept:?}, dropped {dropped}"
+    );
+    // The oldest are kept.
+    assert!(kept[..20].iter().copied().eq(0..20), "{kept:?}");
+    assert_eq!(loss_notices(&records), [dropped]);
+    assert_eq!(stats.lost(), 0);
+}
+
+/// The child's collector never answers; its shutdown waits 500 ms, then reports.
+#[test]
+fn undelivered_records_are_reported_at_shutdown() {
+    if common::child_role("undelivered_records_are_reported_at_shutdown").is_some() {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let sink = OtlpSink::builder(format!("http://127.0.0.1:{port}"))
+            .shutdown_timeout(Duration::from_millis(500))
+            .build()
+            .unwrap();
+        let guard = init(sink);
+        for i in 0..5u64 {
+            tachylog::info!("record {}", i);
+        }
+        let started = Instant::now();
+        drop(guard);
+        println!("shutdown took {} ms", started.elapsed().as_millis());
+        return;
+    }
+    let child = common::run_child(
+        "undelivered_records_are_reported_at_shutdown",
+        Duration::from_secs(60),
+    );
+    assert!(child.status.success(), "{child}");
+    assert!(
+        child
+            .stderr
+            .contains("5 record(s) could not be delivered before the logger stopped"),
+        "{child}"
+    );
+    let took: u64 = child
+        .stdout
+        .lines()
+        .find_map(|l| {
+            l.split("shutdown took ")
+                .nth(1)?
+                .strip_suffix(" ms")?
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("{child}"));
+    assert!(
+        (400..3000).contains(&took),
+        "shutdown took {took} ms for a 500 ms deadline"
+    );
+}
+
+/// `std::process::exit` with the logger running: the exit hook sends the batch being filled
+/// (not yet due) and everything queued before the process ends.
+#[test]
+fn process_exit_delivers_what_is_batched() {
+    let scenario = "process_exit_delivers_what_is_batched";
+    if let Some(url_file) = common::child_role(scenario) {
+        let url = std::fs::read_to_string(url_file).unwrap();
+        let sink = OtlpSink::builder(url.trim())
+            .batch_timeout(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        let _guard = init(sink);
+        for i in 0..50u64 {
+            tachylog::info!("record {}", i);
+        }
+        std::process::exit(0);
+    }
+    let _lock = common::logger_lock();
+    let receiver = Receiver::start();
+    let dir = tempfile::tempdir().unwrap();
+    let url_file = dir.path().join("url");
+    std::fs::write(&url_file, receiver.url()).unwrap();
+    let child = common::run_child_with_log(scenario, &url_file, Duration::from_secs(60));
+    assert!(child.status.success(), "{child}");
+    assert_eq!(
+        numbers(&receiver.delivered()),
+        (0..50).collect::<Vec<_>>(),
+        "{child}"
+    );
+}
+
+/// SIGTERM with the logger running: after the logger's drain, the batch being filled and the
+/// queue are sent before the process dies of the signal.
+#[test]
+fn sigterm_delivers_what_is_batched_then_dies() {
+    use std::os::unix::process::ExitStatusExt;
+    let scenario = "sigterm_delivers_what_is_batched_then_dies";
+    if let Some(url_file) = common::child_role(scenario) {
+        let url = std::fs::read_to_string(url_file).unwrap();
+        let sink = OtlpSink::builder(url.trim())
+            .batch_timeout(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        let _guard = init(sink);
+        for i in 0..50u64 {
+            tachylog::info!("record {}", i);
+        }
+        // SAFETY: sending a signal to our own process.
+        unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
+        thread::sleep(Duration::from_secs(30));
+        std::process::exit(99); // the signal did not end the process
+    }
+    let _lock = common::logger_lock();
+    let receiver = Receiver::start();
+    let dir = tempfile::tempdir().unwrap();
+    let url_file = dir.path().join("url");
+    std::fs::write(&url_file, receiver.url()).unwrap();
+    let child = common::run_child_with_log(scenario, &url_file, Duration::from_secs(60));
+    assert_eq!(child.status.signal(), Some(libc::SIGTERM), "{child}");
+    assert_eq!(
+        numbers(&receiver.delivered()),
+        (0..50).collect::<Vec<_>>(),
+        "{child}"
+    );
+}
