@@ -598,3 +598,53 @@ fn sigterm_delivers_what_is_batched_then_dies() {
         "{child}"
     );
 }
+
+/// Structured fields become typed attributes after the code and thread ones: integers, doubles,
+/// booleans and strings as such, integers beyond `i64` as exact decimal text, `None` as an
+/// empty value.
+#[test]
+fn structured_fields_arrive_as_typed_attributes() {
+    let _lock = common::logger_lock();
+    let _dog = common::watchdog("fields test", Duration::from_secs(60));
+    let receiver = Receiver::start();
+    let guard = init(builder(&receiver).build().unwrap());
+    let retries: Option<u8> = None;
+    tachylog::info!(
+        user_id = 42u64, delta = -3i32, ratio = 0.5, ok = true, path = "/a b",
+        big = u64::MAX, retries, elapsed = ?std::time::Duration::from_millis(5);
+        "with fields"
+    );
+    log::warn!(user = 7, admin = false; "log key-values");
+    drop(guard);
+    let received = receiver.received.lock().unwrap();
+    let records = delivered(&received);
+    let typed = |body_text: &str| -> HashMap<String, Option<any_value::Value>> {
+        let record = records
+            .iter()
+            .find(|r| body(r) == body_text)
+            .unwrap_or_else(|| panic!("{body_text:?} did not arrive"));
+        record
+            .attributes
+            .iter()
+            .map(|kv| (kv.key.clone(), kv.value.clone().and_then(|v| v.value)))
+            .collect()
+    };
+    use any_value::Value as V;
+    let a = typed("with fields");
+    assert_eq!(a["user_id"], Some(V::IntValue(42)));
+    assert_eq!(a["delta"], Some(V::IntValue(-3)));
+    assert_eq!(a["ratio"], Some(V::DoubleValue(0.5)));
+    assert_eq!(a["ok"], Some(V::BoolValue(true)));
+    assert_eq!(a["path"], Some(V::StringValue("/a b".into())));
+    assert_eq!(a["big"], Some(V::StringValue(u64::MAX.to_string())));
+    assert_eq!(a["retries"], None, "None is an empty AnyValue");
+    assert_eq!(a["elapsed"], Some(V::StringValue("5ms".into())));
+    assert_eq!(
+        a["code.namespace"],
+        Some(V::StringValue(module_path!().into())),
+        "the code attributes stay"
+    );
+    let b = typed("log key-values");
+    assert_eq!(b["user"], Some(V::IntValue(7)));
+    assert_eq!(b["admin"], Some(V::BoolValue(false)));
+}

@@ -17,7 +17,7 @@
 //! Field numbers are those of `opentelemetry/proto/{collector/logs,logs,common,resource}/v1`.
 
 use crate::sink::Line;
-use crate::Level;
+use crate::{FieldValue, Level};
 
 /// Protobuf wire types.
 const VARINT: u8 = 0;
@@ -49,7 +49,9 @@ const KV_KEY: u32 = 1;
 const KV_VALUE: u32 = 2;
 // AnyValue
 const ANY_STRING: u32 = 1;
+const ANY_BOOL: u32 = 2;
 const ANY_INT: u32 = 3;
+const ANY_DOUBLE: u32 = 4;
 // ExportLogsServiceResponse / ExportLogsPartialSuccess
 const RESPONSE_PARTIAL_SUCCESS: u32 = 1;
 const PARTIAL_REJECTED: u32 = 1;
@@ -72,6 +74,10 @@ pub(super) fn severity_number(level: Level) -> u64 {
 pub(super) enum Value<'a> {
     Str(&'a str),
     Int(i64),
+    Bool(bool),
+    Double(f64),
+    /// An `AnyValue` with no member set: OTLP's null.
+    Empty,
 }
 
 pub(super) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
@@ -113,6 +119,9 @@ fn any_value_len(value: Value<'_>) -> usize {
         Value::Str(s) => 1 + varint_len(s.len() as u64) + s.len(),
         // int64 is a varint of the two's complement: a negative number takes 10 bytes.
         Value::Int(i) => 1 + varint_len(i as u64),
+        Value::Bool(_) => 2,
+        Value::Double(_) => 9,
+        Value::Empty => 0,
     }
 }
 
@@ -120,6 +129,9 @@ fn put_any_value(out: &mut Vec<u8>, value: Value<'_>) {
     match value {
         Value::Str(s) => put_len_field(out, ANY_STRING, s.as_bytes()),
         Value::Int(i) => put_varint_field(out, ANY_INT, i as u64),
+        Value::Bool(b) => put_varint_field(out, ANY_BOOL, u64::from(b)),
+        Value::Double(d) => put_fixed64_field(out, ANY_DOUBLE, d.to_bits()),
+        Value::Empty => {}
     }
 }
 
@@ -136,9 +148,25 @@ pub(super) fn put_key_value(out: &mut Vec<u8>, field: u32, key: &str, value: Val
     put_any_value(out, value);
 }
 
+/// The attribute value of a structured field: OTLP has signed 64-bit integers, doubles,
+/// booleans and strings, so integers outside `i64` travel as their decimal text (exact).
+fn field_value<'a>(value: FieldValue<'a>, digits: &'a mut itoa::Buffer) -> Value<'a> {
+    match value {
+        FieldValue::Null => Value::Empty,
+        FieldValue::Bool(b) => Value::Bool(b),
+        FieldValue::I64(i) => Value::Int(i),
+        FieldValue::U64(u) => i64::try_from(u).map_or_else(|_| Value::Str(digits.format(u)), Value::Int),
+        FieldValue::I128(i) => i64::try_from(i).map_or_else(|_| Value::Str(digits.format(i)), Value::Int),
+        FieldValue::U128(u) => i64::try_from(u).map_or_else(|_| Value::Str(digits.format(u)), Value::Int),
+        FieldValue::F64(d) => Value::Double(d),
+        FieldValue::Str(s) => Value::Str(s),
+    }
+}
+
 /// The attributes of one record, as `LogRecord.attributes` fields, named after the OpenTelemetry
-/// semantic conventions for code and threads. The one place that decides what a record carries
-/// besides its body: structured fields go here too.
+/// semantic conventions for code and threads, then the record's structured fields under their
+/// own keys, typed, and the fields of the `tracing` spans it was logged in as
+/// `span_name.key`, outermost first.
 pub(super) fn encode_attributes(line: &Line<'_>, out: &mut Vec<u8>) {
     put_key_value(out, RECORD_ATTRIBUTES, "code.namespace", Value::Str(line.target));
     put_key_value(out, RECORD_ATTRIBUTES, "code.filepath", Value::Str(line.file));
@@ -147,6 +175,16 @@ pub(super) fn encode_attributes(line: &Line<'_>, out: &mut Vec<u8>) {
     // Thread ids are small positive numbers on every OS we run on; wrapping is the
     // two's-complement reading of a `u64` that cannot happen in practice.
     put_key_value(out, RECORD_ATTRIBUTES, "thread.id", Value::Int(line.thread_id as i64));
+    let mut digits = itoa::Buffer::new();
+    for span in line.fields.spans() {
+        for field in span.fields() {
+            let key = format!("{}.{}", span.name(), field.key);
+            put_key_value(out, RECORD_ATTRIBUTES, &key, field_value(field.value, &mut digits));
+        }
+    }
+    for field in line.fields.iter() {
+        put_key_value(out, RECORD_ATTRIBUTES, field.key, field_value(field.value, &mut digits));
+    }
 }
 
 /// Encodes records into a batch: `ScopeLogs.log_records` fields, ready to be wrapped by

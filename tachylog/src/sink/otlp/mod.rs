@@ -53,8 +53,11 @@ const HAND_OFF_RETRY: Duration = Duration::from_millis(50);
 /// are the record's time; `severity_number` is TRACE 1, DEBUG 5, INFO 9, WARN 13, ERROR 17 and
 /// `severity_text` the level's name; the body is the message as a string, unescaped; the
 /// attributes are `code.namespace` (the module path or `log` target), `code.filepath`,
-/// `code.lineno`, `thread.name` and `thread.id`. The sink's [`Format`](crate::Format) is not
-/// used.
+/// `code.lineno`, `thread.name` and `thread.id`, then the record's structured
+/// [`Fields`](crate::Fields) under their own keys, typed (integers, doubles, booleans, strings;
+/// integers beyond `i64` as decimal text; null as an empty value), and the fields of the
+/// `tracing` spans it was logged in as `span_name.key`. The sink's [`Format`](crate::Format)
+/// is not used.
 ///
 /// Batching: records go out in batches of up to
 /// [`max_batch_records`](OtlpBuilder::max_batch_records) (512) or 1 MiB, or when the oldest has
