@@ -47,7 +47,9 @@
 //!   logfmt and as native JSON values (see [`info!`]).
 //!
 //! The `log` crate's macros go through the same engine once [`Builder::init`] has run; their
-//! key-values become structured fields.
+//! key-values become structured fields. With the `tracing` feature, `tracing_layer()` adds
+//! tachylog to a `tracing_subscriber` stack: events, their fields and their spans' names and
+//! fields travel through the same queue.
 
 #![deny(missing_docs)]
 #![warn(unsafe_op_in_unsafe_fn)]
@@ -76,6 +78,8 @@ mod record;
 mod sink;
 
 pub use error::Error;
+#[cfg(feature = "tracing")]
+pub use facade::tracing::{tracing_layer, TracingLayer};
 pub use fields::{Field, FieldValue, Fields, Span};
 pub use frontend::field_args::NativeValue;
 pub use filter::{set_filter, Filter, FilterError};

@@ -24,6 +24,7 @@ mod nolog;
 mod slog;
 mod spdlog_rs;
 mod tachylog;
+mod tachylog_tracing;
 mod ticklog;
 mod tracing_appender;
 
@@ -185,6 +186,7 @@ pub const ALL: &[Entry] = &[
     Entry::of::<mutex_file::MutexFile>(),
     Entry::of::<spdlog_rs::SpdlogRs>(),
     Entry::of::<tracing_appender::TracingAppender>(),
+    Entry::of::<tachylog_tracing::TachylogTracing>(),
     Entry::of::<ticklog::Ticklog>(),
     Entry::of::<inqjet::Inqjet>(),
     Entry::of::<ftlog::Ftlog>(),

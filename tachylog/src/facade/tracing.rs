@@ -1,0 +1,310 @@
+//! The `tracing` facade (feature `tracing`): a [`tracing_subscriber::Layer`] that sends
+//! `tracing` events, their fields and the fields of the spans they happen in through
+//! tachylog's queue.
+//!
+//! **Which thread.** Everything here runs on the thread that creates a span or emits an event,
+//! inside `tracing`'s dispatch; the back end only decodes what arrives. `tracing` hands over
+//! its values type-erased behind a visitor, so, like the `log` facade, an event's message is
+//! formatted here (into a reused thread-local `String`) and its fields are encoded here (into
+//! a reused thread-local buffer) with [`FieldWriter`]: integers, floats, booleans and text keep
+//! their type, `?`/`%` values are formatted right away.
+//!
+//! **Spans** have their fields encoded once, when they open (and again on `span.record`),
+//! into a byte string kept in the span's extensions in the registry; an event copies the
+//! encoded fields of each span it is in, outermost first. An event costs: one filter check,
+//! one read lock per enclosing span (the registry's own, to reach its extensions), the
+//! formatting of the message and of any `?`/`%` fields, and one [`log_dynamic`] call. No
+//! allocation once the thread's buffers have grown to the largest event (opening a span and
+//! `span.record` do allocate: the registry stores what they produce).
+//!
+//! **Filtering.** This layer never tells `tracing` that it is not interested in a call site
+//! or an event: in a [`Layered`](tracing_subscriber::layer::Layered) stack that verdict would
+//! disable it for every other layer too (an `fmt` layer stacked beside it would lose it).
+//! Instead tachylog's own filter ([`Builder::filter`](crate::Builder::filter),
+//! [`set_filter`](crate::set_filter), the level) is checked at the top of `on_event`, before
+//! any work. To keep events from being built at all, put an `EnvFilter` or a `LevelFilter` in
+//! the stack: those filter for every layer, as `tracing` intends. Events logged while no
+//! tachylog logger runs are dropped by that same check, quietly.
+//!
+//! **Never.** Nothing here waits for the back end (except under `OnFull::Block` with a full
+//! ring, as every log call does), and no user `Debug`/`Display` impl runs while a lock is held
+//! or a buffer is borrowed in a way that its own logging could trip over: a panicking impl
+//! leaves a `<formatting panicked: ...>` marker in place of its value.
+
+use crate::fields::wire::{decode, FieldWriter};
+use crate::fields::{FieldValue, Fields};
+use crate::frontend::producer::log_dynamic;
+use crate::Level;
+use std::cell::RefCell;
+use std::fmt::{self, Write as _};
+use tracing_core::field::{Field, Visit};
+use tracing_core::span::{Attributes, Id, Record};
+use tracing_core::{Event, Subscriber};
+use tracing_subscriber::layer::{Context, Layer};
+use tracing_subscriber::registry::LookupSpan;
+
+/// A [`tracing_subscriber::Layer`] that writes `tracing` events, with their fields and the
+/// names and fields of the spans they happen in, through tachylog (feature `tracing`).
+///
+/// Add it to a [`tracing_subscriber::registry()`](tracing_subscriber::registry()) next to
+/// any other layers. Events go to tachylog's sinks in every [`Format`](crate::Format): the
+/// field named `message` is the record's message, the others are its
+/// [`Fields`](crate::Fields), and the spans read `outer{id=7}:inner` in text and `"spans"` in
+/// JSON. tachylog's own filter applies on top of whatever the stack filters; it never hides
+/// events from the other layers. Nothing is written while no tachylog logger runs.
+///
+/// ```
+/// use tracing_subscriber::layer::SubscriberExt as _;
+///
+/// let dir = std::env::temp_dir().join("tachylog-doc-tracing-layer");
+/// let guard = tachylog::builder().file(dir.join("app.log")).init()?;
+/// let subscriber = tracing_subscriber::registry().with(tachylog::tracing_layer());
+/// tracing::subscriber::with_default(subscriber, || {
+///     let span = tracing::info_span!("request", id = 7u64);
+///     let _entered = span.enter();
+///     tracing::info!(rows = 3, "query {} done", "users");
+/// });
+/// drop(guard);
+/// let text = std::fs::read_to_string(dir.join("app.log")).unwrap();
+/// assert!(text.contains("request{id=7}: query users done rows=3"), "{text}");
+/// # std::fs::remove_dir_all(dir).unwrap();
+/// # Ok::<(), tachylog::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TracingLayer {
+    _private: (),
+}
+
+impl TracingLayer {
+    /// The layer. It holds no state: tachylog's logger, configured with
+    /// [`builder`](crate::builder), is global.
+    ///
+    /// ```
+    /// use tracing_subscriber::layer::SubscriberExt as _;
+    /// let subscriber = tracing_subscriber::registry().with(tachylog::TracingLayer::new());
+    /// # drop(subscriber);
+    /// ```
+    pub fn new() -> Self {
+        TracingLayer { _private: () }
+    }
+}
+
+/// Shorthand for [`TracingLayer::new`].
+///
+/// ```
+/// use tracing_subscriber::layer::SubscriberExt as _;
+/// let subscriber = tracing_subscriber::registry().with(tachylog::tracing_layer());
+/// # drop(subscriber);
+/// ```
+pub fn tracing_layer() -> TracingLayer {
+    TracingLayer::new()
+}
+
+/// A span's fields, encoded as [`FieldWriter`] items, stored in the span's extensions.
+/// Absent for a span that has no recorded field.
+struct SpanFields(Vec<u8>);
+
+thread_local! {
+    static MESSAGE: RefCell<String> = const { RefCell::new(String::new()) };
+    static FIELDS: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+fn level_of(level: &tracing_core::Level) -> Level {
+    match *level {
+        tracing_core::Level::ERROR => Level::Error,
+        tracing_core::Level::WARN => Level::Warn,
+        tracing_core::Level::INFO => Level::Info,
+        tracing_core::Level::DEBUG => Level::Debug,
+        _ => Level::Trace,
+    }
+}
+
+/// Encodes visited values as fields; with `message` set, the field named `message` is
+/// formatted into it instead (an event's message).
+struct Encoder<'a, 'b> {
+    writer: &'a mut FieldWriter<'b>,
+    message: Option<&'a mut String>,
+}
+
+impl Encoder<'_, '_> {
+    /// A value with a native type, or the message's text.
+    fn typed(&mut self, field: &Field, value: FieldValue<'_>) {
+        match &mut self.message {
+            Some(message) if field.name() == "message" => {
+                let _ = write!(message, "{value}");
+            }
+            _ => self.writer.value(field.name(), value),
+        }
+    }
+
+    /// A value only `Debug` or `Display` can show: formatted here, a panic caught.
+    fn formatted(&mut self, field: &Field, value: fmt::Arguments<'_>) {
+        match &mut self.message {
+            Some(message) if field.name() == "message" => {
+                let start = message.len();
+                let outcome = crate::lifecycle::catch_user_panic(|| message.write_fmt(value));
+                if let Err(panic) = outcome {
+                    message.truncate(start);
+                    let _ = write!(message, "<formatting panicked: {panic}>");
+                }
+            }
+            _ => self.writer.formatted(field.name(), &value),
+        }
+    }
+}
+
+impl Visit for Encoder<'_, '_> {
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        self.typed(field, FieldValue::F64(value));
+    }
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.typed(field, FieldValue::I64(value));
+    }
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.typed(field, FieldValue::U64(value));
+    }
+    fn record_i128(&mut self, field: &Field, value: i128) {
+        self.typed(field, FieldValue::I128(value));
+    }
+    fn record_u128(&mut self, field: &Field, value: u128) {
+        self.typed(field, FieldValue::U128(value));
+    }
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.typed(field, FieldValue::Bool(value));
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.typed(field, FieldValue::Str(value));
+    }
+    fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
+        self.formatted(field, format_args!("{value}"));
+    }
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        self.formatted(field, format_args!("{value:?}"));
+    }
+}
+
+/// Encodes the fields `record` visits into a new buffer (empty if there are none).
+fn encode_span_values(record: impl FnOnce(&mut dyn Visit)) -> Vec<u8> {
+    let mut encoded = Vec::new();
+    let mut writer = FieldWriter::new(&mut encoded);
+    record(&mut Encoder {
+        writer: &mut writer,
+        message: None,
+    });
+    encoded
+}
+
+impl<S> Layer<S> for TracingLayer
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        if attrs.values().is_empty() {
+            return;
+        }
+        // Encoded before the extensions are locked: a `Debug` impl may itself use `tracing`.
+        let encoded = encode_span_values(|v| attrs.record(v));
+        if encoded.is_empty() {
+            return;
+        }
+        if let Some(span) = ctx.span(id) {
+            span.extensions_mut().replace(SpanFields(encoded));
+        }
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else { return };
+        // The new values first, with no lock held (user code runs here); then, under the
+        // extensions' lock, the old fields that were not set again, followed by the new ones:
+        // each field shows its latest value, once.
+        let update = encode_span_values(|v| values.record(v));
+        let updated: Vec<&'static str> = span
+            .metadata()
+            .fields()
+            .iter()
+            .filter(|f| values.contains(f))
+            .map(|f| f.name())
+            .collect();
+        let mut extensions = span.extensions_mut();
+        let mut merged = Vec::with_capacity(update.len());
+        if let Some(SpanFields(old)) = extensions.get_mut::<SpanFields>() {
+            let mut decoded = Fields::new();
+            decode(old, &mut decoded);
+            let mut writer = FieldWriter::new(&mut merged);
+            for field in decoded.iter().filter(|f| !updated.contains(&f.key)) {
+                writer.value(field.key, field.value);
+            }
+        }
+        merged.extend_from_slice(&update);
+        extensions.replace(SpanFields(merged));
+    }
+
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        let metadata = event.metadata();
+        let level = level_of(metadata.level());
+        // tachylog's filter, here rather than in `enabled`/`event_enabled`, whose verdict would
+        // hold for every layer of the stack (see the module's doc).
+        if !crate::filter::wanted_dynamic(level, metadata.target()) {
+            return;
+        }
+        let send = |message: &mut String, fields: &mut Vec<u8>| {
+            message.clear();
+            fields.clear();
+            let mut writer = FieldWriter::new(fields);
+            if let Some(scope) = ctx.event_scope(event) {
+                let mut any = false;
+                for span in scope.from_root() {
+                    any = true;
+                    writer.span(span.name());
+                    if let Some(SpanFields(own)) = span.extensions().get::<SpanFields>() {
+                        writer.raw(own);
+                    }
+                }
+                if any {
+                    writer.event();
+                }
+            }
+            event.record(&mut Encoder {
+                writer: &mut writer,
+                message: Some(message),
+            });
+            let file = metadata.file().unwrap_or("?");
+            let line = metadata.line().unwrap_or(0);
+            log_dynamic(level, metadata.target(), file, line, message, fields);
+        };
+        // An event logged from inside a `Debug` impl re-enters here with the buffers borrowed:
+        // it gets fresh ones.
+        let reused = MESSAGE.try_with(|m| {
+            FIELDS.try_with(|f| match (m.try_borrow_mut(), f.try_borrow_mut()) {
+                (Ok(mut m), Ok(mut f)) => {
+                    send(&mut m, &mut f);
+                    true
+                }
+                _ => false,
+            })
+        });
+        if !matches!(reused, Ok(Ok(true))) {
+            send(&mut String::new(), &mut Vec::new());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_map_one_to_one() {
+        use tracing_core::Level as T;
+        let pairs = [
+            (T::ERROR, Level::Error),
+            (T::WARN, Level::Warn),
+            (T::INFO, Level::Info),
+            (T::DEBUG, Level::Debug),
+            (T::TRACE, Level::Trace),
+        ];
+        for (from, to) in pairs {
+            assert_eq!(level_of(&from), to);
+        }
+    }
+}
