@@ -533,35 +533,47 @@ fn undelivered_records_are_reported_at_shutdown() {
     );
 }
 
-/// `std::process::exit` with the logger running: the exit hook sends the batch being filled
-/// (not yet due) and everything queued before the process ends.
-#[test]
-fn process_exit_delivers_what_is_batched() {
-    let scenario = "process_exit_delivers_what_is_batched";
-    if let Some(url_file) = common::child_role(scenario) {
-        let url = std::fs::read_to_string(url_file).unwrap();
-        let sink = OtlpSink::builder(url.trim())
-            .batch_timeout(Duration::from_secs(60))
-            .build()
-            .unwrap();
-        let _guard = init(sink);
-        for i in 0..50u64 {
-            tachylog::info!("record {}", i);
-        }
-        std::process::exit(0);
+/// In the child: logs `record 0..50` to the receiver whose URL is in `url_file`, with a batch
+/// timeout that never expires, then ends the process by `end`.
+fn log_fifty_then(url_file: &std::path::Path, end: impl FnOnce()) {
+    let url = std::fs::read_to_string(url_file).unwrap();
+    let sink = OtlpSink::builder(url.trim())
+        .batch_timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let _guard = init(sink);
+    for i in 0..50u64 {
+        tachylog::info!("record {}", i);
     }
+    end();
+}
+
+/// In the parent: runs `scenario` against a fresh receiver, checks how it ended with
+/// `check_status`, and that every record arrived exactly once.
+fn run_fifty(scenario: &str, check_status: impl FnOnce(&common::ChildRun)) {
     let _lock = common::logger_lock();
     let receiver = Receiver::start();
     let dir = tempfile::tempdir().unwrap();
     let url_file = dir.path().join("url");
     std::fs::write(&url_file, receiver.url()).unwrap();
     let child = common::run_child_with_log(scenario, &url_file, Duration::from_secs(60));
-    assert!(child.status.success(), "{child}");
+    check_status(&child);
     assert_eq!(
         numbers(&receiver.delivered()),
         (0..50).collect::<Vec<_>>(),
         "{child}"
     );
+}
+
+/// `std::process::exit` with the logger running: the exit hook sends the batch being filled
+/// (not yet due) and everything queued before the process ends.
+#[test]
+fn process_exit_delivers_what_is_batched() {
+    let scenario = "process_exit_delivers_what_is_batched";
+    if let Some(url_file) = common::child_role(scenario) {
+        log_fifty_then(&url_file, || std::process::exit(0));
+    }
+    run_fifty(scenario, |child| assert!(child.status.success(), "{child}"));
 }
 
 /// SIGTERM with the logger running: after the logger's drain, the batch being filled and the
@@ -571,32 +583,16 @@ fn sigterm_delivers_what_is_batched_then_dies() {
     use std::os::unix::process::ExitStatusExt;
     let scenario = "sigterm_delivers_what_is_batched_then_dies";
     if let Some(url_file) = common::child_role(scenario) {
-        let url = std::fs::read_to_string(url_file).unwrap();
-        let sink = OtlpSink::builder(url.trim())
-            .batch_timeout(Duration::from_secs(60))
-            .build()
-            .unwrap();
-        let _guard = init(sink);
-        for i in 0..50u64 {
-            tachylog::info!("record {}", i);
-        }
-        // SAFETY: sending a signal to our own process.
-        unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
-        thread::sleep(Duration::from_secs(30));
-        std::process::exit(99); // the signal did not end the process
+        log_fifty_then(&url_file, || {
+            // SAFETY: sending a signal to our own process.
+            unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
+            thread::sleep(Duration::from_secs(30));
+            std::process::exit(99); // the signal did not end the process
+        });
     }
-    let _lock = common::logger_lock();
-    let receiver = Receiver::start();
-    let dir = tempfile::tempdir().unwrap();
-    let url_file = dir.path().join("url");
-    std::fs::write(&url_file, receiver.url()).unwrap();
-    let child = common::run_child_with_log(scenario, &url_file, Duration::from_secs(60));
-    assert_eq!(child.status.signal(), Some(libc::SIGTERM), "{child}");
-    assert_eq!(
-        numbers(&receiver.delivered()),
-        (0..50).collect::<Vec<_>>(),
-        "{child}"
-    );
+    run_fifty(scenario, |child| {
+        assert_eq!(child.status.signal(), Some(libc::SIGTERM), "{child}")
+    });
 }
 
 /// Structured fields become typed attributes after the code and thread ones: integers, doubles,

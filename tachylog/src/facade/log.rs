@@ -10,17 +10,11 @@ use crate::fields::wire::FieldWriter;
 use crate::fields::FieldValue;
 use crate::frontend::producer::log_dynamic;
 use log::kv::{self, VisitSource, VisitValue};
-use std::cell::RefCell;
 use std::fmt::Write as _;
 
 struct Facade;
 
 static FACADE: Facade = Facade;
-
-thread_local! {
-    static MESSAGE: RefCell<String> = const { RefCell::new(String::new()) };
-    static FIELDS: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
 
 /// Encodes a record's key-values.
 struct Pairs<'a, 'b>(&'a mut FieldWriter<'b>);
@@ -129,19 +123,7 @@ impl log::Log for Facade {
             };
             log_dynamic(level, record.target(), file, line, text, fields);
         };
-        // A `Display` impl that logs re-enters here with the buffers borrowed: use fresh ones.
-        let reused = MESSAGE.try_with(|m| {
-            FIELDS.try_with(|f| match (m.try_borrow_mut(), f.try_borrow_mut()) {
-                (Ok(mut m), Ok(mut f)) => {
-                    send(&mut m, &mut f);
-                    true
-                }
-                _ => false,
-            })
-        });
-        if !matches!(reused, Ok(Ok(true))) {
-            send(&mut String::new(), &mut Vec::new());
-        }
+        super::with_scratch(send);
     }
 
     fn flush(&self) {

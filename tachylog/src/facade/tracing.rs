@@ -35,7 +35,6 @@ use crate::fields::wire::{decode, FieldWriter};
 use crate::fields::{FieldValue, Fields};
 use crate::frontend::producer::log_dynamic;
 use crate::Level;
-use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 use tracing_core::field::{Field, Visit};
 use tracing_core::span::{Attributes, Id, Record};
@@ -103,11 +102,6 @@ pub fn tracing_layer() -> TracingLayer {
 /// A span's fields, encoded as [`FieldWriter`] items, stored in the span's extensions.
 /// Absent for a span that has no recorded field.
 struct SpanFields(Vec<u8>);
-
-thread_local! {
-    static MESSAGE: RefCell<String> = const { RefCell::new(String::new()) };
-    static FIELDS: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
 
 fn level_of(level: &tracing_core::Level) -> Level {
     match *level {
@@ -272,20 +266,7 @@ where
             let line = metadata.line().unwrap_or(0);
             log_dynamic(level, metadata.target(), file, line, message, fields);
         };
-        // An event logged from inside a `Debug` impl re-enters here with the buffers borrowed:
-        // it gets fresh ones.
-        let reused = MESSAGE.try_with(|m| {
-            FIELDS.try_with(|f| match (m.try_borrow_mut(), f.try_borrow_mut()) {
-                (Ok(mut m), Ok(mut f)) => {
-                    send(&mut m, &mut f);
-                    true
-                }
-                _ => false,
-            })
-        });
-        if !matches!(reused, Ok(Ok(true))) {
-            send(&mut String::new(), &mut Vec::new());
-        }
+        super::with_scratch(send);
     }
 }
 
