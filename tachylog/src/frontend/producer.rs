@@ -252,17 +252,14 @@ pub(crate) fn log_dynamic(
     message: &str,
     fields: &[u8],
 ) {
-    let texts = [target.as_bytes(), file.as_bytes(), message.as_bytes()];
-    let numbers = [level as u64, line as u64];
-    // Ring frames are padded, so the fields carry their length like the texts do.
-    let texts = [texts[0], texts[1], texts[2], fields];
-    let body_len = 8 + 8 * numbers.len() + texts.iter().map(|t| 8 + t.len()).sum::<usize>();
-    let number_bytes = numbers.map(u64::to_ne_bytes);
+    // The layout of `crate::record`'s dynamic records. Ring frames are padded, so the fields
+    // carry their length like the texts do.
+    let texts = [target.as_bytes(), file.as_bytes(), message.as_bytes(), fields];
+    let numbers = [level as u64, line as u64].map(u64::to_ne_bytes);
     let lengths = texts.map(|t| t.len().to_ne_bytes());
-    // The layout of `crate::record`'s dynamic records.
     let ordered: [&[u8]; 10] = [
-        &number_bytes[0],
-        &number_bytes[1],
+        &numbers[0],
+        &numbers[1],
         &lengths[0],
         texts[0],
         &lengths[1],
@@ -272,6 +269,8 @@ pub(crate) fn log_dynamic(
         &lengths[3],
         texts[3],
     ];
+    // The timestamp first, stamped when the record is published.
+    let body_len = 8 + ordered.iter().map(|piece| piece.len()).sum::<usize>();
     let producer = CURRENT.with(|c| c.get());
     let producer = if producer.is_null() { init_producer() } else { Some(producer) };
     match producer {
