@@ -39,6 +39,12 @@ impl BenchLogger for TachylogTracing {
 
     log_calls!(tracing::info);
 
+    const FIELDS: bool = true;
+    #[inline(always)]
+    fn fields(&self, id: u64, ms: f64, path: &str) {
+        tracing::info!(user_id = id, latency_ms = ms, path, "request served");
+    }
+
     fn finish(self) -> Result<(), BenchError> {
         drop(self.guard);
         Ok(())
