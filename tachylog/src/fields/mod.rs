@@ -99,11 +99,67 @@ pub struct Span<'a> {
 
 impl<'a> Span<'a> {
     /// The span's name.
+    ///
+    /// ```
+    /// # use tachylog::FieldValue;
+    /// # use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    /// # static CHECKED: AtomicUsize = AtomicUsize::new(0);
+    /// # struct Check;
+    /// # impl tachylog::Sink for Check {
+    /// #     fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
+    /// #         // The back end survives a sink's panic: count the checks that passed instead.
+    /// #         let passed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    /// let fields = line.fields; // in a `Sink`, for `info!(n = 3u64, who = "ada"; "x")`
+    /// for span in fields.spans() {
+    ///     println!("in span {}", span.name());
+    /// }
+    /// #         }));
+    /// #         if passed.is_ok() {
+    /// #             CHECKED.fetch_add(1, SeqCst);
+    /// #         }
+    /// #         Ok(())
+    /// #     }
+    /// #     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
+    /// # }
+    /// # let guard = tachylog::builder().sink(Check).init().unwrap();
+    /// # tachylog::info!(n = 3u64, who = "ada"; "x");
+    /// # drop(guard);
+    /// # assert_eq!(CHECKED.load(SeqCst), 1);
+    /// ```
     pub fn name(&self) -> &'a str {
         self.fields.text(self.fields.spans[self.index].clone())
     }
 
     /// The span's fields, in the order they were recorded.
+    ///
+    /// ```
+    /// # use tachylog::FieldValue;
+    /// # use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    /// # static CHECKED: AtomicUsize = AtomicUsize::new(0);
+    /// # struct Check;
+    /// # impl tachylog::Sink for Check {
+    /// #     fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
+    /// #         // The back end survives a sink's panic: count the checks that passed instead.
+    /// #         let passed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    /// let fields = line.fields; // in a `Sink`, for `info!(n = 3u64, who = "ada"; "x")`
+    /// for span in fields.spans() {
+    ///     for field in span.fields() {
+    ///         println!("{}.{}={}", span.name(), field.key, field.value);
+    ///     }
+    /// }
+    /// #         }));
+    /// #         if passed.is_ok() {
+    /// #             CHECKED.fetch_add(1, SeqCst);
+    /// #         }
+    /// #         Ok(())
+    /// #     }
+    /// #     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
+    /// # }
+    /// # let guard = tachylog::builder().sink(Check).init().unwrap();
+    /// # tachylog::info!(n = 3u64, who = "ada"; "x");
+    /// # drop(guard);
+    /// # assert_eq!(CHECKED.load(SeqCst), 1);
+    /// ```
     pub fn fields(&self) -> impl Iterator<Item = Field<'a>> + 'a {
         self.fields.owned_by(self.index as u32 + 1)
     }
@@ -135,22 +191,25 @@ struct Entry {
 /// Sinks receive it in [`Line::fields`](crate::Line::fields):
 ///
 /// ```
+/// use std::sync::{Arc, Mutex};
 /// use tachylog::FieldValue;
-/// struct Show;
-/// impl tachylog::Sink for Show {
+///
+/// /// Keeps the `items` count of each record.
+/// struct Items(Arc<Mutex<Vec<u64>>>);
+/// impl tachylog::Sink for Items {
 ///     fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
-///         for field in line.fields.iter() {
-///             if let FieldValue::U64(n) = field.value {
-///                 assert_eq!((field.key, n), ("items", 3));
-///             }
+///         if let Some(FieldValue::U64(n)) = line.fields.get("items") {
+///             self.0.lock().unwrap().push(n);
 ///         }
 ///         Ok(())
 ///     }
 ///     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
 /// }
-/// let guard = tachylog::builder().sink(Show).init().unwrap();
+/// let items = Arc::new(Mutex::new(Vec::new()));
+/// let guard = tachylog::builder().sink(Items(items.clone())).init().unwrap();
 /// tachylog::info!(items = 3u64; "served");
 /// drop(guard);
+/// assert_eq!(*items.lock().unwrap(), [3]);
 /// ```
 #[derive(Debug, Default)]
 pub struct Fields {
@@ -186,21 +245,123 @@ impl Fields {
     }
 
     /// The record's own fields, in the order they were written at the call site.
+    ///
+    /// ```
+    /// # use tachylog::FieldValue;
+    /// # use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    /// # static CHECKED: AtomicUsize = AtomicUsize::new(0);
+    /// # struct Check;
+    /// # impl tachylog::Sink for Check {
+    /// #     fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
+    /// #         // The back end survives a sink's panic: count the checks that passed instead.
+    /// #         let passed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    /// let fields = line.fields; // in a `Sink`, for `info!(n = 3u64, who = "ada"; "x")`
+    /// let keys: Vec<&str> = fields.iter().map(|f| f.key).collect();
+    /// assert_eq!(keys, ["n", "who"]);
+    /// #         }));
+    /// #         if passed.is_ok() {
+    /// #             CHECKED.fetch_add(1, SeqCst);
+    /// #         }
+    /// #         Ok(())
+    /// #     }
+    /// #     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
+    /// # }
+    /// # let guard = tachylog::builder().sink(Check).init().unwrap();
+    /// # tachylog::info!(n = 3u64, who = "ada"; "x");
+    /// # drop(guard);
+    /// # assert_eq!(CHECKED.load(SeqCst), 1);
+    /// ```
     pub fn iter(&self) -> impl Iterator<Item = Field<'_>> + '_ {
         self.owned_by(0)
     }
 
     /// Whether the record has no fields of its own.
+    ///
+    /// ```
+    /// # use tachylog::FieldValue;
+    /// # use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    /// # static CHECKED: AtomicUsize = AtomicUsize::new(0);
+    /// # struct Check;
+    /// # impl tachylog::Sink for Check {
+    /// #     fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
+    /// #         // The back end survives a sink's panic: count the checks that passed instead.
+    /// #         let passed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    /// let fields = line.fields; // in a `Sink`, for `info!(n = 3u64, who = "ada"; "x")`
+    /// assert!(!fields.is_empty());
+    /// #         }));
+    /// #         if passed.is_ok() {
+    /// #             CHECKED.fetch_add(1, SeqCst);
+    /// #         }
+    /// #         Ok(())
+    /// #     }
+    /// #     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
+    /// # }
+    /// # let guard = tachylog::builder().sink(Check).init().unwrap();
+    /// # tachylog::info!(n = 3u64, who = "ada"; "x");
+    /// # drop(guard);
+    /// # assert_eq!(CHECKED.load(SeqCst), 1);
+    /// ```
     pub fn is_empty(&self) -> bool {
         !self.entries.iter().any(|e| e.owner == 0)
     }
 
     /// The value of the record's own field `key`, if it has one (the last, if repeated).
+    ///
+    /// ```
+    /// # use tachylog::FieldValue;
+    /// # use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    /// # static CHECKED: AtomicUsize = AtomicUsize::new(0);
+    /// # struct Check;
+    /// # impl tachylog::Sink for Check {
+    /// #     fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
+    /// #         // The back end survives a sink's panic: count the checks that passed instead.
+    /// #         let passed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    /// let fields = line.fields; // in a `Sink`, for `info!(n = 3u64, who = "ada"; "x")`
+    /// assert_eq!(fields.get("who"), Some(FieldValue::Str("ada")));
+    /// assert_eq!(fields.get("nope"), None);
+    /// #         }));
+    /// #         if passed.is_ok() {
+    /// #             CHECKED.fetch_add(1, SeqCst);
+    /// #         }
+    /// #         Ok(())
+    /// #     }
+    /// #     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
+    /// # }
+    /// # let guard = tachylog::builder().sink(Check).init().unwrap();
+    /// # tachylog::info!(n = 3u64, who = "ada"; "x");
+    /// # drop(guard);
+    /// # assert_eq!(CHECKED.load(SeqCst), 1);
+    /// ```
     pub fn get(&self, key: &str) -> Option<FieldValue<'_>> {
         self.iter().filter(|f| f.key == key).last().map(|f| f.value)
     }
 
     /// The spans the record was logged in, outermost first (only `tracing` events have any).
+    ///
+    /// ```
+    /// # use tachylog::FieldValue;
+    /// # use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    /// # static CHECKED: AtomicUsize = AtomicUsize::new(0);
+    /// # struct Check;
+    /// # impl tachylog::Sink for Check {
+    /// #     fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
+    /// #         // The back end survives a sink's panic: count the checks that passed instead.
+    /// #         let passed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    /// let fields = line.fields; // in a `Sink`, for `info!(n = 3u64, who = "ada"; "x")`
+    /// assert_eq!(fields.spans().count(), 0); // a macro call is in no span
+    /// #         }));
+    /// #         if passed.is_ok() {
+    /// #             CHECKED.fetch_add(1, SeqCst);
+    /// #         }
+    /// #         Ok(())
+    /// #     }
+    /// #     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
+    /// # }
+    /// # let guard = tachylog::builder().sink(Check).init().unwrap();
+    /// # tachylog::info!(n = 3u64, who = "ada"; "x");
+    /// # drop(guard);
+    /// # assert_eq!(CHECKED.load(SeqCst), 1);
+    /// ```
     pub fn spans(&self) -> impl Iterator<Item = Span<'_>> + '_ {
         (0..self.spans.len()).map(move |index| Span {
             fields: self,
@@ -209,6 +370,31 @@ impl Fields {
     }
 
     /// Whether the record was logged inside any span.
+    ///
+    /// ```
+    /// # use tachylog::FieldValue;
+    /// # use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    /// # static CHECKED: AtomicUsize = AtomicUsize::new(0);
+    /// # struct Check;
+    /// # impl tachylog::Sink for Check {
+    /// #     fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
+    /// #         // The back end survives a sink's panic: count the checks that passed instead.
+    /// #         let passed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    /// let fields = line.fields; // in a `Sink`, for `info!(n = 3u64, who = "ada"; "x")`
+    /// assert!(!fields.has_spans());
+    /// #         }));
+    /// #         if passed.is_ok() {
+    /// #             CHECKED.fetch_add(1, SeqCst);
+    /// #         }
+    /// #         Ok(())
+    /// #     }
+    /// #     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
+    /// # }
+    /// # let guard = tachylog::builder().sink(Check).init().unwrap();
+    /// # tachylog::info!(n = 3u64, who = "ada"; "x");
+    /// # drop(guard);
+    /// # assert_eq!(CHECKED.load(SeqCst), 1);
+    /// ```
     pub fn has_spans(&self) -> bool {
         !self.spans.is_empty()
     }
