@@ -6,7 +6,9 @@
 //!   The spans a record was logged in read `outer{id=7}:inner`, as tracing's own formatter
 //!   writes them.
 //! - JSON: `"fields":{"key":value,...}` with native JSON types (integers, floats, booleans,
-//!   null, strings) and `"spans":[{"name":"outer","id":7},...]`. NaN and infinities, which
+//!   null, strings) and `"spans":[{"name":"outer","id":7},...]` (flattened as tracing's own JSON
+//!   does, so a span field itself called `name` follows the span's name under the same key;
+//!   most parsers keep the last). NaN and infinities, which
 //!   JSON cannot represent as numbers, are written as the strings `"NaN"`, `"inf"`, `"-inf"`.
 
 use super::json::write_string;
