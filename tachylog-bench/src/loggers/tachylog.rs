@@ -11,6 +11,16 @@ use ::tachylog::info as tachylog_info;
 use super::{log_calls, logger_err, BenchLogger};
 use crate::error::BenchError;
 
+/// tachylog as this peer configures it, writing to `file`; shared with `tachylog_tracing`, so
+/// the two differ only in the macros that feed the queue.
+pub(super) fn install(file: &Path, name: &'static str) -> Result<::tachylog::Guard, BenchError> {
+    ::tachylog::builder()
+        .file(file)
+        .on_full(::tachylog::OnFull::Block)
+        .init()
+        .map_err(logger_err(name))
+}
+
 /// The installed logger; dropping the guard shuts it down.
 pub struct Tachylog {
     guard: ::tachylog::Guard,
@@ -23,12 +33,9 @@ impl BenchLogger for Tachylog {
         "builder().file(..).on_full(OnFull::Block), other settings default";
 
     fn init(file: &Path) -> Result<Self, BenchError> {
-        let guard = ::tachylog::builder()
-            .file(file)
-            .on_full(::tachylog::OnFull::Block)
-            .init()
-            .map_err(logger_err(Self::NAME))?;
-        Ok(Tachylog { guard })
+        Ok(Tachylog {
+            guard: install(file, Self::NAME)?,
+        })
     }
 
     log_calls!(tachylog_info);

@@ -27,11 +27,7 @@ impl BenchLogger for TachylogTracing {
          builder().file(..).on_full(OnFull::Block), other settings default";
 
     fn init(file: &Path) -> Result<Self, BenchError> {
-        let guard = ::tachylog::builder()
-            .file(file)
-            .on_full(::tachylog::OnFull::Block)
-            .init()
-            .map_err(logger_err(Self::NAME))?;
+        let guard = super::tachylog::install(file, Self::NAME)?;
         let subscriber = tracing_subscriber::registry().with(::tachylog::tracing_layer());
         tracing::subscriber::set_global_default(subscriber).map_err(logger_err(Self::NAME))?;
         Ok(TachylogTracing { guard })
