@@ -165,16 +165,12 @@ impl<'a> Span<'a> {
     }
 }
 
-/// A value as stored: strings are ranges of [`Fields::text`].
+/// A value as stored: text lives in [`Fields::text`], everything else as it came.
 #[derive(Debug, Clone)]
 enum Stored {
-    Null,
-    Bool(bool),
-    I64(i64),
-    U64(u64),
-    I128(i128),
-    U128(u128),
-    F64(f64),
+    /// Any value but [`FieldValue::Str`].
+    Scalar(FieldValue<'static>),
+    /// A range of [`Fields::text`].
     Str(Range<usize>),
 }
 
@@ -406,13 +402,7 @@ impl Fields {
             .map(move |e| Field {
                 key: self.text(e.key.clone()),
                 value: match &e.value {
-                    Stored::Null => FieldValue::Null,
-                    Stored::Bool(v) => FieldValue::Bool(*v),
-                    Stored::I64(v) => FieldValue::I64(*v),
-                    Stored::U64(v) => FieldValue::U64(*v),
-                    Stored::I128(v) => FieldValue::I128(*v),
-                    Stored::U128(v) => FieldValue::U128(*v),
-                    Stored::F64(v) => FieldValue::F64(*v),
+                    Stored::Scalar(v) => *v,
                     Stored::Str(r) => FieldValue::Str(self.text(r.clone())),
                 },
             })
@@ -492,13 +482,13 @@ impl Fields {
     /// Adds a typed value.
     pub(crate) fn push_value(&mut self, key: &str, value: FieldValue<'_>) {
         let stored = match value {
-            FieldValue::Null => Stored::Null,
-            FieldValue::Bool(v) => Stored::Bool(v),
-            FieldValue::I64(v) => Stored::I64(v),
-            FieldValue::U64(v) => Stored::U64(v),
-            FieldValue::I128(v) => Stored::I128(v),
-            FieldValue::U128(v) => Stored::U128(v),
-            FieldValue::F64(v) => Stored::F64(v),
+            FieldValue::Null => Stored::Scalar(FieldValue::Null),
+            FieldValue::Bool(v) => Stored::Scalar(FieldValue::Bool(v)),
+            FieldValue::I64(v) => Stored::Scalar(FieldValue::I64(v)),
+            FieldValue::U64(v) => Stored::Scalar(FieldValue::U64(v)),
+            FieldValue::I128(v) => Stored::Scalar(FieldValue::I128(v)),
+            FieldValue::U128(v) => Stored::Scalar(FieldValue::U128(v)),
+            FieldValue::F64(v) => Stored::Scalar(FieldValue::F64(v)),
             FieldValue::Str(s) => {
                 let start = self.text.len();
                 self.text.push_str(s);
