@@ -31,6 +31,10 @@ pub enum Error {
     /// The back end's thread could not be started.
     #[error("cannot start a tachylog thread: {0}")]
     SpawnWorker(#[source] std::io::Error),
+    /// Another logger already holds the `log` crate's global slot, and the builder was told to
+    /// take it ([`LogFacade::Required`](crate::LogFacade::Required), the default).
+    #[error("another logger already holds the `log` crate's global logger (set_logger was called before tachylog's init), so log::info! records would bypass tachylog; call .log_facade(LogFacade::Off) to leave the slot to it (a tracing-subscriber stack with tracing-log forwards them to tachylog::tracing_layer()), or .log_facade(LogFacade::BestEffort) to start anyway")]
+    LogSlotTaken,
     /// The local time zone could not be determined.
     #[error("cannot determine the local time zone ({0}); set TZ or use .utc(true)")]
     TimeZone(String),

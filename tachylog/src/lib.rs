@@ -78,6 +78,7 @@ mod record;
 mod sink;
 
 pub use error::Error;
+pub use facade::log::LogFacade;
 #[cfg(feature = "tracing")]
 pub use facade::tracing::{tracing_layer, TracingLayer};
 pub use fields::{Field, FieldValue, Fields, Span};

@@ -3,6 +3,7 @@
 use crate::backend::clock::WallClock;
 use crate::backend::worker::{new_merger, Control, Worker};
 use crate::format::pattern::{LineFormatter, Pattern};
+use crate::facade::log::LogFacade;
 use crate::format::Format;
 use crate::frontend::gate::{OnFull, BACKEND_THREAD, GATE};
 use crate::queue::registry::lock;
@@ -68,6 +69,7 @@ pub struct Builder {
     sync_level: Option<Level>,
     max_block: Option<Duration>,
     max_message_bytes: Option<usize>,
+    log_facade: LogFacade,
 }
 
 /// Starts configuring the logger.
@@ -97,6 +99,7 @@ pub fn builder() -> Builder {
         sync_level: None,
         max_block: None,
         max_message_bytes: None,
+        log_facade: LogFacade::Required,
     }
 }
 
@@ -278,18 +281,23 @@ impl Builder {
         self
     }
 
-    /// Whether `init` installs handlers for SIGTERM and SIGINT (default `true`, Linux). On such a
-    /// signal the `tachylog-signals` thread drains the queues and flushes (waiting at most
-    /// 5 s), then restores the disposition the signal had before `init` and raises it again:
-    /// the process ends with the signal's status, or, if the application had installed its own
-    /// handler before `init`, that handler runs (chained, not replaced). A signal ignored
-    /// (`SIG_IGN`) at `init` stays ignored. Installed once per process; `false` installs
-    /// nothing.
+    /// Whether `init` installs handlers for SIGTERM and SIGINT (default `true`, Linux), so that
+    /// a process ended by them loses no record. What happens on such a signal is decided when it
+    /// arrives; the application owns the process:
+    /// - **The application handles it** with a handler installed *after* `init` that chains to
+    ///   the one it replaced (`tokio::signal`, `signal-hook`): tachylog writes and flushes what
+    ///   is queued (waiting at most 5 s) and does nothing else. The process lives on, runs its
+    ///   graceful shutdown and may keep logging.
+    /// - **The application handles it** with a handler installed *before* `init`: tachylog
+    ///   drains, then puts that handler back and raises the signal again, so it runs once.
+    /// - **A handler installed after `init` that does not chain** (`ctrlc`): tachylog's never
+    ///   runs. Records reach the sinks when the guard is dropped or the process calls `exit`.
+    /// - **Nobody handles it:** the `tachylog-signals` thread drains everything published
+    ///   before the signal, the back end stops writing (so no line is torn), and the process
+    ///   dies of the signal (exit status = the signal).
     ///
-    /// An application that handles these signals itself (a graceful shutdown) should install
-    /// its handler *before* `init`, or pass `false`: a handler library registered later, such
-    /// as `signal-hook` (under `tokio::signal`), calls the previous handler, tachylog's, which
-    /// ends the process after the drain.
+    /// A signal ignored (`SIG_IGN`) at `init` stays ignored. Installed once per process;
+    /// `false` installs nothing.
     ///
     /// ```
     /// let guard = tachylog::builder().stdout().handle_termination(false).init().unwrap();
@@ -382,9 +390,27 @@ impl Builder {
         self
     }
 
-    /// Opens the sinks, starts the back end and routes the `log` crate to it.
+    /// Whether `init` makes tachylog the `log` crate's global logger (default
+    /// [`LogFacade::Required`]: it does, and fails with [`Error::LogSlotTaken`] if another
+    /// logger holds the slot). See [`LogFacade`] for when to leave it, as with a `tracing`
+    /// subscriber started by tracing-subscriber's `.init()`.
     ///
-    /// With no sink configured, records go to standard output.
+    /// ```
+    /// let guard = tachylog::builder().stdout().log_facade(tachylog::LogFacade::Off).init()?;
+    /// # drop(guard);
+    /// # Ok::<(), tachylog::Error>(())
+    /// ```
+    pub fn log_facade(mut self, choice: LogFacade) -> Self {
+        self.log_facade = choice;
+        self
+    }
+
+    /// Opens the sinks, starts the back end and, unless told otherwise
+    /// ([`Builder::log_facade`]), makes tachylog the `log` crate's logger.
+    ///
+    /// With no sink configured, records go to standard output. Fails, starting nothing, on a
+    /// bad pattern or filter, a file that cannot be opened, a logger already running, or a
+    /// `log` slot held by another logger while [`LogFacade::Required`] is asked for.
     pub fn init(self) -> Result<Guard, Error> {
         let mut running = lock(&RUNNING);
         if running.is_some() {
@@ -430,6 +456,12 @@ impl Builder {
         let mut formatter = LineFormatter::new(pattern, zone, self.escape);
         if let Some(bytes) = self.max_message_bytes {
             formatter.limit_message(bytes);
+        }
+        // The `log` slot, last of what can fail and before anything starts: taking it cannot be
+        // undone, and records routed to it before the back end runs are filtered out quietly.
+        let holds_log_slot = self.log_facade != LogFacade::Off && crate::facade::log::install();
+        if self.log_facade == LogFacade::Required && !holds_log_slot {
+            return Err(Error::LogSlotTaken);
         }
         let clock = WallClock::calibrate();
         let control = Arc::new(Control::new());
@@ -479,8 +511,17 @@ impl Builder {
             .store(self.sync_level.map_or(0, |l| l as u8), Ordering::Relaxed);
         let max_block = self.max_block.map_or(0, |d| d.as_nanos().min(u64::MAX as u128) as u64);
         GATE.max_block_nanos.store(max_block, Ordering::Relaxed);
-        crate::facade::log::install();
         crate::filter::apply(Some(filter));
+        if self.log_facade == LogFacade::BestEffort && !holds_log_slot {
+            crate::frontend::producer::log_dynamic(
+                Level::Warn,
+                "tachylog",
+                file!(),
+                line!(),
+                "another logger already holds the `log` crate's global logger: log::info! records go to it, not to tachylog (see Builder::log_facade)",
+                &[],
+            );
+        }
         Ok(Guard {
             control,
             handle: Some(handle),

@@ -39,6 +39,10 @@ pub(crate) struct Control {
     /// Incremented by each `reopen()` call (and `SIGHUP`, when handled); the worker reopens
     /// every sink when it differs from the last value it served.
     pub(crate) reopen_requested: AtomicU64,
+    /// Set (SeqCst) by a signal's drain right before it requests its flush ticket, when the
+    /// process is about to die of the signal: once the worker has served that flush it writes
+    /// nothing more, so the death never cuts a `write(2)` short (no torn last line).
+    pub(crate) halt: AtomicBool,
 }
 
 impl Control {
@@ -47,6 +51,7 @@ impl Control {
             flush: FlushHandshake::new(),
             shutdown: AtomicBool::new(false),
             reopen_requested: AtomicU64::new(0),
+            halt: AtomicBool::new(false),
         }
     }
 }
@@ -390,6 +395,8 @@ impl Worker {
             }
             let until_timer = out.run_timers(now);
             let flush_target = control.flush.requested();
+            // Read after the ticket: a halt is stored before its ticket is requested.
+            let halting = control.halt.load(Ordering::SeqCst);
             let shutting_down = control.shutdown.load(Ordering::Acquire);
             if flush_target > flushed_up_to || shutting_down {
                 // Everything published before now, by every thread, then the sinks.
@@ -410,6 +417,13 @@ impl Worker {
                 reopen_if_requested(&control, &mut reopened_up_to, &mut out);
                 dirty = false;
                 last_flush = Instant::now();
+                if halting {
+                    // Nothing may be written between this flush and the process's death.
+                    control.flush.serve(flush_target);
+                    control.flush.close();
+                    halt_until_shutdown(&control);
+                    return;
+                }
                 if flush_target > flushed_up_to {
                     flushed_up_to = flush_target;
                     control.flush.serve(flushed_up_to);
@@ -471,6 +485,15 @@ impl Worker {
         }
         out.flush();
         REGISTRY.give_back(merger.into_queues());
+    }
+}
+
+/// After a halting drain: the process is dying of a signal. Producers that keep logging wait
+/// (their rings fill) or drop as their `OnFull` says; should the signal not end the process
+/// after all, the guard's drop still finds a worker to join.
+fn halt_until_shutdown(control: &Control) {
+    while !control.shutdown.load(Ordering::Acquire) {
+        std::thread::park_timeout(Duration::from_millis(100));
     }
 }
 

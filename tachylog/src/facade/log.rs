@@ -131,10 +131,50 @@ impl log::Log for Facade {
     }
 }
 
-/// Routes the `log` crate to tachylog, once per process. If the application installed another
-/// `log` logger first, that one stays and `false` is returned.
+/// Whether [`Builder::init`](crate::Builder::init) makes tachylog the `log` crate's logger.
+///
+/// The `log` crate has one global logger slot per process, and whoever sets it first keeps it
+/// for good. tachylog takes it by default, so that `log::info!` calls from the application and
+/// its libraries reach tachylog, exactly once each, with their target and key-values.
+///
+/// Leave it ([`LogFacade::Off`]) when something else should own it. The usual case is a
+/// `tracing` application whose `tracing_subscriber` stack is started with `.init()`: with
+/// tracing-subscriber's default features that call also takes the `log` slot (through
+/// `tracing-log`) and panics if it is taken. `log` records then reach tachylog through that
+/// bridge and [`tracing_layer`](crate::tracing_layer), once each, with their target, file and
+/// line; `tracing-log` does not carry `log`'s key-values.
+///
+/// ```
+/// let guard = tachylog::builder()
+///     .stdout()
+///     .log_facade(tachylog::LogFacade::BestEffort)
+///     .init()?;
+/// log::info!("reaches tachylog unless another `log` logger was set first");
+/// # drop(guard);
+/// # Ok::<(), tachylog::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogFacade {
+    /// Take the slot; if another logger already holds it, `init` fails with
+    /// [`Error::LogSlotTaken`](crate::Error::LogSlotTaken) and starts nothing (the default).
+    #[default]
+    Required,
+    /// Take the slot if it is free; if it is not, `init` succeeds and the first line tachylog
+    /// writes is a WARN saying that `log` records go to the other logger.
+    BestEffort,
+    /// Leave the slot alone: `log` records go wherever the application sends them.
+    Off,
+}
+
+/// Routes the `log` crate to tachylog, once per process. Returns whether tachylog holds the
+/// slot (it may from an earlier `init` in this process).
 pub(crate) fn install() -> bool {
     *INSTALLED.get_or_init(|| log::set_logger(&FACADE).is_ok())
+}
+
+/// Whether tachylog holds the `log` slot, without trying to take it.
+pub(crate) fn installed() -> bool {
+    INSTALLED.get() == Some(&true)
 }
 
 static INSTALLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
@@ -142,7 +182,7 @@ static INSTALLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
 /// Mirrors tachylog's most verbose level into `log`'s global filter, if `log` is routed to us
 /// (another `log` logger installed first keeps its own).
 pub(crate) fn set_max_level(level: Option<crate::Level>) {
-    if INSTALLED.get() != Some(&true) {
+    if !installed() {
         return;
     }
     log::set_max_level(match level {

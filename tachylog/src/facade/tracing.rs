@@ -118,11 +118,17 @@ fn level_of(level: &tracing_core::Level) -> Level {
 struct Encoder<'a, 'b> {
     writer: &'a mut FieldWriter<'b>,
     message: Option<&'a mut String>,
+    /// Leave out the `log.*` origin fields of a record bridged from `log` by `tracing-log`:
+    /// they are the record's target, file and line, not fields of its own.
+    skip_log_origin: bool,
 }
 
 impl Encoder<'_, '_> {
     /// A value with a native type, or the message's text.
     fn typed(&mut self, field: &Field, value: FieldValue<'_>) {
+        if self.skip_log_origin && is_log_origin(field) {
+            return;
+        }
         match &mut self.message {
             Some(message) if field.name() == "message" => {
                 let _ = write!(message, "{value}");
@@ -133,6 +139,9 @@ impl Encoder<'_, '_> {
 
     /// A value only `Debug` or `Display` can show: formatted here, a panic caught.
     fn formatted(&mut self, field: &Field, value: fmt::Arguments<'_>) {
+        if self.skip_log_origin && is_log_origin(field) {
+            return;
+        }
         match &mut self.message {
             Some(message) if field.name() == "message" => {
                 let start = message.len();
@@ -145,6 +154,10 @@ impl Encoder<'_, '_> {
             _ => self.writer.formatted(field.name(), &value),
         }
     }
+}
+
+fn is_log_origin(field: &Field) -> bool {
+    matches!(field.name(), LOG_TARGET | LOG_FILE | LOG_LINE | LOG_MODULE_PATH)
 }
 
 impl Visit for Encoder<'_, '_> {
@@ -184,6 +197,7 @@ fn encode_span_values(record: impl FnOnce(&mut dyn Visit)) -> Vec<u8> {
     record(&mut Encoder {
         writer: &mut writer,
         message: None,
+        skip_log_origin: false,
     });
     encoded
 }
@@ -236,14 +250,32 @@ where
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
         let metadata = event.metadata();
         let level = level_of(metadata.level());
+        let from_log = is_bridged_log_record(metadata);
         // tachylog's filter, here rather than in `enabled`/`event_enabled`, whose verdict would
-        // hold for every layer of the stack (see the module's doc).
-        if !crate::filter::wanted_dynamic(level, metadata.target()) {
+        // hold for every layer of the stack (see the module's doc). A bridged `log` record is
+        // filtered by its own target, which is only known once its fields are read.
+        if !from_log && !crate::filter::wanted_dynamic(level, metadata.target()) {
             return;
         }
         let send = |message: &mut String, fields: &mut Vec<u8>| {
             message.clear();
             fields.clear();
+            // A bridged record's target and file go first into the message buffer, so that
+            // they need no allocation of their own; the message follows them.
+            let mut origin = LogOrigin {
+                text: &mut *message,
+                target: 0..0,
+                file: 0..0,
+                line: None,
+            };
+            if from_log {
+                event.record(&mut origin);
+            }
+            let LogOrigin { target, file, line, .. } = origin;
+            if from_log && !crate::filter::wanted_dynamic(level, &message[target.clone()]) {
+                return;
+            }
+            let message_start = message.len();
             let mut writer = FieldWriter::new(fields);
             if let Some(scope) = ctx.event_scope(event) {
                 let mut any = false;
@@ -261,13 +293,58 @@ where
             event.record(&mut Encoder {
                 writer: &mut writer,
                 message: Some(message),
+                skip_log_origin: from_log,
             });
-            let file = metadata.file().unwrap_or("?");
-            let line = metadata.line().unwrap_or(0);
-            log_dynamic(level, metadata.target(), file, line, message, fields);
+            let (target, file, line) = if from_log {
+                (&message[target], &message[file], line.unwrap_or(0))
+            } else {
+                (metadata.target(), metadata.file().unwrap_or("?"), metadata.line().unwrap_or(0))
+            };
+            let file = if file.is_empty() { "?" } else { file };
+            log_dynamic(level, target, file, line, &message[message_start..], fields);
         };
         super::with_scratch(send);
     }
+}
+
+/// Whether `metadata` is the call site `tracing-log` uses for records of the `log` crate
+/// (what a `tracing_subscriber` stack started with `.init()` installs with its default
+/// features): target `log`, with the record's own target, file and line as fields.
+fn is_bridged_log_record(metadata: &tracing_core::Metadata<'_>) -> bool {
+    metadata.target() == "log" && metadata.fields().field(LOG_TARGET).is_some()
+}
+
+/// The fields `tracing-log` adds to a bridged `log` record for its origin.
+const LOG_TARGET: &str = "log.target";
+const LOG_FILE: &str = "log.file";
+const LOG_LINE: &str = "log.line";
+const LOG_MODULE_PATH: &str = "log.module_path";
+
+/// Reads a bridged `log` record's target and file (into `text`) and its line.
+struct LogOrigin<'a> {
+    text: &'a mut String,
+    target: std::ops::Range<usize>,
+    file: std::ops::Range<usize>,
+    line: Option<u32>,
+}
+
+impl Visit for LogOrigin<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        let range = match field.name() {
+            LOG_TARGET => &mut self.target,
+            LOG_FILE => &mut self.file,
+            _ => return,
+        };
+        let start = self.text.len();
+        self.text.push_str(value);
+        *range = start..self.text.len();
+    }
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        if field.name() == LOG_LINE {
+            self.line = u32::try_from(value).ok();
+        }
+    }
+    fn record_debug(&mut self, _: &Field, _: &dyn fmt::Debug) {}
 }
 
 #[cfg(test)]

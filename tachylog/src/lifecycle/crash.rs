@@ -19,7 +19,7 @@
 //! (a back end parked for its flush interval notices the request within that interval, so a
 //! flush interval above about a second shortens the effective drain).
 
-use super::drain_bounded;
+use super::{drain_bounded, AfterDrain};
 use super::signals::SavedAction;
 use libc::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -98,7 +98,7 @@ fn ensure_alternate_stack() {
 extern "C" fn on_crash(sig: c_int, info: *mut libc::siginfo_t, _context: *mut libc::c_void) {
     let errno = Errno::save();
     if !DRAINING.swap(true, Ordering::AcqRel) {
-        drain_bounded(CRASH_DRAIN_LIMIT, false);
+        drain_bounded(CRASH_DRAIN_LIMIT, false, AfterDrain::Continue);
     }
     let Some(saved) = FATAL.iter().position(|&s| s == sig).map(|i| &SAVED[i]) else {
         return;

@@ -76,11 +76,22 @@ pub(crate) fn publish_control(control: &Arc<Control>) {
     SIGNAL_CONTROL.store(leaked, Ordering::Release);
 }
 
+/// What the back end does after a bounded drain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AfterDrain {
+    /// Goes on logging: the process lives on.
+    Continue,
+    /// Writes nothing more, ever: the process is about to die, and a write cut short by its
+    /// death would leave a torn line (the kernel stops a `write(2)` to a file part-way when a
+    /// fatal signal is pending).
+    Halt,
+}
+
 /// Asks the back end to write and flush everything published so far, then waits for it at most
 /// `limit`. Returns whether the flush completed. Async-signal-safe (see the module doc); also
 /// used from ordinary threads. `wake` may unpark the back end (not from signal context: it
 /// takes a lock); otherwise it notices within its flush interval.
-pub(crate) fn drain_bounded(limit: Duration, wake: bool) -> bool {
+pub(crate) fn drain_bounded(limit: Duration, wake: bool, after: AfterDrain) -> bool {
     let control = SIGNAL_CONTROL.load(Ordering::Acquire);
     if control.is_null()
         || !GATE.backend_running.load(Ordering::Acquire)
@@ -90,6 +101,10 @@ pub(crate) fn drain_bounded(limit: Duration, wake: bool) -> bool {
     }
     // SAFETY: published controls are leaked, never freed (see `SIGNAL_CONTROL`).
     let control = unsafe { &*control };
+    if after == AfterDrain::Halt {
+        // Before the ticket: a back end that sees the ticket sees the halt (see `Worker::run`).
+        control.halt.store(true, Ordering::SeqCst);
+    }
     let ticket = control.flush.request();
     if wake {
         crate::frontend::gate::wake_backend();

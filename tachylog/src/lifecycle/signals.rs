@@ -1,19 +1,31 @@
-//! SIGTERM and SIGINT: drain, flush, then die of the signal. SIGHUP (opt-in): reopen the files.
+//! SIGTERM and SIGINT: drain and flush; then die of the signal, unless the application handles
+//! it. SIGHUP (opt-in): reopen the files.
 //!
 //! The handler itself only writes the signal's number into a pipe (`write(2)` is
 //! async-signal-safe); the `tachylog-signals` thread reads it and does the work on an ordinary
-//! thread: for SIGTERM/SIGINT a bounded drain ([`TERMINATION_DRAIN_LIMIT`]), then it restores the
-//! disposition that was there before `init` (the default action, or the application's own
-//! handler, which is thereby chained rather than replaced) and raises the signal again, so the
-//! exit status is the signal's. A disposition of `SIG_IGN` found at install time (a job started
-//! with `nohup`, or in the background by a non-interactive shell) is respected: no handler.
-//! SIGHUP asks for [`reopen`](crate::reopen) and then calls the application's previous handler,
-//! if it had one.
+//! thread. Who owns the process's reaction is decided when the signal arrives, so that it holds
+//! whatever the order in which the application and tachylog installed their handlers:
+//! - **A handler installed after `init` called ours** (`signal-hook`, and so `tokio::signal`,
+//!   chain to the handler they replaced; the handler sees that the installed disposition is not
+//!   its own): a bounded drain ([`TERMINATION_DRAIN_LIMIT`]), and nothing else. The application
+//!   runs its shutdown and keeps logging.
+//! - **A handler installed before `init`** (found at install time and saved): a bounded drain,
+//!   then that handler's disposition is restored and the signal raised again, so it runs, once.
+//! - **A handler installed after `init` that does not chain** (`ctrlc`, a plain `sigaction`):
+//!   ours never runs; the application has it all.
+//! - **No handler but ours:** a drain of everything published before the signal, after which
+//!   the back end writes nothing more (so dying never cuts a write short and tears a line);
+//!   then the default disposition is restored and the signal raised again: the exit status is
+//!   the signal's.
+//!
+//! A disposition of `SIG_IGN` found at install time (a job started with `nohup`, or in the
+//! background by a non-interactive shell) is respected: no handler. SIGHUP asks for
+//! [`reopen`](crate::reopen) and then calls the application's previous handler, if it had one.
 //!
 //! The handlers are installed once per process, by the first `init` that asks for them, and
 //! stay: with no logger running a SIGTERM still dies at once, as it would have without them.
 
-use super::drain_bounded;
+use super::{drain_bounded, AfterDrain};
 use libc::c_int;
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
@@ -167,6 +179,10 @@ fn start_thread() {
     }
 }
 
+/// Set in the byte a handler sends when it was called by another handler (one the application
+/// installed after `init`, which chains to ours): the application owns that signal.
+const CHAINED: u8 = 0x80;
+
 fn signal_thread(read_fd: c_int) {
     loop {
         let mut byte = 0u8;
@@ -178,12 +194,28 @@ fn signal_thread(read_fd: c_int) {
             }
             return;
         }
-        let sig = c_int::from(byte);
+        let sig = c_int::from(byte & !CHAINED);
         if sig == libc::SIGHUP {
             crate::reopen();
             continue;
         }
-        drain_bounded(TERMINATION_DRAIN_LIMIT, true);
+        if byte & CHAINED != 0 {
+            // The application's handler, installed after ours, runs the shutdown: write what
+            // is queued, and let the process live.
+            drain_bounded(TERMINATION_DRAIN_LIMIT, true, AfterDrain::Continue);
+            continue;
+        }
+        if saved(sig).previous_handler().is_some() {
+            // The application's handler, installed before ours: drain first, then hand the
+            // signal to it (restored and raised: it runs once, with a real siginfo). It decides
+            // what happens next, so the back end keeps writing.
+            drain_bounded(TERMINATION_DRAIN_LIMIT, true, AfterDrain::Continue);
+            die_of(sig);
+            continue;
+        }
+        // Nobody else handles it: write everything published before the signal, stop writing,
+        // then die of it. Records logged after the drain began are not waited for.
+        drain_bounded(TERMINATION_DRAIN_LIMIT, true, AfterDrain::Halt);
         // Sinks that send from threads of their own get their bounded chance too: dying of
         // the signal runs no `atexit` hook.
         #[cfg(feature = "otlp")]
@@ -200,14 +232,28 @@ fn die_of(sig: c_int) {
     unsafe { libc::raise(sig) };
 }
 
+/// Whether `sig`'s installed disposition is [`on_signal`] itself. When it is not, yet
+/// `on_signal` runs, a handler installed after ours called it: `signal-hook` (under
+/// `tokio::signal`) chains to the handler it found. Asked at signal time, so the answer holds
+/// whatever the order of installation. `sigaction` is async-signal-safe.
+fn installed_handler_is_ours(sig: c_int) -> bool {
+    // SAFETY: a null new action only reads the current one into a zeroed struct.
+    unsafe {
+        let mut current: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut current) == 0
+            && current.sa_sigaction == on_signal as extern "C" fn(c_int, *mut libc::siginfo_t, *mut libc::c_void) as usize
+    }
+}
+
 extern "C" fn on_signal(sig: c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
     let errno = super::crash::Errno::save();
+    let chained = sig != libc::SIGHUP && !installed_handler_is_ours(sig);
     let fd = PIPE_WRITE.load(Ordering::Acquire);
     if fd >= 0 {
-        let byte = sig as u8;
+        let byte = sig as u8 | if chained { CHAINED } else { 0 };
         // SAFETY: write(2) of one byte from a local; async-signal-safe.
         unsafe { libc::write(fd, (&byte as *const u8).cast(), 1) };
-    } else if sig != libc::SIGHUP {
+    } else if sig != libc::SIGHUP && !chained {
         // No thread to drain for us: end as if tachylog were not here.
         die_of(sig);
     }

@@ -392,17 +392,23 @@ fn compress_file(path: &Path, compression: Compression) -> io::Result<()> {
     std::fs::remove_file(path)
 }
 
-fn encode(mut input: impl io::Read, output: BufWriter<File>, compression: Compression) -> io::Result<File> {
-    let output = match compression {
-        Compression::None => return Err(io::Error::other("no compression configured")),
+fn encode(input: impl io::Read, output: BufWriter<File>, compression: Compression) -> io::Result<File> {
+    // Typed here: with neither compression feature, only the `None` arm is left to infer from.
+    let output: BufWriter<File> = match compression {
+        Compression::None => {
+            let _ = (input, output);
+            return Err(io::Error::other("no compression configured"));
+        }
         #[cfg(feature = "gzip")]
         Compression::Gzip => {
+            let mut input = input;
             let mut encoder = flate2::write::GzEncoder::new(output, flate2::Compression::default());
             io::copy(&mut input, &mut encoder)?;
             encoder.finish()?
         }
         #[cfg(feature = "zstd")]
         Compression::Zstd => {
+            let mut input = input;
             let mut encoder = zstd::stream::write::Encoder::new(output, 3)?;
             io::copy(&mut input, &mut encoder)?;
             encoder.finish()?
