@@ -392,29 +392,26 @@ fn compress_file(path: &Path, compression: Compression) -> io::Result<()> {
     std::fs::remove_file(path)
 }
 
-fn encode(input: impl io::Read, output: BufWriter<File>, compression: Compression) -> io::Result<File> {
-    // Typed here: with neither compression feature, only the `None` arm is left to infer from.
-    let output: BufWriter<File> = match compression {
-        Compression::None => {
-            let _ = (input, output);
-            return Err(io::Error::other("no compression configured"));
-        }
+// With neither compression feature, only `Compression::None` exists and nothing is encoded.
+#[cfg_attr(not(any(feature = "gzip", feature = "zstd")), allow(unused_variables, unused_mut))]
+fn encode(mut input: impl io::Read, output: BufWriter<File>, compression: Compression) -> io::Result<File> {
+    let encoded: Option<BufWriter<File>> = match compression {
+        Compression::None => None,
         #[cfg(feature = "gzip")]
         Compression::Gzip => {
-            let mut input = input;
             let mut encoder = flate2::write::GzEncoder::new(output, flate2::Compression::default());
             io::copy(&mut input, &mut encoder)?;
-            encoder.finish()?
+            Some(encoder.finish()?)
         }
         #[cfg(feature = "zstd")]
         Compression::Zstd => {
-            let mut input = input;
             let mut encoder = zstd::stream::write::Encoder::new(output, 3)?;
             io::copy(&mut input, &mut encoder)?;
-            encoder.finish()?
+            Some(encoder.finish()?)
         }
     };
-    output.into_inner().map_err(|e| e.into_error())
+    let encoded = encoded.ok_or_else(|| io::Error::other("no compression configured"))?;
+    encoded.into_inner().map_err(|e| e.into_error())
 }
 
 fn unix_nanos(time: SystemTime) -> i64 {

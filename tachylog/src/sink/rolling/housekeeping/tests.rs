@@ -1,5 +1,4 @@
 use super::*;
-use std::io::Read;
 
 fn pattern_in(dir: &Path, p: &str) -> NamePattern {
     NamePattern::parse(dir.join(p).to_str().unwrap()).unwrap()
@@ -83,8 +82,7 @@ fn gzip_compression_round_trips_and_keeps_the_modification_time() {
     let packed = dir.path().join("app.1.log.gz");
     assert_eq!(std::fs::metadata(&packed).unwrap().modified().unwrap(), modified);
     let mut out = String::new();
-    flate2::read::GzDecoder::new(File::open(&packed).unwrap())
-        .read_to_string(&mut out)
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(File::open(&packed).unwrap()), &mut out)
         .unwrap();
     assert_eq!(out, text);
 }
