@@ -39,10 +39,16 @@ fn options() -> Options {
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
-        let value = args.next().unwrap_or_else(|| usage(&format!("{flag} needs a value")));
+        let value = args
+            .next()
+            .unwrap_or_else(|| usage(&format!("{flag} needs a value")));
         match flag.as_str() {
             "--log" => options.log = value,
-            "--port" => options.port = value.parse().unwrap_or_else(|_| usage("--port takes a number")),
+            "--port" => {
+                options.port = value
+                    .parse()
+                    .unwrap_or_else(|_| usage("--port takes a number"))
+            }
             "--signals" => options.signals = value,
             "--handler" => {
                 options.before_init = match value.as_str() {
@@ -52,7 +58,9 @@ fn options() -> Options {
                 }
             }
             "--work-ms" => {
-                let ms = value.parse().unwrap_or_else(|_| usage("--work-ms takes a number"));
+                let ms = value
+                    .parse()
+                    .unwrap_or_else(|_| usage("--work-ms takes a number"));
                 options.work = Duration::from_millis(ms);
             }
             _ => usage(&format!("unknown option {flag}")),
@@ -122,14 +130,19 @@ async fn work(Path(id): Path<u64>, State(work): State<Duration>) -> String {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = options();
-    let early_handler = options.before_init.then(|| install_shutdown_handler(&options.signals)).transpose()?;
+    let early_handler = options
+        .before_init
+        .then(|| install_shutdown_handler(&options.signals))
+        .transpose()?;
     let guard = tachylog::builder().stdout().file(&options.log).init()?;
     let shutdown = match early_handler {
         Some(handler) => handler,
         None => install_shutdown_handler(&options.signals)?,
     };
 
-    let app = Router::new().route("/work/{id}", get(work)).with_state(options.work);
+    let app = Router::new()
+        .route("/work/{id}", get(work))
+        .with_state(options.work);
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", options.port)).await?;
     let address = listener.local_addr()?;
     tachylog::info!(%address, signals = options.signals.as_str(); "listening");

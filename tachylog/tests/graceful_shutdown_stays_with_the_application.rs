@@ -24,7 +24,10 @@ const REQUESTS: u64 = 6;
 /// test target was asked for).
 fn example_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
-    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>");
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>");
     let binary = profile_dir.join("examples").join("axum_graceful");
     if !binary.exists() {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -34,7 +37,10 @@ fn example_binary() -> PathBuf {
             build.arg("--release");
         }
         let status = build.status().expect("run cargo build for the example");
-        assert!(status.success(), "building examples/axum_graceful.rs failed");
+        assert!(
+            status.success(),
+            "building examples/axum_graceful.rs failed"
+        );
     }
     binary
 }
@@ -52,7 +58,14 @@ impl Drop for Server {
 /// Starts the server and returns it with the address it listens on.
 fn start(log: &std::path::Path, signals: &str, handler: &str) -> (Server, SocketAddr) {
     let mut child = Command::new(example_binary())
-        .args(["--log", log.to_str().unwrap(), "--port", "0", "--work-ms", "400"])
+        .args([
+            "--log",
+            log.to_str().unwrap(),
+            "--port",
+            "0",
+            "--work-ms",
+            "400",
+        ])
         .args(["--signals", signals, "--handler", handler])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -82,16 +95,23 @@ fn start(log: &std::path::Path, signals: &str, handler: &str) -> (Server, Socket
 /// One request on its own connection; returns the response's body.
 fn get(address: SocketAddr, id: u64) -> String {
     let mut stream = TcpStream::connect(address).expect("connect to the server");
-    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
     write!(
         stream,
         "GET /work/{id} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     let mut response = String::new();
-    stream.read_to_string(&mut response).expect("read the response");
+    stream
+        .read_to_string(&mut response)
+        .expect("read the response");
     let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
-    assert!(head.starts_with("HTTP/1.1 200"), "request {id}: {response:?}");
+    assert!(
+        head.starts_with("HTTP/1.1 200"),
+        "request {id}: {response:?}"
+    );
     body.to_string()
 }
 
@@ -101,7 +121,10 @@ fn wait_for_exit(server: &mut Server, limit: Duration) -> std::process::ExitStat
         if let Some(status) = server.0.try_wait().expect("wait for the server") {
             return status;
         }
-        assert!(Instant::now() < deadline, "the server did not exit within {limit:?}");
+        assert!(
+            Instant::now() < deadline,
+            "the server did not exit within {limit:?}"
+        );
         thread::sleep(Duration::from_millis(20));
     }
 }
@@ -119,16 +142,29 @@ fn graceful_shutdown(signals: &str, handler: &str, signal: libc::c_int) {
     // SAFETY: sending a signal to our own child.
     unsafe { libc::kill(server.0.id() as libc::pid_t, signal) };
     for (id, client) in clients.into_iter().enumerate() {
-        assert_eq!(client.join().expect("client thread"), format!("done {id}\n"));
+        assert_eq!(
+            client.join().expect("client thread"),
+            format!("done {id}\n")
+        );
     }
     let status = wait_for_exit(&mut server, Duration::from_secs(60));
     let text = common::read_log(&log);
-    assert_eq!(status.code(), Some(0), "{signals}, handler {handler}: {status}\n{text}");
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "{signals}, handler {handler}: {status}\n{text}"
+    );
 
     let lines = common::parse_log(&text);
     let position = |message: &str| {
-        let found: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].message.starts_with(message)).collect();
-        assert_eq!(found.len(), 1, "{signals}, {handler}: {message:?} must be logged once\n{text}");
+        let found: Vec<usize> = (0..lines.len())
+            .filter(|&i| lines[i].message.starts_with(message))
+            .collect();
+        assert_eq!(
+            found.len(),
+            1,
+            "{signals}, {handler}: {message:?} must be logged once\n{text}"
+        );
         found[0]
     };
     let started = position("shutdown started");

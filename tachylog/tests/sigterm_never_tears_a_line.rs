@@ -36,7 +36,8 @@ fn log_for_ever(scope: &'static str) {
 
 #[test]
 fn sigterm_while_logging_at_full_speed_leaves_whole_lines() {
-    if let Some(log) = common::child_role("sigterm_while_logging_at_full_speed_leaves_whole_lines") {
+    if let Some(log) = common::child_role("sigterm_while_logging_at_full_speed_leaves_whole_lines")
+    {
         let _guard = common::expect_init(tachylog::builder().file(&log).init());
         for scope in SCOPES {
             thread::Builder::new()
@@ -55,7 +56,11 @@ fn sigterm_while_logging_at_full_speed_leaves_whole_lines() {
             "sigterm_while_logging_at_full_speed_leaves_whole_lines",
             Duration::from_secs(60),
         );
-        assert_eq!(child.status.signal(), Some(libc::SIGTERM), "run {run}: {child}");
+        assert_eq!(
+            child.status.signal(),
+            Some(libc::SIGTERM),
+            "run {run}: {child}"
+        );
         assert!(
             child.log.ends_with('\n'),
             "run {run}: the log ends inside a line ({} bytes); tail: {:?}",
@@ -65,7 +70,10 @@ fn sigterm_while_logging_at_full_speed_leaves_whole_lines() {
         let lines = common::parse_log(&child.log);
         for scope in SCOPES {
             let written = assert_gap_free_prefix(&lines, scope, run);
-            assert!(written > 0, "run {run}: no record of {scope} reached the file\n{child}");
+            assert!(
+                written > 0,
+                "run {run}: no record of {scope} reached the file\n{child}"
+            );
         }
     }
 }
