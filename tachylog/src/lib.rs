@@ -32,7 +32,8 @@
 //!   and sleeps when idle.
 //! - **Exit.** Dropping the [`Guard`], [`flush`], `std::process::exit` and a panic in any thread
 //!   all write every record logged before them. SIGTERM and SIGINT drain and flush, then end
-//!   the process with the signal; crash signals (SIGSEGV, SIGABRT, ...) get a bounded,
+//!   the process with the signal, unless the application handles them itself (then it keeps
+//!   control: see [`Builder::handle_termination`]); crash signals (SIGSEGV, SIGABRT, ...) get a bounded,
 //!   best-effort drain; SIGKILL can never be handled, except that levels made synchronous
 //!   with [`Builder::sync_level`] are already in the kernel. After `fork()` logging is off in
 //!   the child. `RELIABILITY.md` lists each case and the test that proves it.
@@ -132,6 +133,12 @@ pub mod __private {
             i += 1;
         }
         true
+    }
+
+    /// Which clock the log call reads: `"tsc"` or `"monotonic"` (the fallback, also forced
+    /// by `TACHYLOG_CLOCK=monotonic`). Chosen once per process.
+    pub fn clock_source() -> &'static str {
+        crate::frontend::clock::source_name()
     }
 
     /// Type-checks a call's format string and arguments; never called.

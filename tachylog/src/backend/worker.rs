@@ -418,7 +418,10 @@ impl Worker {
                 dirty = false;
                 last_flush = Instant::now();
                 if halting {
-                    // Nothing may be written between this flush and the process's death.
+                    // Nothing may be written between this flush and the process's death. Timers
+                    // that came due in the flush run once more: a sink that sends from its own
+                    // thread queues its batch in its tick.
+                    out.run_timers(crate::frontend::clock::now());
                     control.flush.serve(flush_target);
                     control.flush.close();
                     halt_until_shutdown(&control);

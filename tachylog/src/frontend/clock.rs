@@ -40,12 +40,18 @@ pub(crate) fn select() -> Source {
 /// The current time in ticks of the selected source.
 #[inline(always)]
 pub(crate) fn now() -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    if USE_TSC.load(Ordering::Relaxed) {
-        // SAFETY: `rdtsc` is available on every x86-64 CPU and has no preconditions.
-        return unsafe { core::arch::x86_64::_rdtsc() };
+    if tsc::AVAILABLE && USE_TSC.load(Ordering::Relaxed) {
+        return tsc::read();
     }
     monotonic_nanos()
+}
+
+/// The name of the source in use, for tests and diagnostics (`select` must have run).
+pub(crate) fn source_name() -> &'static str {
+    match select() {
+        Source::Tsc => "tsc",
+        Source::Monotonic => "monotonic",
+    }
 }
 
 /// `CLOCK_MONOTONIC` in nanoseconds.
@@ -68,17 +74,44 @@ fn clock_nanos(clock: libc::clockid_t) -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-#[cfg(target_arch = "x86_64")]
 fn tsc_is_invariant() -> bool {
-    let max_extended = core::arch::x86_64::__cpuid(0x8000_0000).eax;
-    if max_extended < 0x8000_0007 {
-        return false;
+    tsc::AVAILABLE && tsc::is_invariant()
+}
+
+/// The one place that depends on the CPU: the time-stamp counter where there is one (x86-64),
+/// a stand-in that is never used elsewhere. Everything else in the crate reads time through
+/// [`now`], whichever source [`select`] chose.
+#[cfg(target_arch = "x86_64")]
+mod tsc {
+    pub(super) const AVAILABLE: bool = true;
+
+    #[inline(always)]
+    pub(super) fn read() -> u64 {
+        // SAFETY: `rdtsc` is available on every x86-64 CPU and has no preconditions.
+        unsafe { core::arch::x86_64::_rdtsc() }
     }
-    let edx = core::arch::x86_64::__cpuid(0x8000_0007).edx;
-    edx & (1 << 8) != 0
+
+    /// CPUID leaf 0x8000_0007, EDX bit 8: constant rate, running in all power states.
+    pub(super) fn is_invariant() -> bool {
+        let max_extended = core::arch::x86_64::__cpuid(0x8000_0000).eax;
+        if max_extended < 0x8000_0007 {
+            return false;
+        }
+        let edx = core::arch::x86_64::__cpuid(0x8000_0007).edx;
+        edx & (1 << 8) != 0
+    }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn tsc_is_invariant() -> bool {
-    false
+mod tsc {
+    pub(super) const AVAILABLE: bool = false;
+
+    #[inline(always)]
+    pub(super) fn read() -> u64 {
+        unreachable!("no time-stamp counter on this architecture")
+    }
+
+    pub(super) fn is_invariant() -> bool {
+        false
+    }
 }

@@ -214,7 +214,10 @@ fn signal_thread(read_fd: c_int) {
             continue;
         }
         // Nobody else handles it: write everything published before the signal, stop writing,
-        // then die of it. Records logged after the drain began are not waited for.
+        // then die of it. Records logged after the drain began are not waited for. Sinks that
+        // send from threads of their own hand over what they hold in that last flush.
+        #[cfg(feature = "otlp")]
+        crate::sink::mark_exiting();
         drain_bounded(TERMINATION_DRAIN_LIMIT, true, AfterDrain::Halt);
         // Sinks that send from threads of their own get their bounded chance too: dying of
         // the signal runs no `atexit` hook.

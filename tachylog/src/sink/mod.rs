@@ -16,7 +16,7 @@ pub(crate) use console::{is_terminal, use_color};
 pub use fault::{FaultSink, Faults};
 pub use file::FileSink;
 #[cfg(feature = "otlp")]
-pub(crate) use otlp::deliver_before_exit;
+pub(crate) use otlp::{deliver_before_exit, mark_exiting};
 #[cfg(feature = "otlp")]
 pub use otlp::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats};
 pub use rolling::{Compression, FileNamePatternError, Period, RollingFile, RollingFileBuilder};

@@ -31,6 +31,28 @@ pub(super) fn register(shared: &Arc<Shared>) {
     live.push(Arc::downgrade(shared));
 }
 
+/// Marks every live sink as exiting, so that the logger's next flush makes each queue its
+/// batch at once, and returns them. The signal thread calls it before its last drain: after
+/// that drain the back end writes nothing more (see `AfterDrain::Halt`), so the flush that
+/// [`deliver_before_exit`] asks for would come too late.
+pub(crate) fn mark_exiting() {
+    live_sinks_marked_exiting();
+}
+
+fn live_sinks_marked_exiting() -> Vec<Arc<Shared>> {
+    let live: Vec<Arc<Shared>> = LIVE
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .filter_map(Weak::upgrade)
+        .filter(|shared| !shared.stopped())
+        .collect();
+    for shared in &live {
+        shared.exiting.store(true, Ordering::SeqCst);
+    }
+    live
+}
+
 extern "C" fn deliver_at_exit() {
     deliver_before_exit("the process exited");
 }
@@ -40,18 +62,9 @@ extern "C" fn deliver_at_exit() {
 /// logger's SIGTERM/SIGINT handling, by the signal thread after its drain and before the
 /// process dies of the signal (which runs no `atexit` hook).
 pub(crate) fn deliver_before_exit(ending: &str) {
-    let live: Vec<Arc<Shared>> = LIVE
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .iter()
-        .filter_map(Weak::upgrade)
-        .filter(|shared| !shared.stopped())
-        .collect();
+    let live = live_sinks_marked_exiting();
     if live.is_empty() {
         return;
-    }
-    for shared in &live {
-        shared.exiting.store(true, Ordering::SeqCst);
     }
     if crate::logger::is_running() && !crate::lifecycle::on_backend_thread() {
         crate::flush();

@@ -23,7 +23,7 @@ mod encode;
 mod export;
 mod http;
 
-pub(crate) use at_exit::deliver_before_exit;
+pub(crate) use at_exit::{deliver_before_exit, mark_exiting};
 pub use builder::{OtlpBuilder, OtlpError};
 
 use super::{Line, RecordDropped, Sink};
