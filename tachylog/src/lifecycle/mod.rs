@@ -20,9 +20,11 @@ pub(crate) mod fork;
 pub(crate) mod signals;
 
 use crate::backend::worker::Control;
+#[cfg(any(target_os = "linux", target_os = "android"))]
 use crate::frontend::gate::GATE;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::Arc;
+#[cfg(any(target_os = "linux", target_os = "android"))]
 use std::time::Duration;
 
 use std::cell::Cell;
@@ -77,6 +79,7 @@ pub(crate) fn publish_control(control: &Arc<Control>) {
 }
 
 /// What the back end does after a bounded drain.
+#[cfg(any(target_os = "linux", target_os = "android"))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum AfterDrain {
     /// Goes on logging: the process lives on.
@@ -91,6 +94,7 @@ pub(crate) enum AfterDrain {
 /// `limit`. Returns whether the flush completed. Async-signal-safe (see the module doc); also
 /// used from ordinary threads. `wake` may unpark the back end (not from signal context: it
 /// takes a lock); otherwise it notices within its flush interval.
+#[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) fn drain_bounded(limit: Duration, wake: bool, after: AfterDrain) -> bool {
     let control = SIGNAL_CONTROL.load(Ordering::Acquire);
     if control.is_null()
@@ -130,12 +134,13 @@ fn current_tid() -> u64 {
     unsafe { libc::gettid() as u64 }
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(target_os = "android")]
 fn current_tid() -> u64 {
     u64::MAX // never the back end's id (which comes from a counter starting at 1)
 }
 
 /// `nanosleep`, which (unlike `std::thread::sleep` on every platform) is async-signal-safe.
+#[cfg(any(target_os = "linux", target_os = "android"))]
 fn sleep_signal_safe(d: Duration) {
     let ts = libc::timespec {
         tv_sec: d.as_secs() as libc::time_t,

@@ -15,7 +15,7 @@ pub use console::{ColorChoice, Stderr, Stdout};
 pub(crate) use console::{is_terminal, use_color};
 pub use fault::{FaultSink, Faults};
 pub use file::FileSink;
-#[cfg(feature = "otlp")]
+#[cfg(all(feature = "otlp", any(target_os = "linux", target_os = "android")))]
 pub(crate) use otlp::{deliver_before_exit, mark_exiting};
 #[cfg(feature = "otlp")]
 pub use otlp::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats};

@@ -35,6 +35,7 @@ pub(super) fn register(shared: &Arc<Shared>) {
 /// batch at once, and returns them. The signal thread calls it before its last drain: after
 /// that drain the back end writes nothing more (see `AfterDrain::Halt`), so the flush that
 /// [`deliver_before_exit`] asks for would come too late.
+#[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) fn mark_exiting() {
     live_sinks_marked_exiting();
 }

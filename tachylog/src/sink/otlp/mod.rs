@@ -23,6 +23,8 @@ mod encode;
 mod export;
 mod http;
 
+// Called by the SIGTERM/SIGINT handling, which exists on Linux only.
+#[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) use at_exit::{deliver_before_exit, mark_exiting};
 pub use builder::{OtlpBuilder, OtlpError};
 
