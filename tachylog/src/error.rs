@@ -1,5 +1,9 @@
 //! Errors of setting the logger up. Logging itself never returns errors: sink failures are
 //! reported on stderr and counted (see [`crate::Sink`]).
+//!
+//! Layer 1 (see `ARCHITECTURE.md`): imports nothing from the crate. Every error type lives here,
+//! including those of the parsers further up (line patterns, file-name patterns, filters), so
+//! that any layer can return [`Error`] and `Error` can wrap them without an import going up.
 
 use std::path::PathBuf;
 
@@ -21,13 +25,13 @@ pub enum Error {
     },
     /// The line pattern is invalid.
     #[error(transparent)]
-    Pattern(#[from] crate::format::pattern::PatternError),
+    Pattern(#[from] PatternError),
     /// A [`RollingFile`](crate::RollingFile) file-name pattern is invalid.
     #[error(transparent)]
-    FileNamePattern(#[from] crate::sink::FileNamePatternError),
+    FileNamePattern(#[from] FileNamePatternError),
     /// A filter directive given in code is invalid.
     #[error(transparent)]
-    Filter(#[from] crate::filter::FilterError),
+    Filter(#[from] FilterError),
     /// The back end's thread could not be started.
     #[error("cannot start a tachylog thread: {0}")]
     SpawnWorker(#[source] std::io::Error),
@@ -38,4 +42,28 @@ pub enum Error {
     /// The local time zone could not be determined.
     #[error("cannot determine the local time zone ({0}); set TZ or use .utc(true)")]
     TimeZone(String),
+}
+
+/// A line pattern ([`Pattern`](crate::Pattern)) that could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid line pattern {pattern:?}: {reason}")]
+pub struct PatternError {
+    pub(crate) pattern: String,
+    pub(crate) reason: String,
+}
+
+/// Why a [`RollingFile`](crate::RollingFile) file-name pattern was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid file-name pattern {pattern:?}: {reason}")]
+pub struct FileNamePatternError {
+    pub(crate) pattern: String,
+    pub(crate) reason: String,
+}
+
+/// Why a filter string ([`Filter`](crate::Filter)) was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid log filter directive {directive:?}: {reason}")]
+pub struct FilterError {
+    pub(crate) directive: String,
+    pub(crate) reason: String,
 }

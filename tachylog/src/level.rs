@@ -1,4 +1,6 @@
 //! Severity levels and the global level check that every log call starts with.
+//!
+//! Layer 1 (see `ARCHITECTURE.md`): imports nothing from the crate.
 
 use std::fmt;
 use std::str::FromStr;

@@ -75,6 +75,7 @@ mod frontend;
 mod level;
 mod lifecycle;
 mod logger;
+mod panic_guard;
 mod record;
 mod sink;
 
@@ -83,14 +84,15 @@ pub use facade::log::LogFacade;
 #[cfg(feature = "tracing")]
 pub use facade::tracing::{tracing_layer, TracingLayer};
 pub use fields::{Field, FieldValue, Fields, Span};
-pub use frontend::field_args::NativeValue;
-pub use filter::{set_filter, Filter, FilterError};
+pub use codec::{CopyArg, NativeValue};
+pub use filter::{Filter, FilterError};
 pub use format::pattern::{Pattern, PatternError, DEFAULT_PATTERN};
 pub use format::Format;
-pub use frontend::args::{lossy, BytesArg, CopyArg, Lossy};
+pub use frontend::args::{lossy, BytesArg, Lossy};
 pub use frontend::gate::{enabled, OnFull};
 pub use level::{Level, ParseLevelError};
-pub use logger::{builder, flush, reopen, Builder, Guard};
+pub use logger::{builder, set_filter, Builder, Guard};
+pub use queue::control::{flush, reopen};
 pub use sink::{
     ColorChoice, Compression, Facility, FaultSink, Faults, FileNamePatternError, FileSink, Line, Period,
     RollingFile, RollingFileBuilder, Sink, Stderr, Stdout, SyslogBuilder, SyslogSink,

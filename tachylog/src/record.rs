@@ -7,6 +7,8 @@
 //!   panic hook, `tracing`): level (`u64`), line (`u64`), then target, file and message, each a
 //!   `usize` length followed by UTF-8 bytes, then the structured fields and spans in the
 //!   encoding of [`crate::fields::wire`], also `usize`-length-prefixed (frames are padded).
+//!
+//! Layer 2 (see `ARCHITECTURE.md`): imports layer 1, `fields` and `codec`.
 
 use crate::codec::Decoder;
 use crate::Fields;

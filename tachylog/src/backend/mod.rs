@@ -3,6 +3,8 @@
 //!
 //! Everything slow lives here, off the application's threads: formatting, time-zone math,
 //! system calls, blocking on slow devices.
+//!
+//! Layer 6 (see `ARCHITECTURE.md`): imports layers 1 to 5; nothing below it knows it exists.
 
 pub(crate) mod clock;
 pub(crate) mod merge;

@@ -14,13 +14,13 @@ use crate::fields::Fields;
 use crate::format::pattern::{LineFormatter, Message, RecordView};
 use crate::format::Format;
 use crate::frontend::gate::GATE;
-use crate::queue::handshake::FlushHandshake;
+use crate::queue::control::{self, Control};
 use crate::queue::registry::{ThreadInfo, ThreadQueue, REGISTRY};
 use crate::record::{Site, KIND_CALL_SITE, KIND_DYNAMIC};
 use crate::sink::{Line, SinkSlot};
 use crate::Level;
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// One line buffer per [`Format`], plus one for coloured text.
@@ -29,32 +29,6 @@ const COLORED_TEXT: usize = 3;
 
 /// Records formatted per drain before the worker checks for flush requests again.
 const BATCH: usize = 4096;
-
-/// What the front end and the guard share with the worker.
-pub(crate) struct Control {
-    /// The `flush()` barrier: tickets requested by callers, served by the worker.
-    pub(crate) flush: FlushHandshake,
-    /// Set by the guard's drop: drain everything, flush, exit.
-    pub(crate) shutdown: AtomicBool,
-    /// Incremented by each `reopen()` call (and `SIGHUP`, when handled); the worker reopens
-    /// every sink when it differs from the last value it served.
-    pub(crate) reopen_requested: AtomicU64,
-    /// Set (SeqCst) by a signal's drain right before it requests its flush ticket, when the
-    /// process is about to die of the signal: once the worker has served that flush it writes
-    /// nothing more, so the death never cuts a `write(2)` short (no torn last line).
-    pub(crate) halt: AtomicBool,
-}
-
-impl Control {
-    pub(crate) fn new() -> Self {
-        Control {
-            flush: FlushHandshake::new(),
-            shutdown: AtomicBool::new(false),
-            reopen_requested: AtomicU64::new(0),
-            halt: AtomicBool::new(false),
-        }
-    }
-}
 
 pub(crate) struct Worker {
     pub(crate) control: std::sync::Arc<Control>,
@@ -347,7 +321,7 @@ impl Worker {
     /// The worker thread's body. Returns when the guard asks it to shut down, after draining and
     /// flushing everything.
     pub(crate) fn run(self) {
-        crate::lifecycle::mark_backend_thread();
+        control::mark_backend_thread();
         let Worker {
             control,
             mut merger,

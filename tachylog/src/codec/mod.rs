@@ -15,12 +15,17 @@
 //!
 //! The decoder never trusts the bytes: a short or malformed buffer yields a visible `<?>`
 //! instead of reading out of bounds.
+//!
+//! Layer 2 (see `ARCHITECTURE.md`): imports layer 1 and `fields` (decoded native values are
+//! pushed into a [`Fields`](crate::fields::Fields)).
 
+mod native;
 mod views;
 
 use std::marker::PhantomData;
 use std::mem::{size_of, MaybeUninit};
 
+pub use native::{CopyArg, NativeValue};
 pub use views::{NativeField, View};
 
 /// A way of encoding one argument. Implemented by tachylog's codecs only.
@@ -36,7 +41,7 @@ pub struct StrCodec;
 pub struct LossyCodec;
 /// Text the calling thread already formatted, with the placeholder's spec applied.
 pub struct PreformattedCodec;
-/// A [`crate::CopyArg`] value, copied bit for bit.
+/// A [`crate::codec::CopyArg`] value, copied bit for bit.
 pub struct CopyCodec<T>(PhantomData<T>);
 
 /// These three travel as a `usize` length followed by the bytes.
@@ -51,7 +56,7 @@ macro_rules! length_prefixed {
 }
 length_prefixed!(StrCodec, LossyCodec, PreformattedCodec);
 
-impl<T: crate::CopyArg> Codec for CopyCodec<T> {
+impl<T: crate::codec::CopyArg> Codec for CopyCodec<T> {
     fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
         d.take(size_of::<T>())
     }
@@ -176,7 +181,7 @@ impl ArgWriter {
 
     /// Appends the bytes of a `Copy` value, padding included.
     #[inline(always)]
-    pub fn put_copy<T: crate::CopyArg>(&mut self, value: &T) {
+    pub fn put_copy<T: crate::codec::CopyArg>(&mut self, value: &T) {
         let len = size_of::<T>();
         assert!(len <= self.remaining, "log argument overran its reservation");
         // SAFETY: `value` is a valid `T` of `len` bytes; the destination is in bounds. Bytes are

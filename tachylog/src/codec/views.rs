@@ -85,7 +85,7 @@ macro_rules! verbatim {
 }
 verbatim!(Display, Debug, LowerHex, UpperHex, Octal, Binary, LowerExp, UpperExp, Pointer);
 
-impl<T: crate::CopyArg> View<'_, CopyCodec<T>> {
+impl<T: crate::codec::CopyArg> View<'_, CopyCodec<T>> {
     fn value(&self) -> Option<T> {
         let bytes = self.bytes?;
         if bytes.len() != size_of::<T>() {
@@ -101,7 +101,7 @@ impl<T: crate::CopyArg> View<'_, CopyCodec<T>> {
 /// A `CopyArg` value formats through its own implementation of each trait it has.
 macro_rules! forward {
     ($($trait:ident),*) => {$(
-        impl<T: crate::CopyArg + fmt::$trait> fmt::$trait for View<'_, CopyCodec<T>> {
+        impl<T: crate::codec::CopyArg + fmt::$trait> fmt::$trait for View<'_, CopyCodec<T>> {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 match self.value() {
                     Some(v) => fmt::$trait::fmt(&v, f),
@@ -122,30 +122,41 @@ forward!(Display, Debug, LowerHex, UpperHex, Octal, Binary, LowerExp, UpperExp, 
 )]
 pub trait NativeField {
     /// Adds the value to `fields` under `key`.
-    fn push_to(&self, key: &str, fields: &mut crate::Fields);
+    fn push_to(&self, key: &str, fields: &mut crate::fields::Fields);
 }
 
 macro_rules! native_text {
     ($($codec:ty),*) => {$(
         impl NativeField for View<'_, $codec> {
-            fn push_to(&self, key: &str, fields: &mut crate::Fields) {
+            fn push_to(&self, key: &str, fields: &mut crate::fields::Fields) {
                 let text = match (self.bytes, self.text()) {
                     (None, _) => std::borrow::Cow::Borrowed(MISSING),
                     (_, Ok(s)) => std::borrow::Cow::Borrowed(s),
                     (_, Err(bytes)) => String::from_utf8_lossy(bytes),
                 };
-                fields.push_value(key, crate::FieldValue::Str(&text));
+                fields.push_value(key, crate::fields::FieldValue::Str(&text));
             }
         }
     )*};
 }
 native_text!(StrCodec, LossyCodec, PreformattedCodec);
 
-impl<T: crate::frontend::field_args::NativeValue> NativeField for View<'_, CopyCodec<T>> {
-    fn push_to(&self, key: &str, fields: &mut crate::Fields) {
+impl<T: crate::codec::NativeValue> NativeField for View<'_, CopyCodec<T>> {
+    fn push_to(&self, key: &str, fields: &mut crate::fields::Fields) {
         match self.value() {
             Some(v) => v.push_to(key, fields),
-            None => fields.push_value(key, crate::FieldValue::Str(MISSING)),
+            None => fields.push_value(key, crate::fields::FieldValue::Str(MISSING)),
         }
+    }
+}
+
+/// What the macros' generated field decoders call for a field without a sigil. Not a public
+/// API. Written here rather than beside [`Fields`]' other methods so that `fields` (below
+/// `codec` in the layers) needs nothing from `codec`.
+#[doc(hidden)]
+impl crate::fields::Fields {
+    #[inline]
+    pub fn __push_native<V: NativeField>(&mut self, key: &str, value: &V) {
+        value.push_to(key, self);
     }
 }

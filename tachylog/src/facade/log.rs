@@ -106,7 +106,7 @@ impl log::Log for Facade {
         let line = record.line().unwrap_or(0);
         let format = |message: &mut String| {
             message.clear();
-            let outcome = crate::lifecycle::catch_user_panic(|| write!(message, "{}", record.args()));
+            let outcome = crate::panic_guard::catch_user_panic(|| write!(message, "{}", record.args()));
             if let Err(panic) = outcome {
                 message.clear();
                 let _ = write!(message, "<formatting panicked: {panic}>");

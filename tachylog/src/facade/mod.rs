@@ -2,6 +2,8 @@
 //!
 //! Both facades receive type-erased values, so they format the message and encode the fields
 //! on the calling thread, into this thread's reused buffers ([`with_scratch`]).
+//!
+//! Layer 7 (see `ARCHITECTURE.md`), after `filter`: imports layers 1 to 6 and `filter`.
 
 pub(crate) mod log;
 #[cfg(feature = "tracing")]

@@ -145,7 +145,7 @@ impl Encoder<'_, '_> {
         match &mut self.message {
             Some(message) if field.name() == "message" => {
                 let start = message.len();
-                let outcome = crate::lifecycle::catch_user_panic(|| message.write_fmt(value));
+                let outcome = crate::panic_guard::catch_user_panic(|| message.write_fmt(value));
                 if let Err(panic) = outcome {
                     message.truncate(start);
                     let _ = write!(message, "<formatting panicked: {panic}>");

@@ -8,162 +8,18 @@
 //! numbers and booleans, not strings.
 //!
 //! Runs on the back end only; after warm-up, filling a [`Fields`] allocates nothing.
+//!
+//! Layer 2 (see `ARCHITECTURE.md`): imports only layer 1 (`panic_guard`, for users' `fmt`).
 
+mod filling;
+mod value;
 pub(crate) mod wire;
 
-use std::fmt::{self, Write as _};
+pub use value::{Field, FieldValue, Span};
+
+
 use std::ops::Range;
 
-/// One field's value, typed as it was logged.
-///
-/// ```
-/// use tachylog::FieldValue;
-/// assert_eq!(FieldValue::I64(-3).to_string(), "-3");
-/// assert_eq!(FieldValue::Str("a b").to_string(), "a b");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub enum FieldValue<'a> {
-    /// No value (`None`, `()`).
-    Null,
-    /// A boolean.
-    Bool(bool),
-    /// A signed integer that fits 64 bits.
-    I64(i64),
-    /// An unsigned integer that fits 64 bits.
-    U64(u64),
-    /// A signed 128-bit integer.
-    I128(i128),
-    /// An unsigned 128-bit integer.
-    U128(u128),
-    /// A floating-point number (possibly NaN or infinite).
-    F64(f64),
-    /// Text: strings, characters, and values logged with `%` (Display) or `?` (Debug).
-    Str(&'a str),
-}
-
-impl fmt::Display for FieldValue<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            FieldValue::Null => f.write_str("null"),
-            FieldValue::Bool(v) => fmt::Display::fmt(&v, f),
-            FieldValue::I64(v) => fmt::Display::fmt(&v, f),
-            FieldValue::U64(v) => fmt::Display::fmt(&v, f),
-            FieldValue::I128(v) => fmt::Display::fmt(&v, f),
-            FieldValue::U128(v) => fmt::Display::fmt(&v, f),
-            FieldValue::F64(v) => fmt::Display::fmt(&v, f),
-            FieldValue::Str(v) => f.write_str(v),
-        }
-    }
-}
-
-/// One key-value field, as [`Fields::iter`] yields it.
-///
-/// ```
-/// use tachylog::{Field, FieldValue};
-/// let field = Field { key: "user_id", value: FieldValue::U64(42) };
-/// assert_eq!(format!("{}={}", field.key, field.value), "user_id=42");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Field<'a> {
-    /// The field's name, as written at the call site (`user_id`, `http.method`).
-    pub key: &'a str,
-    /// Its value.
-    pub value: FieldValue<'a>,
-}
-
-/// A span the record was logged in (from the `tracing` layer): its name and fields.
-///
-/// ```
-/// // A sink that prints the span path of each record, outermost first.
-/// struct Spans;
-/// impl tachylog::Sink for Spans {
-///     fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
-///         for span in line.fields.spans() {
-///             print!("{}{{", span.name());
-///             for field in span.fields() {
-///                 print!(" {}={}", field.key, field.value);
-///             }
-///             print!(" }} ");
-///         }
-///         Ok(())
-///     }
-///     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
-/// }
-/// ```
-#[derive(Debug, Clone, Copy)]
-pub struct Span<'a> {
-    fields: &'a Fields,
-    index: usize,
-}
-
-impl<'a> Span<'a> {
-    /// The span's name.
-    ///
-    /// ```
-    /// # use tachylog::FieldValue;
-    /// # use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    /// # static CHECKED: AtomicUsize = AtomicUsize::new(0);
-    /// # struct Check;
-    /// # impl tachylog::Sink for Check {
-    /// #     fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
-    /// #         // The back end survives a sink's panic: count the checks that passed instead.
-    /// #         let passed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-    /// let fields = line.fields; // in a `Sink`, for `info!(n = 3u64, who = "ada"; "x")`
-    /// for span in fields.spans() {
-    ///     println!("in span {}", span.name());
-    /// }
-    /// #         }));
-    /// #         if passed.is_ok() {
-    /// #             CHECKED.fetch_add(1, SeqCst);
-    /// #         }
-    /// #         Ok(())
-    /// #     }
-    /// #     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
-    /// # }
-    /// # let guard = tachylog::builder().sink(Check).init().unwrap();
-    /// # tachylog::info!(n = 3u64, who = "ada"; "x");
-    /// # drop(guard);
-    /// # assert_eq!(CHECKED.load(SeqCst), 1);
-    /// ```
-    pub fn name(&self) -> &'a str {
-        self.fields.text(self.fields.spans[self.index].clone())
-    }
-
-    /// The span's fields, in the order they were recorded.
-    ///
-    /// ```
-    /// # use tachylog::FieldValue;
-    /// # use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    /// # static CHECKED: AtomicUsize = AtomicUsize::new(0);
-    /// # struct Check;
-    /// # impl tachylog::Sink for Check {
-    /// #     fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
-    /// #         // The back end survives a sink's panic: count the checks that passed instead.
-    /// #         let passed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-    /// let fields = line.fields; // in a `Sink`, for `info!(n = 3u64, who = "ada"; "x")`
-    /// for span in fields.spans() {
-    ///     for field in span.fields() {
-    ///         println!("{}.{}={}", span.name(), field.key, field.value);
-    ///     }
-    /// }
-    /// #         }));
-    /// #         if passed.is_ok() {
-    /// #             CHECKED.fetch_add(1, SeqCst);
-    /// #         }
-    /// #         Ok(())
-    /// #     }
-    /// #     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
-    /// # }
-    /// # let guard = tachylog::builder().sink(Check).init().unwrap();
-    /// # tachylog::info!(n = 3u64, who = "ada"; "x");
-    /// # drop(guard);
-    /// # assert_eq!(CHECKED.load(SeqCst), 1);
-    /// ```
-    pub fn fields(&self) -> impl Iterator<Item = Field<'a>> + 'a {
-        self.fields.owned_by(self.index as u32 + 1)
-    }
-}
 
 /// A value as stored: text lives in [`Fields::text`], everything else as it came.
 #[derive(Debug, Clone)]
@@ -412,136 +268,12 @@ impl Fields {
         // Ranges are only made here, on character boundaries of `text`.
         &self.text[range]
     }
-
-    /// Empties the set, keeping its memory (unless one huge record grew it).
-    pub(crate) fn clear(&mut self) {
-        self.entries.clear();
-        self.spans.clear();
-        self.current_owner = 0;
-        if self.text.capacity() > 1 << 20 {
-            self.text = String::with_capacity(1024);
-        } else {
-            self.text.clear();
-        }
-    }
-
-    fn push_text(&mut self, text: &str) -> Range<usize> {
-        let start = self.text.len();
-        self.text.push_str(text);
-        start..self.text.len()
-    }
-
-    /// Appends formatted text to the arena, cut to the value limit; returns its range.
-    fn push_display(&mut self, value: &dyn fmt::Display) -> Result<Range<usize>, fmt::Error> {
-        let start = self.text.len();
-        let result = write!(self.text, "{value}");
-        if result.is_err() {
-            self.text.truncate(start);
-            return Err(fmt::Error);
-        }
-        self.cut_value(start);
-        Ok(start..self.text.len())
-    }
-
-    /// Cuts the value that starts at `start` to the limit, saying how much was removed.
-    fn cut_value(&mut self, start: usize) {
-        let len = self.text.len() - start;
-        if len <= self.max_value_bytes {
-            return;
-        }
-        let mut cut = start + self.max_value_bytes;
-        while !self.text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let removed = self.text.len() - cut;
-        self.text.truncate(cut);
-        let _ = write!(self.text, "…[truncated {removed} bytes]");
-    }
-
-    fn push(&mut self, key: &str, value: Stored) {
-        let key = self.push_text(key);
-        self.entries.push(Entry {
-            owner: self.current_owner,
-            key,
-            value,
-        });
-    }
-
-    /// Starts a span: the fields pushed next are its own, until [`Fields::begin_event`].
-    pub(crate) fn begin_span(&mut self, name: &str) {
-        let name = self.push_text(name);
-        self.spans.push(name);
-        self.current_owner = self.spans.len() as u32;
-    }
-
-    /// The fields pushed next are the record's own.
-    pub(crate) fn begin_event(&mut self) {
-        self.current_owner = 0;
-    }
-
-    /// Adds a typed value.
-    pub(crate) fn push_value(&mut self, key: &str, value: FieldValue<'_>) {
-        let stored = match value {
-            FieldValue::Null => Stored::Scalar(FieldValue::Null),
-            FieldValue::Bool(v) => Stored::Scalar(FieldValue::Bool(v)),
-            FieldValue::I64(v) => Stored::Scalar(FieldValue::I64(v)),
-            FieldValue::U64(v) => Stored::Scalar(FieldValue::U64(v)),
-            FieldValue::I128(v) => Stored::Scalar(FieldValue::I128(v)),
-            FieldValue::U128(v) => Stored::Scalar(FieldValue::U128(v)),
-            FieldValue::F64(v) => Stored::Scalar(FieldValue::F64(v)),
-            FieldValue::Str(s) => {
-                let start = self.text.len();
-                self.text.push_str(s);
-                self.cut_value(start);
-                Stored::Str(start..self.text.len())
-            }
-        };
-        self.push(key, stored);
-    }
-
-    /// Adds a value formatted with `Display` (the `%` and `?` sigils, values with no native
-    /// type). A formatting error is shown in place of the value.
-    pub(crate) fn push_formatted(&mut self, key: &str, value: &dyn fmt::Display) {
-        let range = match self.push_display(value) {
-            Ok(range) => range,
-            Err(fmt::Error) => self.push_text("<formatting error>"),
-        };
-        self.push(key, Stored::Str(range));
-    }
-}
-
-/// What the macros' generated field decoders call. Not a public API.
-#[doc(hidden)]
-impl Fields {
-    #[inline]
-    pub fn __push_native<V: crate::codec::NativeField>(&mut self, key: &str, value: &V) {
-        value.push_to(key, self);
-    }
-
-    pub fn __push_display(&mut self, key: &str, value: &dyn fmt::Display) {
-        self.push_guarded(key, value);
-    }
-
-    pub fn __push_debug(&mut self, key: &str, value: &dyn fmt::Debug) {
-        self.push_guarded(key, &format_args!("{value:?}"));
-    }
-
-    /// A user's `Display`/`Debug` runs here, on the back end: a panic in it is caught and shown
-    /// in place of this one value.
-    fn push_guarded(&mut self, key: &str, value: &dyn fmt::Display) {
-        let text_len = self.text.len();
-        let entries = self.entries.len();
-        if let Err(panic) = crate::lifecycle::catch_user_panic(|| self.push_formatted(key, value)) {
-            self.text.truncate(text_len);
-            self.entries.truncate(entries);
-            self.push_formatted(key, &format_args!("<formatting panicked: {panic}>"));
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fmt;
 
     #[test]
     fn keeps_types_order_and_span_ownership() {

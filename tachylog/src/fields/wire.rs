@@ -91,7 +91,7 @@ impl<'a> FieldWriter<'a> {
         let len_at = self.buf.len();
         self.buf.extend_from_slice(&0u32.to_ne_bytes());
         let start = self.buf.len();
-        let outcome = crate::lifecycle::catch_user_panic(|| {
+        let outcome = crate::panic_guard::catch_user_panic(|| {
             use std::io::Write as _;
             write!(self.buf, "{value}")
         });

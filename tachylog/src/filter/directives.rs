@@ -29,13 +29,7 @@ pub struct Filter {
     targets: Vec<(String, Option<Level>)>,
 }
 
-/// Why a filter string was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid log filter directive {directive:?}: {reason}")]
-pub struct FilterError {
-    directive: String,
-    reason: String,
-}
+pub use crate::error::FilterError;
 
 impl Filter {
     /// A filter passing `level` and everything more severe, for every target.

@@ -7,6 +7,10 @@
 //! every registered site under one lock, so a call never takes a lock after its first time.
 //! The global kill switch (shutdown, a forked child) is [`GATE`]'s `max_level`, which
 //! [`log_record`](crate::frontend::producer::log_record) checks again before writing.
+//!
+//! Layer 7 (see `ARCHITECTURE.md`): imports layers 1 to 3 (levels, the gate, the registry's
+//! lock). Mirroring the level into the `log` crate is the caller's job (`logger`), so the
+//! filter knows no facade.
 
 mod directives;
 
@@ -67,7 +71,7 @@ impl Interest {
         if GATE.max_level.load(Ordering::Relaxed) == 0 {
             return false;
         }
-        let mut sites = crate::queue::registry::lock(&SITES);
+        let mut sites = crate::queue::sync::lock(&SITES);
         if self.state.load(Ordering::Relaxed) == UNRESOLVED {
             sites.push((self, level, target));
         }
@@ -98,7 +102,7 @@ pub(crate) fn wanted_dynamic(level: Level, target: &str) -> bool {
 
 /// Puts `filter` in force (`None`: everything off) and re-resolves every known call site.
 pub(crate) fn apply(filter: Option<Filter>) {
-    let sites = crate::queue::registry::lock(&SITES);
+    let sites = crate::queue::sync::lock(&SITES);
     let max_level = filter.as_ref().and_then(Filter::max_level);
     *FILTER.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = filter.clone();
     PER_TARGET.store(filter.as_ref().is_some_and(Filter::has_targets), Ordering::Relaxed);
@@ -111,22 +115,5 @@ pub(crate) fn apply(filter: Option<Filter>) {
         interest.state.store(state, Ordering::Relaxed);
     }
     GATE.set_max_level(max_level);
-    crate::facade::log::set_max_level(max_level);
 }
 
-/// Changes the filter of the running logger, from any thread: `RUST_LOG` syntax
-/// (`info,my_crate::net=debug,hyper=warn`). Returns the first bad directive as an error and
-/// changes nothing then. Does nothing when no logger is running (the next `init` sets its own).
-///
-/// ```
-/// let guard = tachylog::builder().stdout().init().unwrap();
-/// tachylog::set_filter("warn,my_app::db=trace").unwrap();
-/// tachylog::info!("not written: this module is at warn now");
-/// assert!(tachylog::set_filter("info,db=loud").is_err());
-/// # drop(guard);
-/// ```
-pub fn set_filter(spec: &str) -> Result<(), FilterError> {
-    let filter: Filter = spec.parse()?;
-    crate::logger::apply_filter_if_running(filter);
-    Ok(())
-}

@@ -1,6 +1,9 @@
 //! Turning records into text, on the back end: the text line [`pattern`], [`json`] lines and
 //! [`logfmt`], the cached date-time ([`time`]) and the escaping that keeps one record on one line
 //! ([`escape`]).
+//!
+//! Layer 4 (see `ARCHITECTURE.md`): imports layers 1 to 3 (the record layout, decoding,
+//! thread names); never a sink or the worker.
 
 pub(crate) mod escape;
 pub(crate) mod fields;

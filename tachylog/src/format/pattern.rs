@@ -41,13 +41,7 @@ pub struct Pattern {
     pieces: Vec<Piece>,
 }
 
-/// A pattern that could not be parsed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid line pattern {pattern:?}: {reason}")]
-pub struct PatternError {
-    pattern: String,
-    reason: String,
-}
+pub use crate::error::PatternError;
 
 impl Pattern {
     /// Parses a pattern.
@@ -192,7 +186,7 @@ impl LineFormatter {
                 crate::fields::wire::decode(encoded, fields);
             }
             Message::Site { site, args } => {
-                let outcome = crate::lifecycle::catch_user_panic(|| {
+                let outcome = crate::panic_guard::catch_user_panic(|| {
                     let mut decoder = Decoder::new(args);
                     // Fields come first in the bytes; their decoder catches panics per value.
                     (site.fields)(&mut decoder, fields);

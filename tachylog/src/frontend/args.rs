@@ -14,7 +14,7 @@
 //!    the type's `Display`/`Debug` on the calling thread, and a panic in it is caught and logged
 //!    as `<formatting panicked: ...>` in place of the argument.
 
-use crate::codec::{ArgWriter, Codec, CopyCodec, LossyCodec, PreformattedCodec, StrCodec};
+use crate::codec::{ArgWriter, Codec, CopyArg, CopyCodec, LossyCodec, PreformattedCodec, StrCodec};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt;
@@ -24,47 +24,6 @@ use std::ops::Range;
 use std::rc::Rc;
 use std::sync::Arc;
 
-/// Opts a type into bit-for-bit transport: the calling thread copies the value into the queue
-/// and the back end formats it later with the type's own `Display`/`Debug`/... impls.
-///
-/// This is the fastest way to log a type of your own. `Copy + Send + 'static` makes it sound: a
-/// `Copy` type has no destructor and no owned heap data, `'static` means it borrows nothing that
-/// could be gone when the back end formats it, and `Send` means it may be used on the back end's
-/// thread.
-///
-/// Keep `fmt` impls of such types cheap and free of side effects: they run on the back end,
-/// later, possibly after the values they might look up have changed.
-///
-/// ```
-/// #[derive(Clone, Copy, Debug)]
-/// struct OrderId(u64);
-/// impl std::fmt::Display for OrderId {
-///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-///         write!(f, "order-{}", self.0)
-///     }
-/// }
-/// impl tachylog::CopyArg for OrderId {}
-///
-/// tachylog::info!("filled {} ({:?})", OrderId(7), OrderId(7));
-/// ```
-pub trait CopyArg: Copy + Send + 'static {}
-
-macro_rules! copy_args {
-    ($($t:ty),*) => {$( impl CopyArg for $t {} )*};
-}
-copy_args!(
-    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64, bool, char, (),
-    std::num::NonZeroU8, std::num::NonZeroU16, std::num::NonZeroU32, std::num::NonZeroU64,
-    std::num::NonZeroU128, std::num::NonZeroUsize, std::num::NonZeroI8, std::num::NonZeroI16,
-    std::num::NonZeroI32, std::num::NonZeroI64, std::num::NonZeroI128, std::num::NonZeroIsize,
-    std::time::Duration, std::net::IpAddr, std::net::Ipv4Addr, std::net::Ipv6Addr,
-    std::net::SocketAddr, std::net::SocketAddrV4, std::net::SocketAddrV6,
-    std::cmp::Ordering
-);
-impl<T: CopyArg> CopyArg for Option<T> {}
-impl<T: CopyArg, const N: usize> CopyArg for [T; N] {}
-impl<A: CopyArg, B: CopyArg> CopyArg for (A, B) {}
-impl<A: CopyArg, B: CopyArg, C: CopyArg> CopyArg for (A, B, C) {}
 
 /// Types logged by copying their bytes with a length: text, and [`Lossy`] byte strings.
 pub trait BytesArg {
@@ -321,7 +280,7 @@ impl Stage {
                 .unwrap_or_default()
         });
         let start = text.len();
-        let outcome = crate::lifecycle::catch_user_panic(|| f(text));
+        let outcome = crate::panic_guard::catch_user_panic(|| f(text));
         match outcome {
             Ok(Ok(())) => {}
             Ok(Err(fmt::Error)) => {

@@ -13,87 +13,10 @@
 //! 4. [`NativeViaDisplay`]: anything else that implements `Display`, formatted here (the
 //!    documented slow path, as for message arguments).
 
-use super::args::{BytesArg, BytesSlot, CopyArg, CopySlot, FallbackSlot, Stage, Wrap};
-use crate::{FieldValue, Fields};
+use super::args::{BytesArg, BytesSlot, CopySlot, FallbackSlot, Stage, Wrap};
+use crate::codec::NativeValue;
 use std::fmt;
 
-/// A [`CopyArg`] type with a native field value: its fields are numbers, booleans or null in
-/// JSON rather than text. Implemented for integers, floats, `bool`, `char`, `()`, the
-/// `NonZero` integers, and `Option` of any of them (`None` is null).
-///
-/// ```
-/// let retries: Option<u32> = None;
-/// tachylog::info!(attempt = 3u8, retries, ratio = 0.5; "retrying");
-/// ```
-pub trait NativeValue: CopyArg {
-    /// Adds the value to `fields` under `key`.
-    #[doc(hidden)]
-    fn push_to(&self, key: &str, fields: &mut Fields);
-}
-
-macro_rules! native_numbers {
-    ($variant:ident as $wide:ty: $($t:ty),*) => {$(
-        impl NativeValue for $t {
-            fn push_to(&self, key: &str, fields: &mut Fields) {
-                fields.push_value(key, FieldValue::$variant(<$wide>::from(*self)));
-            }
-        }
-    )*};
-}
-native_numbers!(U64 as u64: u8, u16, u32, u64);
-native_numbers!(I64 as i64: i8, i16, i32, i64);
-native_numbers!(F64 as f64: f32, f64);
-native_numbers!(U128 as u128: u128);
-native_numbers!(I128 as i128: i128);
-native_numbers!(Bool as bool: bool);
-
-impl NativeValue for usize {
-    fn push_to(&self, key: &str, fields: &mut Fields) {
-        fields.push_value(key, FieldValue::U64(*self as u64));
-    }
-}
-
-impl NativeValue for isize {
-    fn push_to(&self, key: &str, fields: &mut Fields) {
-        fields.push_value(key, FieldValue::I64(*self as i64));
-    }
-}
-
-macro_rules! native_non_zero {
-    ($($t:ty),*) => {$(
-        impl NativeValue for $t {
-            fn push_to(&self, key: &str, fields: &mut Fields) {
-                self.get().push_to(key, fields);
-            }
-        }
-    )*};
-}
-native_non_zero!(
-    std::num::NonZeroU8, std::num::NonZeroU16, std::num::NonZeroU32, std::num::NonZeroU64,
-    std::num::NonZeroU128, std::num::NonZeroUsize, std::num::NonZeroI8, std::num::NonZeroI16,
-    std::num::NonZeroI32, std::num::NonZeroI64, std::num::NonZeroI128, std::num::NonZeroIsize
-);
-
-impl NativeValue for char {
-    fn push_to(&self, key: &str, fields: &mut Fields) {
-        fields.push_value(key, FieldValue::Str(self.encode_utf8(&mut [0; 4])));
-    }
-}
-
-impl NativeValue for () {
-    fn push_to(&self, key: &str, fields: &mut Fields) {
-        fields.push_value(key, FieldValue::Null);
-    }
-}
-
-impl<T: NativeValue> NativeValue for Option<T> {
-    fn push_to(&self, key: &str, fields: &mut Fields) {
-        match self {
-            Some(v) => v.push_to(key, fields),
-            None => fields.push_value(key, FieldValue::Null),
-        }
-    }
-}
 
 #[doc(hidden)]
 pub trait NativeViaBytes<'a> {

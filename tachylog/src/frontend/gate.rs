@@ -6,8 +6,6 @@
 
 use crate::Level;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::Mutex;
-use std::thread::Thread;
 
 /// What a producer does when its ring is full.
 ///
@@ -35,9 +33,6 @@ pub(crate) struct Gate {
     pub(crate) backend_sleeping: AtomicBool,
     /// `OnFull` as `u8`: 0 block, 1 drop. Read on the full-ring path only.
     pub(crate) on_full: AtomicU8,
-    /// Whether a back end is running and will drain rings. Producers that find their ring full
-    /// while it is false drop the record instead of waiting forever.
-    pub(crate) backend_running: AtomicBool,
     /// Ring size for threads that register from now on.
     pub(crate) ring_capacity: AtomicUsize,
     /// Total heap bytes that oversize records may hold in one ring before their producer waits.
@@ -54,15 +49,11 @@ pub(crate) static GATE: Gate = Gate {
     max_level: AtomicU8::new(0),
     backend_sleeping: AtomicBool::new(false),
     on_full: AtomicU8::new(0),
-    backend_running: AtomicBool::new(false),
     ring_capacity: AtomicUsize::new(1 << 20),
     max_boxed_bytes: AtomicUsize::new(64 << 20),
     sync_level: AtomicU8::new(0),
     max_block_nanos: AtomicU64::new(0),
 };
-
-/// The back end's thread, for unparking. Locked only on cold paths.
-pub(crate) static BACKEND_THREAD: Mutex<Option<Thread>> = Mutex::new(None);
 
 impl Gate {
     pub(crate) fn on_full(&self) -> OnFull {
@@ -95,14 +86,5 @@ pub(crate) fn synchronous(level: Level) -> bool {
 #[cold]
 #[inline(never)]
 pub(crate) fn write_through() {
-    crate::logger::flush();
-}
-
-/// Wakes the back end if it is parked.
-#[cold]
-#[inline(never)]
-pub(crate) fn wake_backend() {
-    if let Some(thread) = crate::queue::registry::lock(&BACKEND_THREAD).as_ref() {
-        thread.unpark();
-    }
+    crate::queue::control::flush();
 }

@@ -8,7 +8,8 @@
 //! end) is on `#[cold]` out-of-line paths.
 
 use super::clock;
-use super::gate::{enabled, synchronous, wake_backend, write_through, OnFull, GATE};
+use super::gate::{enabled, synchronous, write_through, OnFull, GATE};
+use crate::queue::control::{self, wake_backend};
 use crate::codec::ArgWriter;
 use crate::queue::registry::{ThreadQueue, REGISTRY};
 use crate::queue::ring::{ProducerCursor, Reservation};
@@ -162,8 +163,8 @@ fn wait_for_room(
 /// longer than `Builder::max_block`.
 fn must_not_wait(backoff: &mut Backoff) -> bool {
     GATE.on_full() == OnFull::Drop
-        || !GATE.backend_running.load(Ordering::Acquire)
-        || crate::lifecycle::on_backend_thread()
+        || !control::is_running()
+        || control::on_backend_thread()
         || backoff.waited_too_long()
 }
 

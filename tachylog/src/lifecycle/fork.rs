@@ -19,7 +19,7 @@ pub(crate) fn install() {
 
 extern "C" fn after_fork_in_child() {
     GATE.set_max_level(None);
-    GATE.backend_running.store(false, Ordering::Release);
+    crate::queue::control::BACKEND_RUNNING.store(false, Ordering::Release);
     log::set_max_level(log::LevelFilter::Off);
     super::signals::forget_thread_after_fork();
 }

@@ -8,7 +8,7 @@
 //! the handshake, under the mutex too, so a request made after its last look is answered
 //! (with "not served") instead of waiting forever. The loom models below check both promises.
 
-use super::sync::{AtomicBool, AtomicU64, Condvar, Mutex, MutexGuard, Ordering};
+use super::sync::{lock, AtomicBool, AtomicU64, Condvar, Mutex, Ordering};
 use std::time::Duration;
 
 pub(crate) struct FlushHandshake {
@@ -94,11 +94,6 @@ impl FlushHandshake {
     pub(crate) fn served_without_lock(&self, ticket: u64) -> bool {
         self.served_for_signals.load(Ordering::Acquire) >= ticket
     }
-}
-
-/// Locks, ignoring poisoning: a `u64` is always consistent.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Model checks: run with `RUSTFLAGS="--cfg loom" cargo test -p tachylog --release --lib loom`.

@@ -5,7 +5,13 @@
 //!
 //! Nothing here formats, allocates after a ring's creation (except boxed oversize frames), locks
 //! on the producer path, or makes a system call.
+//!
+//! Layer 1 (see `ARCHITECTURE.md`): imports nothing from the crate outside `queue`. Besides the
+//! rings it holds [`control`], the one home of the flush barrier and the back end's wake-up,
+//! so that every layer above can wait for the back end without importing it.
 
+#[cfg(not(loom))]
+pub(crate) mod control;
 pub(crate) mod handshake;
 #[cfg(not(loom))]
 pub(crate) mod registry;

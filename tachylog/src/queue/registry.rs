@@ -6,8 +6,9 @@
 //! here, so a logger started later drains them.
 
 use super::ring::{ConsumerCursor, ProducerCursor, Ring};
+use super::sync::lock;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 /// Who produces into a queue, for the thread column of log lines.
 #[derive(Debug, Clone)]
@@ -123,10 +124,4 @@ impl Registry {
     pub(crate) fn adopt(&self) -> Vec<Adopted> {
         std::mem::take(&mut *lock(&self.waiting))
     }
-}
-
-/// Locks a mutex, ignoring poisoning: the data guarded here stays consistent across panics
-/// (pushes and takes of whole vectors).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -10,6 +10,13 @@ pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering}
 #[cfg(not(loom))]
 pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
 
+/// Locks `m`, ignoring poisoning: every mutex in tachylog guards data that stays consistent
+/// when a holder panics (a slot, a list, a counter), and a logger that stops working because
+/// some thread once panicked would lose records.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// The ring's byte storage.
 ///
 /// Under loom every byte is its own tracked cell so that loom reports a data race if the

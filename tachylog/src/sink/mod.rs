@@ -1,6 +1,9 @@
 //! Destinations of formatted lines, one file per kind. Sinks run on the back end's thread only:
 //! nothing here is ever called from a log call, so a sink may block, allocate and make system
 //! calls without slowing the application down (until the rings fill up).
+//!
+//! Layer 5 (see `ARCHITECTURE.md`): imports layers 1 to 4 (formats for syslog and OTLP, the
+//! flush barrier for delivery at exit); never the worker, the hooks or the builder.
 
 mod append;
 mod console;

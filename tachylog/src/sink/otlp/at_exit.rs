@@ -67,9 +67,8 @@ pub(crate) fn deliver_before_exit(ending: &str) {
     if live.is_empty() {
         return;
     }
-    if crate::logger::is_running() && !crate::lifecycle::on_backend_thread() {
-        crate::flush();
-    }
+    // Returns at once on the back end's thread, or when no logger runs.
+    crate::queue::control::flush();
     for shared in &live {
         let left = shared.drain(Instant::now() + shared.shutdown_timeout);
         if left > 0 {

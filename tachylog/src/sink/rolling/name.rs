@@ -82,13 +82,7 @@ enum Token {
     Field(Field),
 }
 
-/// Why a file-name pattern was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid file-name pattern {pattern:?}: {reason}")]
-pub struct FileNamePatternError {
-    pattern: String,
-    reason: String,
-}
+pub use crate::error::FileNamePatternError;
 
 /// A parsed file-name pattern.
 #[derive(Clone, Debug)]

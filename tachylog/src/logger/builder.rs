@@ -1,27 +1,20 @@
-//! Starting and stopping the logger: [`Builder`], [`Guard`], [`flush`].
+//! [`Builder`]: what the logger is configured with, and [`Builder::init`], which opens the
+//! sinks, starts the back end and installs the process hooks the configuration asks for.
 
+use super::Guard;
 use crate::backend::clock::WallClock;
-use crate::backend::worker::{new_merger, Control, Worker};
-use crate::format::pattern::{LineFormatter, Pattern};
+use crate::backend::worker::{new_merger, Worker};
 use crate::facade::log::LogFacade;
+use crate::format::pattern::{LineFormatter, Pattern};
 use crate::format::Format;
-use crate::frontend::gate::{OnFull, BACKEND_THREAD, GATE};
-use crate::queue::registry::lock;
+use crate::frontend::gate::{OnFull, GATE};
+use crate::queue::control::{self, Control};
 use crate::sink::{FileSink, Sink, SinkSlot, Stderr, Stdout};
 use crate::{Error, Level};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 use std::time::Duration;
-
-/// The running logger's control block, for `flush()` and the hooks.
-static RUNNING: Mutex<Option<Arc<Control>>> = Mutex::new(None);
-
-/// Whether a logger is running.
-pub(crate) fn is_running() -> bool {
-    GATE.backend_running.load(Ordering::Acquire)
-}
 
 enum SinkSpec {
     Stdout,
@@ -412,7 +405,7 @@ impl Builder {
     /// bad pattern or filter, a file that cannot be opened, a logger already running, or a
     /// `log` slot held by another logger while [`LogFacade::Required`] is asked for.
     pub fn init(self) -> Result<Guard, Error> {
-        let mut running = lock(&RUNNING);
+        let mut running = Control::lock_running();
         if running.is_some() {
             return Err(Error::AlreadyInitialized);
         }
@@ -465,7 +458,7 @@ impl Builder {
         }
         let clock = WallClock::calibrate();
         let control = Arc::new(Control::new());
-        crate::lifecycle::publish_control(&control);
+        Control::publish_for_signals(&control);
         let worker = Worker {
             control: control.clone(),
             merger: new_merger(&clock),
@@ -489,13 +482,13 @@ impl Builder {
                 closing.flush.close();
                 if outcome.is_err() {
                     // Callers must not wait for a back end that is gone.
-                    GATE.backend_running.store(false, Ordering::Release);
+                    control::BACKEND_RUNNING.store(false, Ordering::Release);
                     eprintln!("tachylog: the back-end thread panicked; logging is disabled");
                 }
             })
             .map_err(Error::SpawnWorker)?;
-        *lock(&BACKEND_THREAD) = Some(handle.thread().clone());
-        GATE.backend_running.store(true, Ordering::Release);
+        control::set_backend_thread(Some(handle.thread().clone()));
+        control::BACKEND_RUNNING.store(true, Ordering::Release);
         *running = Some(control.clone());
         drop(running);
 
@@ -511,7 +504,7 @@ impl Builder {
             .store(self.sync_level.map_or(0, |l| l as u8), Ordering::Relaxed);
         let max_block = self.max_block.map_or(0, |d| d.as_nanos().min(u64::MAX as u128) as u64);
         GATE.max_block_nanos.store(max_block, Ordering::Relaxed);
-        crate::filter::apply(Some(filter));
+        super::apply_filter(Some(filter));
         if self.log_facade == LogFacade::BestEffort && !holds_log_slot {
             crate::frontend::producer::log_dynamic(
                 Level::Warn,
@@ -522,128 +515,6 @@ impl Builder {
                 &[],
             );
         }
-        Ok(Guard {
-            control,
-            handle: Some(handle),
-            pid: std::process::id(),
-        })
+        Ok(Guard::new(control, handle))
     }
-}
-
-/// Keeps the logger running. Dropping it stops new records, drains every queue, flushes every
-/// sink and joins the back end's thread; after that `init` may be called again.
-///
-/// Records logged by other threads after the drop starts are discarded.
-#[must_use = "dropping the guard stops the logger at once"]
-pub struct Guard {
-    control: Arc<Control>,
-    handle: Option<JoinHandle<()>>,
-    /// The process that started the logger: in a forked child the back end does not exist and
-    /// must not be joined.
-    pid: u32,
-}
-
-impl Guard {
-    /// Changes the most verbose level logged, for every target, from any thread. This replaces
-    /// any per-target filter; [`set_filter`](crate::set_filter) sets one.
-    ///
-    /// ```
-    /// let guard = tachylog::builder().stdout().init().unwrap();
-    /// guard.set_level(tachylog::Level::Warn);
-    /// assert!(!tachylog::enabled(tachylog::Level::Info));
-    /// # drop(guard);
-    /// ```
-    pub fn set_level(&self, level: Level) {
-        apply_filter_if_running(crate::filter::Filter::new(level));
-    }
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if self.pid != std::process::id() {
-            // A forked child: logging is already off (see `lifecycle::fork`); the parent's
-            // thread and locks are not ours to touch.
-            std::mem::forget(self.handle.take());
-            return;
-        }
-        crate::filter::apply(None);
-        self.control.shutdown.store(true, Ordering::Release);
-        if let Some(handle) = self.handle.take() {
-            handle.thread().unpark();
-            if handle.join().is_err() {
-                eprintln!("tachylog: the back-end thread panicked; some records may be lost");
-            }
-        }
-        GATE.backend_running.store(false, Ordering::Release);
-        *lock(&BACKEND_THREAD) = None;
-        *lock(&RUNNING) = None;
-    }
-}
-
-/// Closes and reopens every sink's destination, as needed after `logrotate` moved the files
-/// away. Records logged before the call go to the old files; the call returns once the new ones
-/// are open (it is a [`flush`] too). Does nothing when no logger is running.
-///
-/// ```
-/// let dir = std::env::temp_dir().join("tachylog-doc-reopen");
-/// let guard = tachylog::builder().file(dir.join("app.log")).init().unwrap();
-/// tachylog::info!("before the move");
-/// tachylog::flush();
-/// std::fs::rename(dir.join("app.log"), dir.join("app.log.1")).unwrap();
-/// tachylog::reopen();
-/// assert!(dir.join("app.log").exists());
-/// tachylog::info!("after the move");
-/// drop(guard);
-/// assert!(std::fs::read_to_string(dir.join("app.log")).unwrap().contains("after the move"));
-/// # std::fs::remove_dir_all(dir).unwrap();
-/// ```
-pub fn reopen() {
-    if !is_running() {
-        return; // also in a forked child, where `RUNNING`'s lock may be held forever
-    }
-    let Some(control) = lock(&RUNNING).clone() else {
-        return;
-    };
-    // Requested before the flush, so the flush that `flush()` waits for also serves it.
-    request_reopen(&control);
-    drop(control);
-    flush();
-}
-
-/// Puts `filter` in force if a logger is running (under the lock `init` and shutdown take, so
-/// a late change cannot re-enable a logger that is stopping).
-pub(crate) fn apply_filter_if_running(filter: crate::filter::Filter) {
-    if !is_running() {
-        return; // also in a forked child, where `RUNNING`'s lock may be held forever
-    }
-    let running = lock(&RUNNING);
-    if running.is_some() {
-        crate::filter::apply(Some(filter));
-    }
-}
-
-pub(crate) fn request_reopen(control: &Control) {
-    control.reopen_requested.fetch_add(1, Ordering::SeqCst);
-    crate::frontend::gate::wake_backend();
-}
-
-/// Blocks until every record logged before this call, by any thread, has been written and the
-/// sinks flushed. Returns at once when no logger is running or when called from the back end.
-///
-/// ```
-/// let guard = tachylog::builder().stdout().init().unwrap();
-/// tachylog::info!("visible on stdout once flush returns");
-/// tachylog::flush();
-/// # drop(guard);
-/// ```
-pub fn flush() {
-    if !is_running() || crate::lifecycle::on_backend_thread() {
-        return;
-    }
-    let Some(control) = lock(&RUNNING).clone() else {
-        return;
-    };
-    let ticket = control.flush.request();
-    crate::frontend::gate::wake_backend();
-    control.flush.wait(ticket);
 }

@@ -1,0 +1,129 @@
+//! The traits that say which values travel as raw bytes: [`CopyArg`] (copied bit for bit,
+//! formatted on the back end with the type's own impls) and [`NativeValue`] (a `CopyArg` whose
+//! field value is typed: a number, a boolean or null in JSON).
+//!
+//! Layer 2 (see `ARCHITECTURE.md`), beside the encoding they select: the calling thread's slots
+//! ([`crate::frontend`]) pick them at compile time, and the back end's decoders
+//! ([`super::views`]) read them back. Imports only [`crate::fields`] (to push typed values).
+
+use crate::fields::{FieldValue, Fields};
+
+/// Opts a type into bit-for-bit transport: the calling thread copies the value into the queue
+/// and the back end formats it later with the type's own `Display`/`Debug`/... impls.
+///
+/// This is the fastest way to log a type of your own. `Copy + Send + 'static` makes it sound: a
+/// `Copy` type has no destructor and no owned heap data, `'static` means it borrows nothing that
+/// could be gone when the back end formats it, and `Send` means it may be used on the back end's
+/// thread.
+///
+/// Keep `fmt` impls of such types cheap and free of side effects: they run on the back end,
+/// later, possibly after the values they might look up have changed.
+///
+/// ```
+/// #[derive(Clone, Copy, Debug)]
+/// struct OrderId(u64);
+/// impl std::fmt::Display for OrderId {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         write!(f, "order-{}", self.0)
+///     }
+/// }
+/// impl tachylog::CopyArg for OrderId {}
+///
+/// tachylog::info!("filled {} ({:?})", OrderId(7), OrderId(7));
+/// ```
+pub trait CopyArg: Copy + Send + 'static {}
+
+macro_rules! copy_args {
+    ($($t:ty),*) => {$( impl CopyArg for $t {} )*};
+}
+copy_args!(
+    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64, bool, char, (),
+    std::num::NonZeroU8, std::num::NonZeroU16, std::num::NonZeroU32, std::num::NonZeroU64,
+    std::num::NonZeroU128, std::num::NonZeroUsize, std::num::NonZeroI8, std::num::NonZeroI16,
+    std::num::NonZeroI32, std::num::NonZeroI64, std::num::NonZeroI128, std::num::NonZeroIsize,
+    std::time::Duration, std::net::IpAddr, std::net::Ipv4Addr, std::net::Ipv6Addr,
+    std::net::SocketAddr, std::net::SocketAddrV4, std::net::SocketAddrV6,
+    std::cmp::Ordering
+);
+impl<T: CopyArg> CopyArg for Option<T> {}
+impl<T: CopyArg, const N: usize> CopyArg for [T; N] {}
+impl<A: CopyArg, B: CopyArg> CopyArg for (A, B) {}
+impl<A: CopyArg, B: CopyArg, C: CopyArg> CopyArg for (A, B, C) {}
+
+/// A [`CopyArg`] type with a native field value: its fields are numbers, booleans or null in
+/// JSON rather than text. Implemented for integers, floats, `bool`, `char`, `()`, the
+/// `NonZero` integers, and `Option` of any of them (`None` is null).
+///
+/// ```
+/// let retries: Option<u32> = None;
+/// tachylog::info!(attempt = 3u8, retries, ratio = 0.5; "retrying");
+/// ```
+pub trait NativeValue: CopyArg {
+    /// Adds the value to `fields` under `key`.
+    #[doc(hidden)]
+    fn push_to(&self, key: &str, fields: &mut Fields);
+}
+
+macro_rules! native_numbers {
+    ($variant:ident as $wide:ty: $($t:ty),*) => {$(
+        impl NativeValue for $t {
+            fn push_to(&self, key: &str, fields: &mut Fields) {
+                fields.push_value(key, FieldValue::$variant(<$wide>::from(*self)));
+            }
+        }
+    )*};
+}
+native_numbers!(U64 as u64: u8, u16, u32, u64);
+native_numbers!(I64 as i64: i8, i16, i32, i64);
+native_numbers!(F64 as f64: f32, f64);
+native_numbers!(U128 as u128: u128);
+native_numbers!(I128 as i128: i128);
+native_numbers!(Bool as bool: bool);
+
+impl NativeValue for usize {
+    fn push_to(&self, key: &str, fields: &mut Fields) {
+        fields.push_value(key, FieldValue::U64(*self as u64));
+    }
+}
+
+impl NativeValue for isize {
+    fn push_to(&self, key: &str, fields: &mut Fields) {
+        fields.push_value(key, FieldValue::I64(*self as i64));
+    }
+}
+
+macro_rules! native_non_zero {
+    ($($t:ty),*) => {$(
+        impl NativeValue for $t {
+            fn push_to(&self, key: &str, fields: &mut Fields) {
+                self.get().push_to(key, fields);
+            }
+        }
+    )*};
+}
+native_non_zero!(
+    std::num::NonZeroU8, std::num::NonZeroU16, std::num::NonZeroU32, std::num::NonZeroU64,
+    std::num::NonZeroU128, std::num::NonZeroUsize, std::num::NonZeroI8, std::num::NonZeroI16,
+    std::num::NonZeroI32, std::num::NonZeroI64, std::num::NonZeroI128, std::num::NonZeroIsize
+);
+
+impl NativeValue for char {
+    fn push_to(&self, key: &str, fields: &mut Fields) {
+        fields.push_value(key, FieldValue::Str(self.encode_utf8(&mut [0; 4])));
+    }
+}
+
+impl NativeValue for () {
+    fn push_to(&self, key: &str, fields: &mut Fields) {
+        fields.push_value(key, FieldValue::Null);
+    }
+}
+
+impl<T: NativeValue> NativeValue for Option<T> {
+    fn push_to(&self, key: &str, fields: &mut Fields) {
+        match self {
+            Some(v) => v.push_to(key, fields),
+            None => fields.push_value(key, FieldValue::Null),
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! Starting and stopping the logger: [`Builder`] ([`builder`]) and [`Guard`], with
+//! [`set_filter`]. The flush barrier and `reopen` live below, in `queue::control`, so that
+//! every layer can reach them.
+//!
+//! Layer 8, the top (see `ARCHITECTURE.md`): may import every module below it; nothing
+//! imports it but the crate root.
+
+mod builder;
+mod guard;
+
+pub use builder::{builder, Builder};
+pub use guard::{set_filter, Guard};
+
+use crate::Level;
+
+/// Puts `filter` in force (`None`: everything off) for tachylog's own calls and mirrors its
+/// most verbose level into the `log` crate's global filter when tachylog holds that slot.
+fn apply_filter(filter: Option<crate::filter::Filter>) {
+    let max_level: Option<Level> = filter.as_ref().and_then(crate::filter::Filter::max_level);
+    crate::filter::apply(filter);
+    crate::facade::log::set_max_level(max_level);
+}
