@@ -141,6 +141,13 @@ fn wait_for_room(
     kind: u32,
 ) -> Option<Reservation> {
     let ring = &producer.queue.ring;
+    retry_under_policy(producer, || ring.try_reserve(cursor, body_len, kind))
+}
+
+/// Retries `attempt`, which failed once for want of room, under the [`OnFull`] policy: waits
+/// (waking the back end, then backing off) until it succeeds, or, when the producer must not
+/// wait, counts the record as dropped and returns `None`. The one waiting loop of the producer.
+fn retry_under_policy<T>(producer: &Producer, mut attempt: impl FnMut() -> Option<T>) -> Option<T> {
     let mut backoff = Backoff::default();
     loop {
         if must_not_wait(&mut backoff) {
@@ -151,8 +158,8 @@ fn wait_for_room(
             wake_backend();
         }
         backoff.wait();
-        if let Some(r) = ring.try_reserve(cursor, body_len, kind) {
-            return Some(r);
+        if let Some(done) = attempt() {
+            return Some(done);
         }
     }
 }
@@ -192,35 +199,31 @@ fn log_boxed(
 }
 
 /// Publishes a heap-built body (its first 8 bytes are overwritten with the timestamp).
-fn push_boxed(producer: &Producer, cursor: &mut ProducerCursor, mut body: Box<[u8]>, kind: u32) {
+fn push_boxed(producer: &Producer, cursor: &mut ProducerCursor, body: Box<[u8]>, kind: u32) {
     let ring = &producer.queue.ring;
     let limit = GATE.max_boxed_bytes.load(Ordering::Relaxed);
-    let mut backoff = Backoff::default();
-    loop {
+    let mut body = Some(body);
+    let mut attempt = || {
+        let mut pending = body.take()?;
         let in_flight = ring.boxed_bytes();
-        if in_flight == 0 || in_flight + body.len() <= limit {
+        if in_flight == 0 || in_flight + pending.len() <= limit {
             ring.begin_activity(cursor);
-            body[..8].copy_from_slice(&clock::now().to_ne_bytes());
-            match ring.push_boxed(cursor, body, kind) {
+            pending[..8].copy_from_slice(&clock::now().to_ne_bytes());
+            let pushed = ring.push_boxed(cursor, pending, kind);
+            ring.end_activity(cursor);
+            match pushed {
                 Ok(()) => {
-                    ring.end_activity(cursor);
                     wake_backend();
-                    return;
+                    return Some(());
                 }
-                Err(back) => {
-                    ring.end_activity(cursor);
-                    body = back;
-                }
+                Err(back) => pending = back,
             }
         }
-        if must_not_wait(&mut backoff) {
-            producer.queue.dropped.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        if backoff.step == 0 {
-            wake_backend();
-        }
-        backoff.wait();
+        body = Some(pending);
+        None
+    };
+    if attempt().is_none() {
+        let _ = retry_under_policy(producer, attempt);
     }
 }
 
