@@ -1,0 +1,210 @@
+//! The block a log call expands to, put together: the target check, the `static` `Interest`
+//! and the enabled check, then, on the caller's thread, the arguments' evaluation, the
+//! `format_args!` check, the slots' encoding and the push of one record. The back end's
+//! functions come from `decode`, the `&'static Site` from `site`.
+//!
+//! What is emitted here runs on the calling thread at every enabled call: it evaluates each
+//! argument once, encodes slots through the runtime's `__private` API only, and formats on
+//! the caller only the fallback for types without a raw encoding (into the `Stage`).
+
+use crate::fields::Sigil;
+use crate::format_string::{self, Piece};
+use crate::input::LogCall;
+use crate::slots::{self, spec_text, SlotKind};
+use crate::{decode, site};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::Ident;
+
+pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
+    let pieces = format_string::parse(&call.format.value())
+        .map_err(|msg| syn::Error::new(call.format.span(), msg))?;
+    let krate = &call.krate;
+    let level = &call.level;
+    // A `const` context needs a `&'static str` constant here: a literal or a `const` item.
+    let target = match &call.target {
+        Some(target) => quote!(#target),
+        None => quote!(::core::module_path!()),
+    };
+    // Call-site metadata is written without the escaping scan: a custom target is checked
+    // for control characters at compile time instead.
+    let target_check = call.target.as_ref().map(|target| {
+        quote_spanned! {target.span()=>
+            const _: () = ::core::assert!(
+                #krate::__private::is_plain_target(#target),
+                "a log target must not contain control characters",
+            );
+        }
+    });
+    let lit = &call.format;
+
+    let slots::Plan {
+        bindings,
+        slots,
+        decode_format,
+    } = slots::plan(&call, &pieces)?;
+
+    let binding_idents: Vec<Ident> = (0..bindings.len())
+        .map(|i| format_ident!("__a{}", i))
+        .collect();
+    let binding_exprs = bindings.iter().map(|b| &b.tokens);
+
+    // The compile-time check: the original string and arguments through `format_args!`.
+    let check_positional = call.positional.iter().enumerate().map(|(i, e)| {
+        let ident = &binding_idents[i];
+        quote_spanned!(e.span()=> *#ident)
+    });
+    let np = call.positional.len();
+    let check_named = call.named.iter().enumerate().map(|(j, (name, e))| {
+        let ident = &binding_idents[np + j];
+        quote_spanned!(e.span()=> #name = *#ident)
+    });
+    let check = quote! {
+        #[allow(unreachable_code, clippy::all)]
+        if false {
+            #krate::__private::check_format(::core::format_args!(#lit #(, #check_positional)* #(, #check_named)*));
+        }
+    };
+
+    let site_fields = site::metadata(krate, level, &target, lit);
+
+    if slots.is_empty() && call.fields.is_empty() {
+        let text: String = pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Text(t) => t.as_str(),
+                Piece::Placeholder(_) => unreachable!(),
+            })
+            .collect();
+        let decode = decode::constant(krate, &text);
+        let site = site::constant(krate, &site_fields);
+        return Ok(quote! {{
+            #target_check
+            static __INTEREST: #krate::__private::Interest = #krate::__private::Interest::new();
+            if __INTEREST.enabled(#krate::Level::#level, #target) {
+                #decode
+                #site
+                #krate::__private::log_record(&__SITE, 0, |_| {});
+            }
+        }});
+    }
+
+    let slot_idents: Vec<Ident> = (0..slots.len())
+        .map(|k| format_ident!("__s{}", k))
+        .collect();
+    let mut slot_lets = Vec::new();
+    let mut site_args = Vec::new();
+    for (k, slot) in slots.iter().enumerate() {
+        let ident = &slot_idents[k];
+        let binding = &binding_idents[slot.binding];
+        match &slot.kind {
+            SlotKind::Count => {
+                slot_lets.push(quote! {
+                    let #ident = #krate::__private::CountSlot(*#binding);
+                });
+            }
+            SlotKind::Value {
+                placeholder,
+                width,
+                precision,
+            } => {
+                // What the caller formats if the type has no raw encoding: the placeholder with
+                // its own spec, counts renumbered to follow the value.
+                let mut count_args = Vec::new();
+                let mut next = 1;
+                let mut count_ref = |slot: &Option<usize>| {
+                    slot.map(|s| {
+                        count_args.push(&binding_idents[slots[s].binding]);
+                        next += 1;
+                        (next - 1).to_string()
+                    })
+                };
+                let w = count_ref(width);
+                let pr = count_ref(precision);
+                let fallback_format = spec_text("0", placeholder, w, pr);
+                slot_lets.push(quote! {
+                    let #ident = (&&&&#krate::__private::Wrap(#binding)).__tachylog_slot(
+                        &mut __stage,
+                        |__w: &mut dyn ::core::fmt::Write| ::core::write!(__w, #fallback_format, *#binding #(, *#count_args)*),
+                    );
+                });
+                site_args.push(quote!(&#ident));
+            }
+        }
+    }
+
+    // Fields travel before the message's arguments, so the back end decodes them first and
+    // always finds them where they were written, whatever the message's formatting does.
+    let field_binding_idents: Vec<Ident> = (0..call.fields.len())
+        .map(|j| format_ident!("__f{}", j))
+        .collect();
+    let field_exprs = call.fields.iter().map(|f| {
+        let value = &f.value;
+        quote_spanned!(value.span()=> &(#value))
+    });
+    let field_slot_idents: Vec<Ident> = (0..call.fields.len())
+        .map(|j| format_ident!("__fs{}", j))
+        .collect();
+    let mut field_slot_lets = Vec::new();
+    for (j, field) in call.fields.iter().enumerate() {
+        let binding = &field_binding_idents[j];
+        let ident = &field_slot_idents[j];
+        let span = field.value.span();
+        // Spanned at the value for type errors; the stage keeps the macro's own hygiene.
+        let stage = quote!(&mut __stage);
+        match field.sigil {
+            Sigil::Native => {
+                field_slot_lets.push(quote_spanned! {span=>
+                    let #ident = (&&&&#krate::__private::Wrap(#binding)).__tachylog_native_slot(#stage);
+                });
+            }
+            Sigil::Display | Sigil::Debug => {
+                let spec = if field.sigil == Sigil::Display {
+                    "{}"
+                } else {
+                    "{:?}"
+                };
+                field_slot_lets.push(quote_spanned! {span=>
+                    let #ident = (&&&&#krate::__private::Wrap(#binding)).__tachylog_slot(
+                        #stage,
+                        |__w: &mut dyn ::core::fmt::Write| ::core::write!(__w, #spec, *#binding),
+                    );
+                });
+            }
+        }
+    }
+    let all_slot_idents: Vec<&Ident> = field_slot_idents.iter().chain(slot_idents.iter()).collect();
+    let decode = decode::message(krate, &slots, &decode_format);
+    let fields = decode::fields(krate, &call.fields);
+    let site = site::generic(krate, &site_fields, &slots, &call.fields);
+
+    Ok(quote! {{
+        #target_check
+        static __INTEREST: #krate::__private::Interest = #krate::__private::Interest::new();
+        if __INTEREST.enabled(#krate::Level::#level, #target) {
+            #[allow(unused_imports)]
+            use #krate::__private::{
+                ViaBytes as _, ViaCopy as _, ViaCopyRef as _, ViaFallback as _,
+                NativeViaBytes as _, NativeViaCopy as _, NativeViaCopyRef as _, NativeViaDisplay as _,
+            };
+            match (#(#field_exprs,)*) {
+                (#(#field_binding_idents,)*) => match (#(#binding_exprs,)*) {
+                (#(#binding_idents,)*) => {
+                    #check
+                    let mut __stage = #krate::__private::Stage::new();
+                    #(#field_slot_lets)*
+                    #(#slot_lets)*
+                    #decode
+                    #fields
+                    #site
+                    let __len = 0 #(+ #krate::__private::Slot::encoded_len(&#all_slot_idents, &__stage))*;
+                    #krate::__private::log_record(__site(#(&#field_slot_idents,)* #(#site_args),*), __len, |__w| {
+                        #(#krate::__private::Slot::write(&#all_slot_idents, __w, &__stage);)*
+                    });
+                }
+                }
+            }
+        }
+    }})
+}

@@ -1,0 +1,137 @@
+//! Structured fields, as in `info!(user, latency_ms = ms, err = %e, "content-type" = ct; "...")`:
+//! their grammar (the `%` and `?` sigils, the `key`/`%key`/`?key` shorthands, dotted and quoted
+//! keys) and what each sigil asks of the value and of the back end.
+//!
+//! Parsing and that per-sigil vocabulary only: the code that encodes a field on the caller's
+//! thread is emitted by `expand`, the code that records it on the back end by `decode`.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::parse::ParseStream;
+use syn::{Expr, Ident, LitStr, Token};
+
+/// How a field's value is recorded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sigil {
+    /// `key = value`: with its native type (number, bool, text), else its `Display`.
+    Native,
+    /// `key = %value`: its `Display`.
+    Display,
+    /// `key = ?value`: its `Debug`.
+    Debug,
+}
+
+impl Sigil {
+    /// The trait the decoded value must implement for the back end to record it this way
+    /// (a bound of both `__fields` and `__site`).
+    pub(crate) fn bound(self, krate: &TokenStream) -> TokenStream {
+        match self {
+            Sigil::Native => quote!(#krate::__private::NativeField),
+            Sigil::Display => quote!(::core::fmt::Display),
+            Sigil::Debug => quote!(::core::fmt::Debug),
+        }
+    }
+
+    /// The `Fields` method the back end records the value with.
+    pub(crate) fn push(self) -> TokenStream {
+        match self {
+            Sigil::Native => quote!(__push_native),
+            Sigil::Display => quote!(__push_display),
+            Sigil::Debug => quote!(__push_debug),
+        }
+    }
+}
+
+/// One structured field: `key = value`, `key = %value`, `key = ?value`, or the shorthands
+/// `key`, `%key` and `?key` for a variable of that name. Keys may be dotted (`http.method`)
+/// or string literals (`"content-type"`).
+pub(crate) struct FieldSpec {
+    pub(crate) key: String,
+    pub(crate) sigil: Sigil,
+    pub(crate) value: Expr,
+}
+
+fn parse_sigil(input: ParseStream) -> syn::Result<Sigil> {
+    if input.peek(Token![%]) {
+        input.parse::<Token![%]>()?;
+        Ok(Sigil::Display)
+    } else if input.peek(Token![?]) {
+        input.parse::<Token![?]>()?;
+        Ok(Sigil::Debug)
+    } else {
+        Ok(Sigil::Native)
+    }
+}
+
+/// `fields ;` before the format string.
+pub(crate) fn parse_fields(input: ParseStream) -> syn::Result<Vec<FieldSpec>> {
+    let mut fields = Vec::new();
+    loop {
+        let shorthand_sigil = parse_sigil(input)?;
+        let (key, shorthand) = if input.peek(LitStr) {
+            let lit: LitStr = input.parse()?;
+            (lit.value(), None)
+        } else {
+            let first: Ident = input.parse().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "expected a format string, or structured fields (`key = value, ...;`) \
+                     followed by `;` and a format string",
+                )
+            })?;
+            let mut key = first.to_string();
+            let mut dotted = false;
+            while input.peek(Token![.]) {
+                input.parse::<Token![.]>()?;
+                let part: Ident = input.parse()?;
+                key.push('.');
+                key.push_str(&part.to_string());
+                dotted = true;
+            }
+            (key, (!dotted).then_some(first))
+        };
+        if key.is_empty() {
+            return Err(input.error("a field's key cannot be empty"));
+        }
+        let field = if input.peek(Token![=]) {
+            if shorthand_sigil != Sigil::Native {
+                return Err(input.error("write the sigil after `=`: `key = %value`"));
+            }
+            input.parse::<Token![=]>()?;
+            let sigil = parse_sigil(input)?;
+            FieldSpec {
+                key,
+                sigil,
+                value: input.parse()?,
+            }
+        } else {
+            let Some(ident) = shorthand else {
+                return Err(input.error("a dotted or quoted key needs a value: `key = value`"));
+            };
+            FieldSpec {
+                key,
+                sigil: shorthand_sigil,
+                value: syn::parse_quote!(#ident),
+            }
+        };
+        fields.push(field);
+        if input.peek(Token![;]) {
+            input.parse::<Token![;]>()?;
+            break;
+        }
+        input.parse::<Token![,]>().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "expected `,` before the next field or `;` before the format string",
+            )
+        })?;
+        if input.peek(Token![;]) {
+            input.parse::<Token![;]>()?;
+            break;
+        }
+    }
+    if !input.peek(LitStr) {
+        return Err(input.error("expected the format string after the fields' `;`"));
+    }
+    Ok(fields)
+}
