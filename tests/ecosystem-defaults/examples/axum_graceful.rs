@@ -4,7 +4,7 @@
 //! signal arrives and leaves the shutdown to the application.
 //!
 //! ```sh
-//! cargo run -p tachylog --example axum_graceful
+//! cargo run -p ecosystem-defaults --example axum_graceful
 //! curl http://127.0.0.1:3000/work/1 &  kill -TERM <pid>   # the request still completes
 //! ```
 //!
