@@ -21,7 +21,6 @@
 //! for that one record, and nothing is ever lost.
 
 use crate::queue::registry::{Adopted, ThreadQueue};
-use crate::queue::ring::Frame;
 use std::mem::MaybeUninit;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -51,8 +50,11 @@ struct Source {
     bound: u64,
     /// When the current odd activity value was first seen.
     busy_since: u64,
-    /// The next record and its timestamp, if one is visible.
-    head: Option<(Frame, u64)>,
+    /// The timestamp of the next record, if one is visible. The record's `Frame` is not kept:
+    /// it borrows `cursor` until it is consumed (which is what makes consuming it twice a
+    /// compile error), so `drain` peeks it again to emit it. That second look reads the same
+    /// 8-byte header, still in cache, and no atomic: the frame lies before the cached head.
+    head: Option<u64>,
     /// `head` position recorded by [`Merger::snapshot`].
     snapshot: usize,
     /// Frames advanced over but not yet released to the producer.
@@ -91,11 +93,9 @@ impl Source {
 
     fn peek(&mut self) {
         if self.head.is_none() {
-            let ring = &self.queue.ring;
-            self.head = ring.peek(&mut self.cursor).map(|frame| {
-                let ts = ring.read_body(&frame, read_timestamp);
-                (frame, ts)
-            });
+            // The frame is dropped unconsumed, so the next `peek` returns it again.
+            let frame = self.queue.ring.peek(&mut self.cursor);
+            self.head = frame.map(|frame| frame.read_body(read_timestamp));
         }
     }
 
@@ -193,7 +193,7 @@ impl Merger {
         while drained.emitted < max {
             let mut best: Option<(usize, u64)> = None;
             for (i, s) in self.sources.iter().enumerate() {
-                if let Some((_, ts)) = s.head {
+                if let Some(ts) = s.head {
                     if mode == DrainMode::UntilSnapshot && s.cursor.position() == s.snapshot {
                         continue;
                     }
@@ -215,11 +215,14 @@ impl Merger {
                 }
             }
             let s = &mut self.sources[index];
-            let (frame, _) = s.head.take().expect("chosen source has a head");
-            s.queue
+            s.head = None;
+            let frame = s
+                .queue
                 .ring
-                .read_body(&frame, |body| emit(&s.queue, body, frame.kind));
-            s.queue.ring.advance(&mut s.cursor, frame);
+                .peek(&mut s.cursor)
+                .expect("a visible frame stays visible until it is advanced over");
+            frame.read_body(|body| emit(&s.queue, body, frame.kind()));
+            frame.advance();
             s.unreleased += 1;
             if s.unreleased >= 64 {
                 s.release();

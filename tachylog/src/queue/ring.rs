@@ -5,8 +5,13 @@
 //!   a frame too large for the ring ([`Ring::max_inline_body`]) travels as a heap block that the
 //!   producer allocates and the consumer frees (counted in [`Ring::boxed_bytes`]).
 //! - Exactly one thread produces (`try_reserve`/`commit`/`push_boxed`) and exactly one thread
-//!   consumes (`peek`/`read_body`/`advance`/`release`). Both sides are wait-free: a full or empty
-//!   ring is reported, never waited on; what to do then is the caller's policy.
+//!   consumes (`peek`, then `Frame::read_body`/`Frame::advance`, then `release`). Both sides are
+//!   wait-free: a full or empty ring is reported, never waited on; what to do then is the
+//!   caller's policy.
+//! - The consumer sees a frame as a [`Frame`], a move-only token that borrows the consumer
+//!   cursor and is consumed by advancing over it. Each frame is thus advanced over (and a boxed
+//!   body freed) at most once and never read after, and this is checked by the compiler, not by
+//!   the callers' care; the type's documentation shows what does not compile.
 //! - A frame is published by one release store of `head`; the consumer frees space by one
 //!   release store of `tail`. Each side keeps a possibly stale copy of the other's index and
 //!   reloads it only when the copy says "full" or "empty", so in the steady state neither side
@@ -89,23 +94,48 @@ pub(crate) struct Reservation {
     new_head: usize,
 }
 
-/// A frame seen by the consumer.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Frame {
+/// The frame at the consumer's read position: a move-only token, returned by [`Ring::peek`] and
+/// consumed by [`Frame::advance`].
+///
+/// A boxed frame's heap block is freed by `advance`, and an inline frame's bytes may be
+/// overwritten by the producer once they are released, so each frame must be advanced over at
+/// most once and its body never read after that. The token carries that rule in its type
+/// instead of in a comment:
+/// - it is neither `Clone` nor `Copy`, and `advance` takes it by value, so it cannot be advanced
+///   twice or read after it was advanced;
+/// - it holds the consumer cursor's `&mut` borrow, so while it lives there is no second token
+///   for the same frame (`peek` needs the cursor), and no `release` that would give its bytes
+///   back to the producer;
+/// - it holds the ring it came from, so its body is read from, and its block freed against,
+///   that ring and no other.
+///
+/// Dropping a token without advancing leaves the frame unread: the next `peek` returns it again.
+/// The back end's merge relies on this to look at a frame's timestamp and emit it later.
+///
+/// What the types do not check is that the cursor passed to `peek` (or `release`) is the one
+/// [`Ring::new`] returned with this ring; the consumer cursor is not `Clone`, so with that
+/// pairing there is one cursor per ring and the borrow above makes the token unique.
+///
+/// The compiler checks all this; `ring/frame_is_consumed_once.rs` has the examples that show
+/// it (one that compiles, and each misuse above, which does not).
+pub(crate) struct Frame<'a> {
+    /// The ring the frame was read from.
+    ring: &'a Ring,
+    /// The consumer's cursor, at the frame's start (padding before it already skipped). Held for
+    /// the token's whole life: see the type's documentation.
+    cursor: &'a mut ConsumerCursor,
     /// The producer's kind, without the boxed flag.
-    pub(crate) kind: u32,
-    /// Length of the body in bytes.
-    pub(crate) body_len: usize,
+    kind: u32,
+    /// Length of the body in bytes. Private, like every field: a body length changed after
+    /// `peek` would make `read_body` read past the body.
+    body_len: usize,
     location: BodyLocation,
     /// Value of the consumer's `read` after this frame.
     next: usize,
 }
 
-// SAFETY: a boxed frame's pointer is a heap block the producer handed over for good; whoever
-// holds the consumer cursor (and so the frame) may use it from any thread.
-unsafe impl Send for Frame {}
-
-#[derive(Debug, Clone, Copy)]
+/// Where a frame's body is. Not `Copy`, so that the pointer of a boxed body is not duplicated
+/// by accident: the `Frame` that owns it is the only handle.
 enum BodyLocation {
     Inline { offset: usize },
     Boxed { ptr: *mut u8 },
@@ -323,7 +353,9 @@ impl Ring {
     // ----- consumer side -------------------------------------------------------------------
 
     /// The next unread frame, skipping padding, or `None` when everything published was read.
-    pub(crate) fn peek(&self, cursor: &mut ConsumerCursor) -> Option<Frame> {
+    ///
+    /// The frame borrows `cursor` until it is advanced over or dropped; see [`Frame`].
+    pub(crate) fn peek<'a>(&'a self, cursor: &'a mut ConsumerCursor) -> Option<Frame<'a>> {
         loop {
             if cursor.read == cursor.cached_head {
                 cursor.cached_head = self.producer.head.load(Ordering::Acquire);
@@ -348,7 +380,7 @@ impl Ring {
                 continue;
             }
             let body_offset = offset + FRAME_HEADER;
-            if kind & BOXED_FLAG != 0 {
+            let (kind, body_len, location) = if kind & BOXED_FLAG != 0 {
                 // SAFETY: as above; the body holds the pointer and length the producer wrote.
                 let (ptr, len) = unsafe {
                     self.storage.read(body_offset, BOXED_BODY, |b| {
@@ -358,62 +390,23 @@ impl Ring {
                         )
                     })
                 };
-                return Some(Frame {
-                    kind: kind & !BOXED_FLAG,
-                    body_len: len,
-                    location: BodyLocation::Boxed {
-                        ptr: ptr as *mut u8,
-                    },
-                    next,
-                });
-            }
-            return Some(Frame {
-                kind,
-                body_len: frame_len - FRAME_HEADER,
-                location: BodyLocation::Inline {
+                let ptr = ptr as *mut u8;
+                (kind & !BOXED_FLAG, len, BodyLocation::Boxed { ptr })
+            } else {
+                let location = BodyLocation::Inline {
                     offset: body_offset,
-                },
+                };
+                (kind, frame_len - FRAME_HEADER, location)
+            };
+            return Some(Frame {
+                ring: self,
+                cursor,
+                kind,
+                body_len,
+                location,
                 next,
             });
         }
-    }
-
-    /// Runs `f` on the body of `frame`, which [`Ring::peek`] returned and which was not advanced
-    /// over yet. Inline bodies may carry up to 7 bytes of alignment padding at the end.
-    pub(crate) fn read_body<R>(&self, frame: &Frame, f: impl FnOnce(&[MaybeUninit<u8>]) -> R) -> R {
-        match frame.location {
-            // SAFETY: the frame is published and not released (see `peek`).
-            BodyLocation::Inline { offset } => unsafe {
-                self.storage.read(offset, frame.body_len, f)
-            },
-            BodyLocation::Boxed { ptr } => {
-                // SAFETY: the producer leaked a `Box<[u8]>` of exactly this pointer and length
-                // and gave up all access to it when publishing; only `advance` frees it.
-                let body = unsafe {
-                    std::slice::from_raw_parts(ptr as *const MaybeUninit<u8>, frame.body_len)
-                };
-                f(body)
-            }
-        }
-    }
-
-    /// Moves past `frame` (the one [`Ring::peek`] returned last), freeing its heap block if it
-    /// has one. The ring space of inline frames is given back to the producer only by
-    /// [`Ring::release`]; a boxed frame releases everything up to and including itself.
-    pub(crate) fn advance(&self, cursor: &mut ConsumerCursor, frame: Frame) {
-        if let BodyLocation::Boxed { ptr } = frame.location {
-            // SAFETY: see `read_body`; this is the one place the block is freed, once per frame,
-            // because `read` moves past the frame right after.
-            drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, frame.body_len)) });
-            self.boxed_bytes
-                .fetch_sub(frame.body_len, Ordering::Relaxed);
-            cursor.read = frame.next;
-            // Release at once so that `tail` never lags behind a freed block: `Drop` frees the
-            // blocks of frames from `tail` on, and must not free this one twice.
-            self.release(cursor);
-            return;
-        }
-        cursor.read = frame.next;
     }
 
     /// The producer's published position now (`Acquire`): frames before it are readable.
@@ -436,8 +429,64 @@ impl Drop for Ring {
             cached_head: self.consumer.tail.load(Ordering::Acquire),
         };
         while let Some(frame) = self.peek(&mut cursor) {
-            self.advance(&mut cursor, frame);
+            frame.advance();
         }
+    }
+}
+
+impl Frame<'_> {
+    /// The producer's kind (never [`KIND_PADDING`]).
+    pub(crate) fn kind(&self) -> u32 {
+        self.kind
+    }
+
+    /// Runs `f` on the body. Inline bodies may carry up to 7 bytes of alignment padding at the
+    /// end. `&self` keeps the token, and so the body, alive for the call.
+    pub(crate) fn read_body<R>(&self, f: impl FnOnce(&[MaybeUninit<u8>]) -> R) -> R {
+        match &self.location {
+            // SAFETY: the frame is published (see `peek`), and not released: releasing needs the
+            // cursor, which this token borrows until it is consumed.
+            BodyLocation::Inline { offset } => unsafe {
+                self.ring.storage.read(*offset, self.body_len, f)
+            },
+            BodyLocation::Boxed { ptr } => {
+                // SAFETY: the producer leaked a `Box<[u8]>` of exactly this pointer and length
+                // and gave up all access to it when publishing. Only `advance` frees it, and
+                // `advance` consumes this token, which is the only one for the frame (it holds
+                // the `&mut` of the ring's one consumer cursor; see the type's documentation),
+                // so the block is alive while `&self` is.
+                let body = unsafe {
+                    std::slice::from_raw_parts(*ptr as *const MaybeUninit<u8>, self.body_len)
+                };
+                f(body)
+            }
+        }
+    }
+
+    /// Moves past the frame, freeing its heap block if it has one. The ring space of inline
+    /// frames is given back to the producer only by [`Ring::release`]; a boxed frame releases
+    /// everything up to and including itself.
+    pub(crate) fn advance(self) {
+        let Frame {
+            ring,
+            cursor,
+            body_len,
+            location,
+            next,
+            ..
+        } = self;
+        if let BodyLocation::Boxed { ptr } = location {
+            // SAFETY: see `read_body`. This consumes the only token for the frame and moves
+            // `read` past it, so no later token refers to it: the block is freed exactly once.
+            drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, body_len)) });
+            ring.boxed_bytes.fetch_sub(body_len, Ordering::Relaxed);
+            cursor.read = next;
+            // Release at once so that `tail` never lags behind a freed block: `Drop` frees the
+            // blocks of frames from `tail` on, and must not free this one twice.
+            ring.release(cursor);
+            return;
+        }
+        cursor.read = next;
     }
 }
 
@@ -455,6 +504,9 @@ fn init_bytes<const N: usize>(bytes: &[MaybeUninit<u8>]) -> [u8; N] {
 
 #[cfg(all(test, not(loom)))]
 mod tests;
+
+#[cfg(doctest)]
+mod frame_is_consumed_once;
 
 #[cfg(all(test, loom))]
 mod loom_tests;

@@ -44,13 +44,14 @@ fn loom_consumer_never_sees_a_partial_or_recycled_frame() {
         let mut received = 0u8;
         for _ in 0..3 {
             if let Some(frame) = ring.peek(&mut c) {
-                let ok = ring.read_body(&frame, |b| {
+                assert_eq!(frame.kind(), 1, "padding or a torn header seen as data");
+                let ok = frame.read_body(|b| {
                     b[..8]
                         .iter()
                         .all(|x| unsafe { x.assume_init() } == received + 1)
                 });
                 assert!(ok, "partial or recycled frame");
-                ring.advance(&mut c, frame);
+                frame.advance();
                 ring.release(&c);
                 received += 1;
             } else {
@@ -59,9 +60,10 @@ fn loom_consumer_never_sees_a_partial_or_recycled_frame() {
         }
         let sent = producer.join().unwrap();
         while let Some(frame) = ring.peek(&mut c) {
-            let ok = ring.read_body(&frame, |b| unsafe { b[0].assume_init() } == received + 1);
+            assert_eq!(frame.kind(), 1, "padding or a torn header seen as data");
+            let ok = frame.read_body(|b| unsafe { b[0].assume_init() } == received + 1);
             assert!(ok);
-            ring.advance(&mut c, frame);
+            frame.advance();
             ring.release(&c);
             received += 1;
         }
@@ -83,12 +85,9 @@ fn loom_idle_activity_implies_the_frame_is_visible() {
             producer_ring.end_activity(&mut p);
         });
         let activity = ring.activity();
-        let frame = ring.peek(&mut c);
+        let visible = ring.peek(&mut c).is_some();
         if activity == 2 {
-            assert!(
-                frame.is_some(),
-                "idle after the call but its frame is not visible"
-            );
+            assert!(visible, "idle after the call but its frame is not visible");
         }
         producer.join().unwrap();
     });
