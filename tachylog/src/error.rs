@@ -23,6 +23,7 @@ pub enum Error {
     #[error(transparent)]
     Pattern(#[from] crate::format::pattern::PatternError),
     /// A [`RollingFile`](crate::RollingFile) file-name pattern is invalid.
+    #[cfg(feature = "rolling")]
     #[error(transparent)]
     FileNamePattern(#[from] crate::sink::FileNamePatternError),
     /// A filter directive given in code is invalid.
