@@ -27,6 +27,7 @@ pub enum Error {
     #[error(transparent)]
     Pattern(#[from] PatternError),
     /// A [`RollingFile`](crate::RollingFile) file-name pattern is invalid.
+    #[cfg(feature = "rolling")]
     #[error(transparent)]
     FileNamePattern(#[from] FileNamePatternError),
     /// A filter directive given in code is invalid.
@@ -53,6 +54,7 @@ pub struct PatternError {
 }
 
 /// Why a [`RollingFile`](crate::RollingFile) file-name pattern was refused.
+#[cfg(feature = "rolling")]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid file-name pattern {pattern:?}: {reason}")]
 pub struct FileNamePatternError {

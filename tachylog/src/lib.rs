@@ -38,11 +38,13 @@
 //!   with [`Builder::sync_level`] are already in the kernel. After `fork()` logging is off in
 //!   the child. `RELIABILITY.md` lists each case and the test that proves it.
 //! - **Failing sinks.** An error is reported once on stderr; lost records are counted and the
-//!   count is written into the sink when it works again ([`FaultSink`] injects such faults).
+//!   count is written into the sink when it works again (`FaultSink`, feature `testing`,
+//!   injects such faults).
 //! - **One record, one line.** Control characters in messages are escaped.
 //! - **Destinations.** Console (coloured on a terminal), files ([`FileSink`]), self-managing
-//!   files ([`RollingFile`]: time patterns, size limit, retention, compression) and any
-//!   [`Sink`]; each sink has its own level and [`Format`] (text, JSON lines, logfmt).
+//!   files (`RollingFile`: time patterns, size limit, retention, compression), syslog,
+//!   OpenTelemetry and any [`Sink`]; each sink has its own level and [`Format`] (text, JSON
+//!   lines, logfmt).
 //! - **Structured fields.** `info!(user_id = id, path = %p; "served {}", n)`: fields travel
 //!   like arguments, keep their types ([`Fields`]) and are written as `key=value` in text and
 //!   logfmt and as native JSON values (see [`info!`]).
@@ -51,6 +53,18 @@
 //! key-values become structured fields. With the `tracing` feature, `tracing_layer()` adds
 //! tachylog to a `tracing_subscriber` stack: events, their fields and their spans' names and
 //! fields travel through the same queue.
+//!
+//! # Cargo features
+//! The core (text, JSON and logfmt lines, [`FileSink`], [`Stdout`], [`Stderr`]) is always
+//! built; each other destination is a feature, so a program compiles only what it uses.
+//! - `rolling` (default): `RollingFile`, self-managing files.
+//! - `gzip`, `zstd` (default): compression of the files `RollingFile` leaves; imply `rolling`.
+//! - `syslog` (default): `SyslogSink`, RFC 5424 over UDP, TCP or a Unix socket.
+//! - `color` (default): the level coloured on a terminal (`ColorChoice`, `Builder::color`);
+//!   without it the console is never coloured.
+//! - `otlp`: `OtlpSink`, OTLP/HTTP logs to an OpenTelemetry collector.
+//! - `tracing`: `tracing_layer()`, a `tracing_subscriber` layer.
+//! - `testing`: `FaultSink` and `Faults`, which inject sink failures; a test tool.
 
 #![deny(missing_docs)]
 #![warn(unsafe_op_in_unsafe_fn)]
@@ -93,10 +107,15 @@ pub use frontend::gate::{enabled, OnFull};
 pub use level::{Level, ParseLevelError};
 pub use logger::{builder, set_filter, Builder, Guard};
 pub use queue::control::{flush, reopen};
-pub use sink::{
-    ColorChoice, Compression, Facility, FaultSink, Faults, FileNamePatternError, FileSink, Line, Period,
-    RollingFile, RollingFileBuilder, Sink, Stderr, Stdout, SyslogBuilder, SyslogSink,
-};
+pub use sink::{FileSink, Line, Sink, Stderr, Stdout};
+#[cfg(feature = "color")]
+pub use sink::ColorChoice;
+#[cfg(feature = "testing")]
+pub use sink::{FaultSink, Faults};
+#[cfg(feature = "rolling")]
+pub use sink::{Compression, FileNamePatternError, Period, RollingFile, RollingFileBuilder};
+#[cfg(feature = "syslog")]
+pub use sink::{Facility, SyslogBuilder, SyslogSink};
 #[cfg(feature = "otlp")]
 pub use sink::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats};
 

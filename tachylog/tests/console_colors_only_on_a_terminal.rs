@@ -1,6 +1,7 @@
 //! The console sink colours the level on a real terminal (a pseudo-terminal here) and never in
-//! a pipe, and honours `NO_COLOR` and `CLICOLOR_FORCE`. Each case is a child process whose
-//! standard output is the pty or a pipe.
+//! a pipe, and honours `NO_COLOR` and `CLICOLOR_FORCE`; without the `color` feature it never
+//! colours. Each case is a child process (the test itself, run again) whose standard output is
+//! the pty or a pipe.
 
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -8,28 +9,27 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const SCENARIO: &str = "TACHYLOG_TEST_COLOR_CHILD";
+#[cfg(feature = "color")]
 const GREEN_INFO: &str = "\u{1b}[32mINFO \u{1b}[0m";
 
-#[test]
-fn child_logs_one_line_to_stdout() {
+/// In the child (the test run again by [`run`]): logs one line to stdout and says so, and the
+/// test returns at once. In a normal run: false, and the test spawns its children.
+fn child_logs_one_line_to_stdout() -> bool {
     if std::env::var_os(SCENARIO).is_none() {
-        return; // only meaningful as the child of the tests below
+        return false;
     }
     let guard = tachylog::builder().stdout().init().unwrap();
     tachylog::info!("hello terminal");
     drop(guard);
+    true
 }
 
-/// Runs the child with stdout on a new pseudo-terminal (`pty`) or a pipe, with `env` set.
-fn run(pty: bool, env: &[(&str, &str)]) -> String {
+/// Runs the test named `test` again as a child, with stdout on a new pseudo-terminal (`pty`)
+/// or a pipe, with `env` set.
+fn run(test: &str, pty: bool, env: &[(&str, &str)]) -> String {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
-        .args([
-            "child_logs_one_line_to_stdout",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
         .env(SCENARIO, "1")
         .env_remove("NO_COLOR")
         .env_remove("CLICOLOR_FORCE")
@@ -86,29 +86,55 @@ fn run(pty: bool, env: &[(&str, &str)]) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+#[cfg(feature = "color")]
 #[test]
 fn a_terminal_gets_colour_and_a_pipe_does_not() {
-    let terminal = run(true, &[]);
+    if child_logs_one_line_to_stdout() {
+        return;
+    }
+    const NAME: &str = "a_terminal_gets_colour_and_a_pipe_does_not";
+    let terminal = run(NAME, true, &[]);
     assert!(
         terminal.contains(GREEN_INFO) && terminal.contains("hello terminal"),
         "{terminal:?}"
     );
-    let pipe = run(false, &[]);
+    let pipe = run(NAME, false, &[]);
     assert!(
         pipe.contains("hello terminal") && !pipe.contains('\u{1b}'),
         "{pipe:?}"
     );
 }
 
+#[cfg(feature = "color")]
 #[test]
 fn no_color_and_clicolor_force_are_respected() {
-    let off = run(true, &[("NO_COLOR", "1")]);
+    if child_logs_one_line_to_stdout() {
+        return;
+    }
+    const NAME: &str = "no_color_and_clicolor_force_are_respected";
+    let off = run(NAME, true, &[("NO_COLOR", "1")]);
     assert!(
         off.contains("hello terminal") && !off.contains('\u{1b}'),
         "{off:?}"
     );
-    let forced = run(false, &[("CLICOLOR_FORCE", "1")]);
+    let forced = run(NAME, false, &[("CLICOLOR_FORCE", "1")]);
     assert!(forced.contains(GREEN_INFO), "{forced:?}");
-    let dumb = run(true, &[("TERM", "dumb")]);
+    let dumb = run(NAME, true, &[("TERM", "dumb")]);
     assert!(!dumb.contains('\u{1b}'), "{dumb:?}");
+}
+
+#[cfg(not(feature = "color"))]
+#[test]
+fn without_the_color_feature_a_terminal_gets_no_colour() {
+    if child_logs_one_line_to_stdout() {
+        return;
+    }
+    const NAME: &str = "without_the_color_feature_a_terminal_gets_no_colour";
+    for (pty, env) in [(true, &[][..]), (true, &[("CLICOLOR_FORCE", "1")][..])] {
+        let out = run(NAME, pty, env);
+        assert!(
+            out.contains("hello terminal") && !out.contains('\u{1b}'),
+            "{out:?}"
+        );
+    }
 }

@@ -84,6 +84,7 @@ fn four_processes_append_100k_lines_each_to_one_file() {
     assert_eq!(lines.len() as u64, PROCESSES as u64 * RECORDS);
 }
 
+#[cfg(feature = "rolling")]
 #[test]
 fn four_processes_share_a_per_second_pattern() {
     if let Some((process, target)) = child_role("four_processes_share_a_per_second_pattern") {

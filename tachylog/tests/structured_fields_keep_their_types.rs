@@ -244,10 +244,142 @@ fn huge_fields_are_cut_and_filtered_calls_evaluate_nothing() {
     assert_eq!(records[1], pairs(&[("last", "Bool(true)")]));
 }
 
+/// A field value as a sink keeps it: matched on its `FieldValue` variant, text owned.
+#[derive(Debug, Clone, PartialEq)]
+enum Owned {
+    Null,
+    Bool(bool),
+    I64(i64),
+    U64(u64),
+    I128(i128),
+    U128(u128),
+    F64(f64),
+    Str(String),
+    /// A variant this test does not know (`FieldValue` is non-exhaustive): fails the asserts.
+    Unknown(String),
+}
+
+impl From<FieldValue<'_>> for Owned {
+    fn from(value: FieldValue<'_>) -> Self {
+        match value {
+            FieldValue::Null => Owned::Null,
+            FieldValue::Bool(v) => Owned::Bool(v),
+            FieldValue::I64(v) => Owned::I64(v),
+            FieldValue::U64(v) => Owned::U64(v),
+            FieldValue::I128(v) => Owned::I128(v),
+            FieldValue::U128(v) => Owned::U128(v),
+            FieldValue::F64(v) => Owned::F64(v),
+            FieldValue::Str(v) => Owned::Str(v.to_string()),
+            other => Owned::Unknown(format!("{other:?}")),
+        }
+    }
+}
+
+/// What a sink saw of one record: its fields in order, `Fields::get("a_u64")` and
+/// `Fields::is_empty()`.
+type Seen = (Vec<(String, Owned)>, Option<Owned>, bool);
+
+/// Matches each record's field values the way a custom sink does and keeps them, to be
+/// checked after the guard is dropped (a failed assert inside a sink would not fail the test:
+/// the back end survives a sink's panic).
+#[derive(Clone, Default)]
+struct Matching(Arc<Mutex<Vec<Seen>>>);
+
+impl tachylog::Sink for Matching {
+    fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
+        let fields = line
+            .fields
+            .iter()
+            .map(|f| (f.key.to_string(), Owned::from(f.value)))
+            .collect();
+        let looked_up = line.fields.get("a_u64").map(Owned::from);
+        self.0
+            .lock()
+            .unwrap()
+            .push((fields, looked_up, line.fields.is_empty()));
+        Ok(())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Each Rust type of a field value reaches a sink as the `FieldValue` variant the docs
+/// promise, with its exact value: integers by signedness and width, floats as `F64`, `char`
+/// and text as `Str`, `Option` as its value or `Null`, `%` and `?` as their text.
 #[test]
 fn field_values_are_typed_for_sinks() {
-    // `FieldValue` is what custom sinks match on.
-    let value = FieldValue::U64(3);
-    assert_eq!(value.to_string(), "3");
-    assert_eq!(FieldValue::Null.to_string(), "null");
+    let _lock = common::logger_lock();
+    let sink = Matching::default();
+    let guard = common::expect_init(tachylog::builder().sink(sink.clone()).init());
+    let (wide, narrow) = (usize::MAX, -1isize);
+    tachylog::info!(
+        a_u8 = 7u8,
+        a_u16 = 65_535u16,
+        a_u32 = 4_000_000_000u32,
+        a_u64 = u64::MAX,
+        a_usize = wide,
+        a_non_zero = std::num::NonZeroU32::new(9).unwrap(),
+        a_i8 = -8i8,
+        a_i16 = -16i16,
+        a_i32 = i32::MIN,
+        a_i64 = i64::MIN,
+        an_isize = narrow,
+        a_i128 = i128::MIN,
+        a_u128 = u128::MAX,
+        a_f32 = 0.5f32,
+        a_f64 = -1.25e300,
+        a_bool = true,
+        a_char = 'é',
+        a_str = "plain",
+        a_string = String::from("owned"),
+        some = Some(3u16),
+        none = None::<u32>,
+        unit = (),
+        shown = %std::net::Ipv4Addr::LOCALHOST,
+        debugged = ?("a", 1);
+        "typed"
+    );
+    tachylog::info!("no fields");
+    drop(guard);
+
+    let seen = sink.0.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    let expected: Vec<(String, Owned)> = [
+        ("a_u8", Owned::U64(7)),
+        ("a_u16", Owned::U64(65_535)),
+        ("a_u32", Owned::U64(4_000_000_000)),
+        ("a_u64", Owned::U64(u64::MAX)),
+        ("a_usize", Owned::U64(usize::MAX as u64)),
+        ("a_non_zero", Owned::U64(9)),
+        ("a_i8", Owned::I64(-8)),
+        ("a_i16", Owned::I64(-16)),
+        ("a_i32", Owned::I64(i32::MIN.into())),
+        ("a_i64", Owned::I64(i64::MIN)),
+        ("an_isize", Owned::I64(-1)),
+        ("a_i128", Owned::I128(i128::MIN)),
+        ("a_u128", Owned::U128(u128::MAX)),
+        ("a_f32", Owned::F64(0.5)),
+        ("a_f64", Owned::F64(-1.25e300)),
+        ("a_bool", Owned::Bool(true)),
+        ("a_char", Owned::Str("é".into())),
+        ("a_str", Owned::Str("plain".into())),
+        ("a_string", Owned::Str("owned".into())),
+        ("some", Owned::U64(3)),
+        ("none", Owned::Null),
+        ("unit", Owned::Null),
+        ("shown", Owned::Str("127.0.0.1".into())),
+        ("debugged", Owned::Str("(\"a\", 1)".into())),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let (fields, looked_up, empty) = &seen[0];
+    for (got, want) in fields.iter().zip(&expected) {
+        assert_eq!(got, want);
+    }
+    assert_eq!(fields.len(), expected.len(), "{fields:?}");
+    assert_eq!(looked_up, &Some(Owned::U64(u64::MAX)), "Fields::get");
+    assert!(!empty);
+    assert_eq!(seen[1], (Vec::new(), None, true), "a record without fields");
 }

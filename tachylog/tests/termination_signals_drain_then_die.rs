@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::os::unix::process::ExitStatusExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -179,8 +178,11 @@ fn sighup_reopens_the_file_at_its_path() {
 /// The sink is stuck (every write sleeps 60 s), so the logging threads block on their full
 /// rings: a SIGTERM from elsewhere still ends the process, after the bounded drain (5 s), not
 /// after the sink. `run_child`'s limit turns a hang into a failure.
+#[cfg(feature = "testing")]
 #[test]
 fn sigterm_with_a_stuck_sink_still_dies() {
+    use std::os::unix::process::ExitStatusExt;
+
     if let Some(log) = common::child_role("sigterm_with_a_stuck_sink_still_dies") {
         let (sink, faults) = tachylog::FaultSink::new(tachylog::FileSink::open(&log).unwrap());
         let _guard = common::expect_init(tachylog::builder().sink(sink).init());

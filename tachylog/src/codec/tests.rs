@@ -74,17 +74,61 @@ proptest! {
             a, b, c, c, d, d, e, f, g, h, w = width, p = precision);
         prop_assert_eq!(got, expected);
     }
+}
 
-    /// Whatever the bytes, decoding never reads out of bounds or panics: a short buffer shows
-    /// up as `<?>` and marks the decoder malformed.
-    #[test]
-    fn arbitrary_bytes_never_crash_the_decoder(raw in proptest::collection::vec(any::<u8>(), 0..64)) {
-        let bytes: Vec<MaybeUninit<u8>> = raw.iter().map(|&b| MaybeUninit::new(b)).collect();
-        let mut d = Decoder::new(&bytes);
-        let mut out = String::new();
-        let _ = write!(out, "{} {:?} {} {}", d.view::<StrCodec>(), d.view::<LossyCodec>(),
-            d.view::<CopyCodec<u32>>(), d.view::<PreformattedCodec>());
-        let _ = d.count();
+/// A short buffer shows up as `<?>` (a count as 0) and marks the decoder malformed, for every
+/// codec and every way of being short; after that every read is missing too, so nothing past
+/// the end is read. (That no bytes at all crash the decoder is the fuzz property below.)
+#[test]
+fn every_codec_reports_a_short_buffer_as_missing() {
+    const MISSING: &str = "<?>";
+    let bytes =
+        |raw: &[u8]| -> Vec<MaybeUninit<u8>> { raw.iter().map(|&b| MaybeUninit::new(b)).collect() };
+    let prefixed = |len: usize, payload: &[u8]| bytes(&[&len.to_ne_bytes()[..], payload].concat());
+    type Read = fn(&mut Decoder<'_>) -> String;
+    let text_codecs: [(&str, Read); 3] = [
+        ("str", |d| d.view::<StrCodec>().to_string()),
+        ("lossy", |d| format!("{:?}", d.view::<LossyCodec>())),
+        ("preformatted", |d| d.view::<PreformattedCodec>().to_string()),
+    ];
+    let fixed_size: [(&str, Read); 2] = [
+        ("copy u64", |d| d.view::<CopyCodec<u64>>().to_string()),
+        ("count", |d| if d.count() == 0 { MISSING.into() } else { "a count".into() }),
+    ];
+    let cases: Vec<(&str, Read, Vec<MaybeUninit<u8>>)> = text_codecs
+        .iter()
+        .flat_map(|&(name, read)| {
+            [
+                (name, read, bytes(&[])),
+                (name, read, bytes(&[3, 0, 0])), // part of the length prefix
+                (name, read, prefixed(5, b"abc")), // the payload cut short
+                (name, read, prefixed(usize::MAX, b"abc")), // a length past any buffer
+            ]
+        })
+        .chain(fixed_size.iter().flat_map(|&(name, read)| {
+            [(name, read, bytes(&[])), (name, read, bytes(&[7; 7]))]
+        }))
+        .collect();
+    for (name, read, short) in &cases {
+        let mut d = Decoder::new(short);
+        assert!(!d.is_malformed());
+        assert_eq!(read(&mut d), MISSING, "{name} from {} bytes", short.len());
+        assert!(d.is_malformed(), "{name} from {} bytes", short.len());
+        assert_eq!(d.view::<CopyCodec<u8>>().to_string(), MISSING, "{name}: read past a miss");
+        assert!(d.is_malformed(), "{name}: malformed stays set");
+    }
+    // The same reads from complete buffers are not missing: the test can tell the difference.
+    for (name, read) in text_codecs {
+        let complete = prefixed(3, b"abc");
+        let mut d = Decoder::new(&complete);
+        assert_ne!(read(&mut d), MISSING, "{name}");
+        assert!(!d.is_malformed(), "{name}");
+    }
+    for (name, read) in fixed_size {
+        let complete = bytes(&[7; 8]);
+        let mut d = Decoder::new(&complete);
+        assert_ne!(read(&mut d), MISSING, "{name}");
+        assert!(!d.is_malformed(), "{name}");
     }
 }
 

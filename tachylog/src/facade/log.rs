@@ -141,7 +141,7 @@ impl log::Log for Facade {
 /// `tracing` application whose `tracing_subscriber` stack is started with `.init()`: with
 /// tracing-subscriber's default features that call also takes the `log` slot (through
 /// `tracing-log`) and panics if it is taken. `log` records then reach tachylog through that
-/// bridge and [`tracing_layer`](crate::tracing_layer), once each, with their target, file and
+/// bridge and `tracing_layer()` (feature `tracing`), once each, with their target, file and
 /// line; `tracing-log` does not carry `log`'s key-values.
 ///
 /// ```

@@ -137,6 +137,7 @@ pub(crate) struct RecordView<'a> {
 
 /// The ANSI colour of a level on a terminal: red errors, yellow warnings, green info, blue
 /// debug, grey trace.
+#[cfg(feature = "color")]
 fn level_color(level: Level) -> &'static str {
     match level {
         Level::Error => "\x1b[1;31m",
@@ -229,7 +230,8 @@ impl LineFormatter {
 
     /// Appends the record's text line, newline included, to `out`; `message` is the record's
     /// message from [`LineFormatter::render_message`].
-    /// With `colored`, the level is wrapped in an ANSI colour (for a terminal).
+    /// With `colored`, the level is wrapped in an ANSI colour (for a terminal; only the `color`
+    /// feature asks for it, and without it the colouring code is not compiled).
     /// Structured fields follow the message as ` key=value`, and the spans it was logged in
     /// precede it as `outer{id=7}:inner: ` (see [`super::fields`]).
     pub(crate) fn format(
@@ -240,10 +242,12 @@ impl LineFormatter {
         colored: bool,
         out: &mut Vec<u8>,
     ) {
+        debug_assert!(!colored || cfg!(feature = "color"), "colour asked for without the feature");
         for piece in &self.pattern.pieces {
             match piece {
                 Piece::Text(t) => out.extend_from_slice(t.as_bytes()),
                 Piece::Time => self.time.write(record.unix_nanos, out),
+                #[cfg(feature = "color")]
                 Piece::Level if colored => {
                     out.extend_from_slice(level_color(record.level).as_bytes());
                     out.extend_from_slice(record.level.padded().as_bytes());

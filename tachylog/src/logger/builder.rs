@@ -44,6 +44,7 @@ pub struct Builder {
     sinks: Vec<(SinkSpec, Option<Level>, Format)>,
     level: Level,
     /// Colour for the `.stdout()`/`.stderr()` sinks.
+    #[cfg(feature = "color")]
     color: crate::sink::ColorChoice,
     /// `RUST_LOG`-syntax directives given in code.
     filter: Option<String>,
@@ -78,6 +79,7 @@ pub fn builder() -> Builder {
         level: Level::Info,
         filter: None,
         env_filter: None,
+        #[cfg(feature = "color")]
         color: crate::sink::ColorChoice::Auto,
         ring_capacity: 1 << 20,
         on_full: OnFull::Block,
@@ -145,7 +147,9 @@ impl Builder {
 
     /// Whether `.stdout()` and `.stderr()` colour the level. By default
     /// ([`ColorChoice::Auto`](crate::ColorChoice::Auto)) only on a terminal, respecting
-    /// `NO_COLOR` and `CLICOLOR_FORCE`.
+    /// `NO_COLOR` and `CLICOLOR_FORCE`. Feature `color`; without it the console is never
+    /// coloured.
+    #[cfg(feature = "color")]
     pub fn color(mut self, choice: crate::sink::ColorChoice) -> Self {
         self.color = choice;
         self
@@ -426,6 +430,7 @@ impl Builder {
         }
         let mut sinks = Vec::with_capacity(specs.len());
         for (spec, level, format) in specs {
+            #[cfg(feature = "color")]
             let console_fd = match spec {
                 SinkSpec::Stdout => Some(1),
                 SinkSpec::Stderr => Some(2),
@@ -438,7 +443,9 @@ impl Builder {
                 SinkSpec::Custom(sink) => sink,
             };
             let level = level.map_or(most_verbose, |l| l.min(most_verbose));
+            #[cfg_attr(not(feature = "color"), allow(unused_mut))]
             let mut slot = SinkSlot::new(sink, level, format);
+            #[cfg(feature = "color")]
             if let Some(fd) = console_fd {
                 slot.set_colored(crate::sink::use_color(self.color, crate::sink::is_terminal(fd), |var| {
                     std::env::var(var).ok()

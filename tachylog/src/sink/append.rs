@@ -1,5 +1,5 @@
 //! An append-only file with a whole-line batch buffer: what [`FileSink`](super::FileSink) and
-//! [`RollingFile`](super::RollingFile) write through.
+//! `RollingFile` write through.
 //!
 //! - Opened with `O_APPEND` (mode 0640, parent directories created): every `write(2)` lands at
 //!   the end even when other processes append to the same file or `logrotate copytruncate`
@@ -55,11 +55,13 @@ impl AppendFile {
     }
 
     /// The file's size including buffered lines, as far as this process knows.
+    #[cfg(feature = "rolling")]
     pub(crate) fn len(&self) -> u64 {
         self.written_len + self.buf.len() as u64
     }
 
     /// Re-reads the file's size from the file system (other processes may have appended).
+    #[cfg(feature = "rolling")]
     pub(crate) fn refresh_len(&mut self) -> io::Result<()> {
         self.written_len = self.file.metadata()?.len();
         Ok(())

@@ -4,9 +4,10 @@
 //! bypassing `std::io::Stdout`'s line buffering (one system call per line) and its lock. A slow
 //! terminal slows only the back end; callers keep logging into their rings.
 //!
-//! Colour: the level is coloured when the stream is a terminal ([`ColorChoice::Auto`]), never
-//! when it is a pipe or a file; `NO_COLOR` turns it off and `CLICOLOR_FORCE` on
-//! (<https://no-color.org>, <https://bixense.com/clicolors/>).
+//! Colour (feature `color`; without it the console is never coloured): the level is coloured
+//! when the stream is a terminal (`ColorChoice::Auto`), never when it is a pipe or a file;
+//! `NO_COLOR` turns it off and `CLICOLOR_FORCE` on (<https://no-color.org>,
+//! <https://bixense.com/clicolors/>).
 
 use super::{Line, Sink};
 use std::fs::File;
@@ -105,6 +106,7 @@ console_sink!(
 /// let guard = tachylog::builder().stdout().color(tachylog::ColorChoice::Never).init().unwrap();
 /// # drop(guard);
 /// ```
+#[cfg(feature = "color")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ColorChoice {
     /// Colour when the stream is a terminal (and `TERM` is not `dumb`), unless `NO_COLOR` is
@@ -118,6 +120,7 @@ pub enum ColorChoice {
 }
 
 /// Decides colour for descriptor `fd` under `choice`, reading the environment through `env`.
+#[cfg(feature = "color")]
 pub(crate) fn use_color(choice: ColorChoice, is_terminal: bool, env: impl Fn(&str) -> Option<String>) -> bool {
     match choice {
         ColorChoice::Never => false,
@@ -135,12 +138,13 @@ pub(crate) fn use_color(choice: ColorChoice, is_terminal: bool, env: impl Fn(&st
 }
 
 /// Whether descriptor `fd` (1 or 2) is a terminal.
+#[cfg(feature = "color")]
 pub(crate) fn is_terminal(fd: i32) -> bool {
     // SAFETY: `isatty` only inspects the descriptor; an invalid one yields 0.
     unsafe { libc::isatty(fd) == 1 }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "color"))]
 mod tests {
     use super::*;
 

@@ -3,8 +3,9 @@
 //! out short, or every write stalls. The faults are switched from any thread through a
 //! [`Faults`] handle while the back end owns the sink.
 //!
-//! It is compiled in (not behind a feature) because it is small, has no dependencies, and is as
-//! useful to an application testing its own failure handling as to tachylog's tests.
+//! A test tool, behind the `testing` feature (not a default): as useful to an application
+//! testing its own failure handling (enable the feature in its `[dev-dependencies]`) as to
+//! tachylog's own tests.
 
 use super::{Line, Sink};
 use std::io;
@@ -12,7 +13,9 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Wraps a sink and injects the faults its [`Faults`] handle asks for.
+/// Wraps a sink and injects the faults its [`Faults`] handle asks for. A test tool (feature
+/// `testing`): `tachylog = { version = "0.1", features = ["testing"] }` under
+/// `[dev-dependencies]` makes it available to an application's tests only.
 ///
 /// ```
 /// let dir = std::env::temp_dir().join("tachylog-doc-fault-sink");

@@ -1,6 +1,6 @@
 //! A plain log file, appended to. The writing itself (batching whole lines, `O_APPEND`,
 //! recreating a deleted file) is [`AppendFile`]'s; time patterns and size limits are
-//! [`RollingFile`](super::RollingFile)'s.
+//! `RollingFile`'s.
 
 use super::append::AppendFile;
 use super::{Line, Sink};

@@ -7,22 +7,31 @@
 
 mod append;
 mod console;
+#[cfg(feature = "testing")]
 mod fault;
 mod file;
 #[cfg(feature = "otlp")]
 mod otlp;
+#[cfg(feature = "rolling")]
 mod rolling;
+#[cfg(feature = "syslog")]
 mod syslog;
 
-pub use console::{ColorChoice, Stderr, Stdout};
+#[cfg(feature = "color")]
+pub use console::ColorChoice;
+pub use console::{Stderr, Stdout};
+#[cfg(feature = "color")]
 pub(crate) use console::{is_terminal, use_color};
+#[cfg(feature = "testing")]
 pub use fault::{FaultSink, Faults};
 pub use file::FileSink;
 #[cfg(all(feature = "otlp", any(target_os = "linux", target_os = "android")))]
 pub(crate) use otlp::{deliver_before_exit, mark_exiting};
 #[cfg(feature = "otlp")]
 pub use otlp::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats};
+#[cfg(feature = "rolling")]
 pub use rolling::{Compression, FileNamePatternError, Period, RollingFile, RollingFileBuilder};
+#[cfg(feature = "syslog")]
 pub use syslog::{Facility, SyslogBuilder, SyslogSink};
 
 use crate::format::Format;
@@ -30,7 +39,7 @@ use crate::{Fields, Level};
 use std::{fmt, io};
 
 /// The payload of an error from [`Sink::write_line`] that concerns that one record alone: it
-/// was dropped, and what the sink took before is still on its way (a [`SyslogSink`] with a
+/// was dropped, and what the sink took before is still on its way (a `SyslogSink` with a
 /// full buffer). [`SinkSlot`] counts exactly one record lost for it.
 #[derive(Debug)]
 pub(crate) struct RecordDropped(pub(crate) String);
@@ -47,15 +56,30 @@ fn is_record_dropped(error: &io::Error) -> bool {
     error.get_ref().is_some_and(|inner| inner.is::<RecordDropped>())
 }
 
+/// This host's name (`-` if it cannot be read), for the sinks that name the host: syslog's
+/// HOSTNAME header field and OTLP's `host.name` resource attribute.
+#[cfg(any(feature = "syslog", feature = "otlp"))]
+fn system_hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: `buf` is writable for its whole length, which is what we pass; gethostname
+    // writes at most that many bytes.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "-".to_string();
+    }
+    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..len]).into_owned()
+}
+
 /// A destination for log lines. Implement it to send records anywhere; add it with
 /// [`Builder::sink`](crate::Builder::sink).
 ///
 /// The back end calls [`Sink::write_line`] once per record, in timestamp order, with a complete
 /// line ending in `\n`, and [`Sink::flush`] when the queues run empty and at least every flush
 /// interval. Buffer in `write_line` and do the I/O in `flush` (or when your buffer is full): the
-/// back end's throughput is your throughput. Time-driven sinks (such as
-/// [`RollingFile`](crate::RollingFile)) also get [`Sink::tick`] at the instants they ask for with
-/// [`Sink::next_deadline`]; [`reopen`](crate::reopen) reaches every sink's [`Sink::reopen`].
+/// back end's throughput is your throughput. Time-driven sinks (such as `RollingFile`) also get
+/// [`Sink::tick`] at the instants they ask for with [`Sink::next_deadline`];
+/// [`reopen`](crate::reopen) reaches every sink's [`Sink::reopen`].
 ///
 /// An error is reported once on stderr, the failed lines are counted, and when the sink works
 /// again a line says how many were lost; errors never stop the back end.
@@ -183,7 +207,8 @@ pub(crate) struct SinkSlot {
     sink: Box<dyn Sink>,
     min_level: Level,
     format: Format,
-    /// Text lines with the level coloured (a console sink on a terminal).
+    /// Text lines with the level coloured (a console sink on a terminal; never without the
+    /// `color` feature).
     colored: bool,
     /// While the sink fails: lines lost so far and the first error; `None` while it works.
     failing: Option<(u64, String)>,
@@ -224,6 +249,7 @@ impl SinkSlot {
     }
 
     /// Colours the level of this sink's text lines.
+    #[cfg(feature = "color")]
     pub(crate) fn set_colored(&mut self, colored: bool) {
         self.colored = colored && self.format == Format::Text;
     }

@@ -294,7 +294,7 @@ impl OtlpBuilder {
                 .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| "unknown_service".to_string())
         });
-        let host = crate::sink::syslog::system_hostname();
+        let host = crate::sink::system_hostname();
         let defaults = [
             ("service.name", Value::Str(&service)),
             ("host.name", Value::Str(&host)),

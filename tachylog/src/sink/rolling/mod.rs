@@ -120,6 +120,7 @@ pub struct RollingFileBuilder {
 /// does it at once.
 ///
 /// ```
+/// # #[cfg(feature = "zstd")] {
 /// use std::time::Duration;
 /// use tachylog::{Compression, RollingFile};
 ///
@@ -136,6 +137,7 @@ pub struct RollingFileBuilder {
 /// drop(guard);
 /// assert!(std::fs::read_to_string(dir.join("app.log"))?.contains("into today's file"));
 /// # std::fs::remove_dir_all(dir)?;
+/// # }
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct RollingFile {

@@ -18,7 +18,7 @@ mod tcp;
 
 pub use builder::{Facility, SyslogBuilder};
 
-use super::{Line, RecordDropped, Sink};
+use super::{system_hostname, Line, RecordDropped, Sink};
 use crate::format::escape::EscapingWriter;
 use crate::format::time::TimeCache;
 use crate::Level;
@@ -382,18 +382,6 @@ fn sd_value(value: &str, out: &mut Vec<u8>) {
     }
     let _ = EscapingWriter { out, escape: true }.write_str(rest);
     out.push(b'"');
-}
-
-pub(super) fn system_hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: `buf` is writable for its whole length, which is what we pass; gethostname
-    // writes at most that many bytes.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return "-".to_string();
-    }
-    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..len]).into_owned()
 }
 
 #[cfg(test)]
