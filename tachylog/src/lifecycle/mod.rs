@@ -1,6 +1,5 @@
 //! What keeps records from being lost when the program ends abnormally: a panic hook and an
-//! `atexit` hook, both installed once per process by the first `init`;
-//! signal handlers
+//! `atexit` hook, both installed once per process by the first `init`; signal handlers
 //! ([`signals`]: SIGTERM, SIGINT, SIGHUP; [`crash`]: SIGSEGV and the other fatal signals) and
 //! the `fork()` child handler ([`fork`]).
 //!
@@ -50,7 +49,7 @@ pub(crate) enum AfterDrain {
 /// takes a lock); otherwise it notices within its flush interval.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) fn drain_bounded(limit: Duration, wake: bool, after: AfterDrain) -> bool {
-    let Some(control) = Control::for_signals() else {
+    let Some(shared) = Control::for_signals() else {
         return false;
     };
     if !is_running() || crate::queue::registry::os_thread_id() == control::backend_tid() {
@@ -58,16 +57,16 @@ pub(crate) fn drain_bounded(limit: Duration, wake: bool, after: AfterDrain) -> b
     }
     if after == AfterDrain::Halt {
         // Before the ticket: a back end that sees the ticket sees the halt (see `Worker::run`).
-        control.halt.store(true, Ordering::SeqCst);
+        shared.halt.store(true, Ordering::SeqCst);
     }
-    let ticket = control.flush.request();
+    let ticket = shared.flush.request();
     if wake {
         control::wake_backend();
     }
     const STEP: Duration = Duration::from_millis(2);
     let mut waited = Duration::ZERO;
     while waited < limit {
-        if control.flush.served_without_lock(ticket) {
+        if shared.flush.served_without_lock(ticket) {
             return true;
         }
         if !is_running() {
