@@ -65,6 +65,7 @@ impl Control {
     }
 
     /// The running (or last) logger's control block, for signal handlers, which cannot lock.
+    #[cfg_attr(not(any(target_os = "linux", target_os = "android")), allow(dead_code))]
     pub(crate) fn for_signals() -> Option<&'static Control> {
         let control = SIGNAL_CONTROL.load(Ordering::Acquire);
         // SAFETY: published controls are leaked, never freed (see `publish_for_signals`).
