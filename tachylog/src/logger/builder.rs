@@ -320,7 +320,7 @@ impl Builder {
         self
     }
 
-    /// Whether SIGHUP reopens every sink's destination, as [`reopen`] does (default `false`).
+    /// Whether SIGHUP reopens every sink's destination, as [`reopen`](crate::reopen) does (default `false`).
     /// The handler only writes a byte to a pipe; the `tachylog-signals` thread asks the back
     /// end to reopen. A SIGHUP handler the application installed before `init` is still
     /// called.
@@ -339,7 +339,7 @@ impl Builder {
 
     /// Makes records at `level` or more severe synchronous to the kernel: the log call returns
     /// only after the back end has written the record, and everything logged before it, to
-    /// every sink and flushed them (as [`flush`] does). Such records survive even SIGKILL
+    /// every sink and flushed them (as [`flush`](crate::flush) does). Such records survive even SIGKILL
     /// of the process a moment later (not a power loss: nothing calls `fsync`). Cost: a round
     /// trip to the back end per such record, tens of microseconds instead of nanoseconds; other
     /// levels pay one relaxed load and a compare. Default: no level is synchronous.
