@@ -11,8 +11,7 @@
 //!   most parsers keep the last). NaN and infinities, which
 //!   JSON cannot represent as numbers, are written as the strings `"NaN"`, `"inf"`, `"-inf"`.
 
-use super::json::write_string;
-use super::logfmt::write_value;
+use super::quote::{write_string, write_value};
 use crate::fields::{Field, FieldValue, Fields};
 use std::io::Write as _;
 

@@ -12,7 +12,8 @@
 //! `serde_json`: the record is flat, and this avoids building a value per record on the back
 //! end's hot loop.
 
-use super::pattern::RecordView;
+use super::quote::write_string;
+use super::view::RecordView;
 use super::time::TimeCache;
 use crate::fields::Fields;
 
@@ -44,36 +45,6 @@ pub(crate) fn write_record(
     out.extend_from_slice(b"}\n");
 }
 
-/// Appends `text` as a quoted JSON string.
-pub(crate) fn write_string(text: &str, out: &mut Vec<u8>) {
-    out.push(b'"');
-    let bytes = text.as_bytes();
-    let mut clean_from = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let escape: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0..=0x1f | 0x7f => b"",
-            // U+2028 / U+2029 are E2 80 A8 / E2 80 A9.
-            0xe2 if bytes.get(i + 1) == Some(&0x80) && matches!(bytes.get(i + 2), Some(0xa8 | 0xa9)) => b"",
-            _ => continue,
-        };
-        out.extend_from_slice(&bytes[clean_from..i]);
-        if escape.is_empty() {
-            let code = if b == 0xe2 { 0x2000 + bytes[i + 2] as u32 - 0x80 } else { b as u32 };
-            out.extend_from_slice(format!("\\u{code:04x}").as_bytes());
-            clean_from = if b == 0xe2 { i + 3 } else { i + 1 };
-        } else {
-            out.extend_from_slice(escape);
-            clean_from = i + 1;
-        }
-    }
-    out.extend_from_slice(&bytes[clean_from.min(bytes.len())..]);
-    out.push(b'"');
-}
 
 #[cfg(test)]
 mod tests {

@@ -8,11 +8,10 @@
 //! character; otherwise it is quoted, with `"` and `\` backslash-escaped and control characters
 //! written as `\n`, `\r`, `\t` or `\u{..}`, so a record is always one line.
 
-use super::escape::invisible_layout_char;
-use super::pattern::RecordView;
+use super::quote::write_value;
+use super::view::RecordView;
 use super::time::TimeCache;
 use crate::fields::Fields;
-use std::fmt::Write as _;
 
 /// Appends `record` as one logfmt line.
 pub(crate) fn write_record(
@@ -47,34 +46,6 @@ pub(crate) fn write_record(
     out.push(b'\n');
 }
 
-/// Appends one value, quoted only when it has to be.
-pub(crate) fn write_value(value: &str, out: &mut Vec<u8>) {
-    let needs_quotes = value.is_empty()
-        || value
-            .chars()
-            .any(|c| c == ' ' || c == '=' || c == '"' || c == '\\' || c.is_control() || invisible_layout_char(c));
-    if !needs_quotes {
-        out.extend_from_slice(value.as_bytes());
-        return;
-    }
-    let mut quoted = String::with_capacity(value.len() + 2);
-    quoted.push('"');
-    for c in value.chars() {
-        match c {
-            '"' => quoted.push_str("\\\""),
-            '\\' => quoted.push_str("\\\\"),
-            '\n' => quoted.push_str("\\n"),
-            '\r' => quoted.push_str("\\r"),
-            '\t' => quoted.push_str("\\t"),
-            c if c.is_control() || invisible_layout_char(c) => {
-                let _ = write!(quoted, "\\u{{{:x}}}", c as u32);
-            }
-            c => quoted.push(c),
-        }
-    }
-    quoted.push('"');
-    out.extend_from_slice(quoted.as_bytes());
-}
 
 #[cfg(test)]
 mod tests {

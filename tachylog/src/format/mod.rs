@@ -10,7 +10,9 @@ pub(crate) mod fields;
 pub(crate) mod json;
 pub(crate) mod logfmt;
 pub(crate) mod pattern;
+mod quote;
 pub(crate) mod time;
+mod view;
 
 /// How a sink's lines are written. Set per sink with
 /// [`Builder::sink_format`](crate::Builder::sink_format).

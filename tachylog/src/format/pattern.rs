@@ -4,13 +4,11 @@
 
 use super::escape::EscapingWriter;
 use super::time::TimeCache;
+pub(crate) use super::view::{Message, RecordView};
 use crate::codec::Decoder;
 use crate::fields::Fields;
-use crate::queue::registry::ThreadInfo;
-use crate::record::Site;
 use crate::Level;
 use std::fmt::Write as _;
-use std::mem::MaybeUninit;
 
 /// The default line pattern.
 pub const DEFAULT_PATTERN: &str = "{time} {level} [{thread}/{tid}] {target}: {message} ({file}:{line})";
@@ -108,32 +106,7 @@ impl Default for Pattern {
     }
 }
 
-/// Where a record's message comes from.
-pub(crate) enum Message<'a> {
-    /// A macro call site and its argument bytes.
-    Site {
-        site: &'static Site,
-        args: &'a [MaybeUninit<u8>],
-    },
-    /// Text formatted by the caller (the panic hook, tachylog's own notices).
-    Text(&'a str),
-    /// Text formatted by the caller with structured fields in the encoding of
-    /// [`crate::fields::wire`] (the `log` facade, `tracing`).
-    Dynamic { text: &'a str, fields: &'a [u8] },
-}
 
-/// Everything a line is made of.
-pub(crate) struct RecordView<'a> {
-    pub(crate) unix_nanos: i64,
-    pub(crate) level: Level,
-    pub(crate) target: &'a str,
-    pub(crate) file: &'a str,
-    pub(crate) line: u32,
-    pub(crate) thread: &'a ThreadInfo,
-    pub(crate) message: Message<'a>,
-    /// Whether `target` and `file` come from a compiled-in call site (and need no escaping).
-    pub(crate) static_metadata: bool,
-}
 
 /// The ANSI colour of a level on a terminal: red errors, yellow warnings, green info, blue
 /// debug, grey trace.
@@ -302,6 +275,7 @@ impl LineFormatter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::queue::registry::ThreadInfo;
 
     #[test]
     fn parses_the_default() {

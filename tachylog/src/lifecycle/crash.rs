@@ -20,7 +20,7 @@
 //! flush interval above about a second shortens the effective drain).
 
 use super::{drain_bounded, AfterDrain};
-use super::signals::SavedAction;
+use super::disposition::{Errno, SavedAction};
 use libc::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
@@ -116,43 +116,4 @@ extern "C" fn on_crash(sig: c_int, info: *mut libc::siginfo_t, _context: *mut li
     errno.restore();
 }
 
-/// Calls the handler `saved` held before tachylog's, if it was a function.
-///
-/// # Safety
-/// Only from a signal handler for `sig`, with the arguments the kernel passed to it.
-pub(crate) unsafe fn call_previous(
-    saved: &SavedAction,
-    sig: c_int,
-    info: *mut libc::siginfo_t,
-    context: *mut libc::c_void,
-) {
-    let Some((handler, siginfo)) = saved.previous_handler() else {
-        return;
-    };
-    if siginfo {
-        // SAFETY: the application installed this address as an SA_SIGINFO handler.
-        let f: extern "C" fn(c_int, *mut libc::siginfo_t, *mut libc::c_void) =
-            unsafe { std::mem::transmute(handler) };
-        f(sig, info, context);
-    } else {
-        // SAFETY: the application installed this address as a plain handler.
-        let f: extern "C" fn(c_int) = unsafe { std::mem::transmute(handler) };
-        f(sig);
-    }
-}
 
-/// `errno` saved on entry to a handler and restored on exit, so the interrupted code does not
-/// see it change.
-pub(crate) struct Errno(c_int);
-
-impl Errno {
-    pub(crate) fn save() -> Errno {
-        // SAFETY: `__errno_location` returns this thread's errno slot.
-        Errno(unsafe { *libc::__errno_location() })
-    }
-
-    pub(crate) fn restore(self) {
-        // SAFETY: as in `save`.
-        unsafe { *libc::__errno_location() = self.0 };
-    }
-}

@@ -17,6 +17,8 @@
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) mod crash;
 #[cfg(any(target_os = "linux", target_os = "android"))]
+mod disposition;
+#[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) mod fork;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) mod signals;

@@ -25,11 +25,10 @@
 //! The handlers are installed once per process, by the first `init` that asks for them, and
 //! stay: with no logger running a SIGTERM still dies at once, as it would have without them.
 
+use super::disposition::{call_previous, Errno, SavedAction};
 use super::{drain_bounded, AfterDrain};
 use libc::c_int;
-use std::cell::UnsafeCell;
-use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Once;
 use std::time::Duration;
 
@@ -37,82 +36,7 @@ use std::time::Duration;
 /// dead NFS mount must not make the process unkillable.
 pub(crate) const TERMINATION_DRAIN_LIMIT: Duration = Duration::from_secs(5);
 
-/// The disposition a signal had before tachylog's handler, restorable from signal context.
-pub(crate) struct SavedAction {
-    saved: AtomicBool,
-    action: UnsafeCell<MaybeUninit<libc::sigaction>>,
-}
 
-// SAFETY: `action` is written once, before `saved` is set (Release) and before the handler that
-// reads it is installed; afterwards it is only read.
-unsafe impl Sync for SavedAction {}
-
-impl SavedAction {
-    pub(crate) const fn new() -> Self {
-        SavedAction {
-            saved: AtomicBool::new(false),
-            action: UnsafeCell::new(MaybeUninit::uninit()),
-        }
-    }
-
-    /// Saves `sig`'s current disposition and installs `handler` (an `sa_sigaction` function),
-    /// unless the current disposition is `SIG_IGN` and `respect_ignore`. Returns whether it
-    /// installed. Call once per signal and slot.
-    pub(crate) fn install(
-        &self,
-        sig: c_int,
-        handler: extern "C" fn(c_int, *mut libc::siginfo_t, *mut libc::c_void),
-        flags: c_int,
-        respect_ignore: bool,
-    ) -> bool {
-        // SAFETY: sigaction with a null new action only reads the current one into `action`,
-        // which nothing reads yet (`saved` is false).
-        let old = unsafe {
-            let slot = (*self.action.get()).as_mut_ptr();
-            if libc::sigaction(sig, std::ptr::null(), slot) != 0 {
-                return false;
-            }
-            &*slot
-        };
-        if respect_ignore && old.sa_sigaction == libc::SIG_IGN {
-            return false;
-        }
-        self.saved.store(true, Ordering::Release);
-        // SAFETY: an all-zero sigaction is valid; we then fill in the handler, flags and an
-        // empty mask.
-        let mut new: libc::sigaction = unsafe { std::mem::zeroed() };
-        new.sa_sigaction = handler as usize;
-        new.sa_flags = flags | libc::SA_SIGINFO;
-        // SAFETY: `new.sa_mask` is a valid sigset_t to initialise; `new` is fully initialised.
-        unsafe {
-            libc::sigemptyset(&mut new.sa_mask);
-            libc::sigaction(sig, &new, std::ptr::null_mut()) == 0
-        }
-    }
-
-    /// Puts the saved disposition back (the default one if none was saved). Async-signal-safe.
-    pub(crate) fn restore(&self, sig: c_int) {
-        if self.saved.load(Ordering::Acquire) {
-            // SAFETY: `action` was initialised before `saved` was set.
-            unsafe { libc::sigaction(sig, (*self.action.get()).as_ptr(), std::ptr::null_mut()) };
-        } else {
-            // SAFETY: SIG_DFL is always a valid disposition.
-            unsafe { libc::signal(sig, libc::SIG_DFL) };
-        }
-    }
-
-    /// The saved disposition's handler, when it was a function (not default, not ignore).
-    pub(crate) fn previous_handler(&self) -> Option<(usize, bool)> {
-        if !self.saved.load(Ordering::Acquire) {
-            return None;
-        }
-        // SAFETY: initialised before `saved` was set, never written again.
-        let old = unsafe { (*self.action.get()).assume_init_ref() };
-        let handler = old.sa_sigaction;
-        (handler != libc::SIG_DFL && handler != libc::SIG_IGN)
-            .then_some((handler, old.sa_flags & libc::SA_SIGINFO != 0))
-    }
-}
 
 static TERM: SavedAction = SavedAction::new();
 static INT: SavedAction = SavedAction::new();
@@ -249,7 +173,7 @@ fn installed_handler_is_ours(sig: c_int) -> bool {
 }
 
 extern "C" fn on_signal(sig: c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
-    let errno = super::crash::Errno::save();
+    let errno = Errno::save();
     let chained = sig != libc::SIGHUP && !installed_handler_is_ours(sig);
     let fd = PIPE_WRITE.load(Ordering::Acquire);
     if fd >= 0 {
@@ -262,7 +186,7 @@ extern "C" fn on_signal(sig: c_int, info: *mut libc::siginfo_t, context: *mut li
     }
     if sig == libc::SIGHUP {
         // SAFETY: the saved handler was installed for this very signal by the application.
-        unsafe { super::crash::call_previous(&HUP, sig, info, context) };
+        unsafe { call_previous(&HUP, sig, info, context) };
     }
     errno.restore();
 }

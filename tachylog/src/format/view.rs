@@ -1,0 +1,35 @@
+//! What a line is made of, as the worker hands it to every format: [`RecordView`] and its
+//! [`Message`]. Kept apart from the formats so that each of them depends on it, not on another
+//! format.
+
+use crate::queue::registry::ThreadInfo;
+use crate::record::Site;
+use crate::Level;
+use std::mem::MaybeUninit;
+
+/// Where a record's message comes from.
+pub(crate) enum Message<'a> {
+    /// A macro call site and its argument bytes.
+    Site {
+        site: &'static Site,
+        args: &'a [MaybeUninit<u8>],
+    },
+    /// Text formatted by the caller (the panic hook, tachylog's own notices).
+    Text(&'a str),
+    /// Text formatted by the caller with structured fields in the encoding of
+    /// [`crate::fields::wire`] (the `log` facade, `tracing`).
+    Dynamic { text: &'a str, fields: &'a [u8] },
+}
+
+/// Everything a line is made of.
+pub(crate) struct RecordView<'a> {
+    pub(crate) unix_nanos: i64,
+    pub(crate) level: Level,
+    pub(crate) target: &'a str,
+    pub(crate) file: &'a str,
+    pub(crate) line: u32,
+    pub(crate) thread: &'a ThreadInfo,
+    pub(crate) message: Message<'a>,
+    /// Whether `target` and `file` come from a compiled-in call site (and need no escaping).
+    pub(crate) static_metadata: bool,
+}
