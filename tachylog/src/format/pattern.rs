@@ -7,6 +7,7 @@ use super::time::TimeCache;
 pub(crate) use super::view::{Message, RecordView};
 use crate::codec::Decoder;
 use crate::fields::Fields;
+#[cfg(feature = "color")]
 use crate::Level;
 use std::fmt::Write as _;
 
@@ -105,8 +106,6 @@ impl Default for Pattern {
         Pattern::parse(DEFAULT_PATTERN).expect("the default pattern parses")
     }
 }
-
-
 
 /// The ANSI colour of a level on a terminal: red errors, yellow warnings, green info, blue
 /// debug, grey trace.
@@ -276,6 +275,7 @@ impl LineFormatter {
 mod tests {
     use super::*;
     use crate::queue::registry::ThreadInfo;
+    use crate::Level;
 
     #[test]
     fn parses_the_default() {
