@@ -1,17 +1,17 @@
 //! The block a log call expands to, put together: the target check, the `static` `Interest`
 //! and the enabled check, then, on the caller's thread, the arguments' evaluation, the
-//! `format_args!` check, the slots' encoding and the push of one record. The back end's
-//! functions come from `decode`, the `&'static Site` from `site`.
+//! `format_args!` check, the slots' encoding and the push of one record.
 //!
 //! What is emitted here runs on the calling thread at every enabled call: it evaluates each
 //! argument once, encodes slots through the runtime's `__private` API only, and formats on
 //! the caller only the fallback for types without a raw encoding (into the `Stage`).
+//! The back end's side is data, the `&'static Site` from `site`.
 
 use crate::fields::Sigil;
 use crate::format_string::{self, Piece};
 use crate::input::LogCall;
+use crate::site;
 use crate::slots::{self, spec_text, SlotKind};
-use crate::{decode, site};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -42,7 +42,8 @@ pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
     let slots::Plan {
         bindings,
         slots,
-        decode_format,
+        parts,
+        tail,
     } = slots::plan(&call, &pieces)?;
 
     let binding_idents: Vec<Ident> = (0..bindings.len())
@@ -77,13 +78,11 @@ pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
                 Piece::Placeholder(_) => unreachable!(),
             })
             .collect();
-        let decode = decode::constant(krate, &text);
-        let site = site::constant(krate, &site_fields);
+        let site = site::constant(krate, &site_fields, &text);
         return Ok(quote! {{
             #target_check
             static __INTEREST: #krate::__private::Interest = #krate::__private::Interest::new();
             if __INTEREST.enabled(#krate::Level::#level, #target) {
-                #decode
                 #site
                 #krate::__private::log_record(&__SITE, 0, |_| {});
             }
@@ -175,9 +174,7 @@ pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
         }
     }
     let all_slot_idents: Vec<&Ident> = field_slot_idents.iter().chain(slot_idents.iter()).collect();
-    let decode = decode::message(krate, &slots, &decode_format);
-    let fields = decode::fields(krate, &call.fields);
-    let site = site::generic(krate, &site_fields, &slots, &call.fields);
+    let site = site::generic(krate, &site_fields, &slots, &parts, &tail, &call.fields);
 
     Ok(quote! {{
         #target_check
@@ -195,8 +192,6 @@ pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
                     let mut __stage = #krate::__private::Stage::new();
                     #(#field_slot_lets)*
                     #(#slot_lets)*
-                    #decode
-                    #fields
                     #site
                     let __len = 0 #(+ #krate::__private::Slot::encoded_len(&#all_slot_idents, &__stage))*;
                     #krate::__private::log_record(__site(#(&#field_slot_idents,)* #(#site_args),*), __len, |__w| {

@@ -3,7 +3,7 @@
 //! keys) and what each sigil asks of the value and of the back end.
 //!
 //! Parsing and that per-sigil vocabulary only: the code that encodes a field on the caller's
-//! thread is emitted by `expand`, the code that records it on the back end by `decode`.
+//! thread is emitted by `expand`, the table entry the back end records it through by `site`.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -23,7 +23,7 @@ pub(crate) enum Sigil {
 
 impl Sigil {
     /// The trait the decoded value must implement for the back end to record it this way
-    /// (a bound of both `__fields` and `__site`).
+    /// (a bound of `__site`).
     pub(crate) fn bound(self, krate: &TokenStream) -> TokenStream {
         match self {
             Sigil::Native => quote!(#krate::__private::NativeField),
@@ -32,12 +32,12 @@ impl Sigil {
         }
     }
 
-    /// The `Fields` method the back end records the value with.
-    pub(crate) fn push(self) -> TokenStream {
+    /// The runtime crate's function that records the value this way.
+    pub(crate) fn push_fn(self) -> TokenStream {
         match self {
-            Sigil::Native => quote!(__push_native),
-            Sigil::Display => quote!(__push_display),
-            Sigil::Debug => quote!(__push_debug),
+            Sigil::Native => quote!(push_native),
+            Sigil::Display => quote!(push_display),
+            Sigil::Debug => quote!(push_debug),
         }
     }
 }

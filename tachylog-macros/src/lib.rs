@@ -7,19 +7,19 @@
 //! - one *slot* per placeholder (and per width/precision argument). At compile time each slot
 //!   picks, by the argument's type, how it travels: raw bytes for strings, `Copy` values for
 //!   numbers and opted-in types, or text formatted right away for anything else;
-//! - a decode function, monomorphised for those slot types, that the back end calls to format
-//!   the message from the bytes with the same format string rewritten to name the slots;
-//! - a `&'static` call site (level, module, file, line, decode function) built in a `const`
-//!   block, so a log call pushes one pointer, a timestamp and the argument bytes;
+//! - a `&'static` call site built in a `const` block: level, module, file, line, and the
+//!   message as a table of literal pieces and placeholders, each placeholder naming a renderer
+//!   of the runtime crate chosen by the argument's type and shared by every call site with
+//!   that type. A call site emits data, not formatting code, and a log call pushes one
+//!   pointer, a timestamp and the argument bytes;
 //! - a `static` `Interest` per call site: the filter's verdict for it, resolved on its first
 //!   call and cached, so the enabled check is one load and a branch whatever the filter.
 //!
 //! The parts, in the order a call goes through them: `input` and `fields` parse the macro's
 //! arguments, `format_string` the format string; `slots` binds each argument once and maps
-//! placeholders to slots; `expand` emits the block at the call site (the `Interest`, the hot
-//! path), with the back end's functions from `decode` and the `&'static Site` from `site`.
+//! placeholders to slots and lays out the message's table; `expand` emits the block at the call
+//! site (the `Interest`, the hot path), with the `&'static Site` from `site`.
 
-mod decode;
 mod expand;
 mod fields;
 mod format_string;

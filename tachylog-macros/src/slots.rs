@@ -1,7 +1,7 @@
 //! From placeholders to *slots*. Each argument is evaluated once and bound to `__a{i}`; each
 //! placeholder, and each width or precision taken from an argument, becomes a slot that reads
-//! one binding; and the format string is rewritten to name slots instead of arguments, for the
-//! back end's `write!`.
+//! one binding; and the message becomes a table of literal pieces and placeholders, which the
+//! back end walks.
 //!
 //! Planning only: this decides which binding each slot reads and in what order slots travel,
 //! and reports the errors `format!` would (missing or unknown arguments). It never looks at
@@ -37,11 +37,22 @@ pub(crate) struct Slot {
 }
 
 /// What the message needs at run time: the bindings, the slots that read them (in the order
-/// they are written into the record), and the format string the back end formats them with.
+/// they are written into the record), and the message as a table: each placeholder with the
+/// literal text before it, then the text after the last one.
 pub(crate) struct Plan {
     pub(crate) bindings: Vec<Binding>,
     pub(crate) slots: Vec<Slot>,
-    pub(crate) decode_format: String,
+    pub(crate) parts: Vec<Part>,
+    pub(crate) tail: String,
+}
+
+/// One placeholder of the message, as the call site's table describes it.
+pub(crate) struct Part {
+    /// Literal text before the placeholder.
+    pub(crate) literal: String,
+    /// The slot of its value; a precision and a width taken from arguments travel just before.
+    pub(crate) value_slot: usize,
+    pub(crate) placeholder: Placeholder,
 }
 
 struct Resolver<'a> {
@@ -116,14 +127,14 @@ pub(crate) fn plan(call: &LogCall, pieces: &[Piece]) -> syn::Result<Plan> {
         });
     }
 
-    // One slot per placeholder and per count argument, in order of appearance.
+    // Per placeholder, in order of appearance: its precision argument's slot, its width
+    // argument's slot, then its value's slot. The back end reads them in that order.
     let mut slots: Vec<Slot> = Vec::new();
-    let mut decode_format = String::new();
+    let mut parts = Vec::new();
+    let mut literal = String::new();
     for piece in pieces {
         match piece {
-            Piece::Text(text) => {
-                decode_format.push_str(&text.replace('{', "{{").replace('}', "}}"))
-            }
+            Piece::Text(text) => literal.push_str(text),
             Piece::Placeholder(p) => {
                 // `.*` takes its precision from the next positional argument, before the value.
                 let precision_binding = match &p.precision {
@@ -135,43 +146,36 @@ pub(crate) fn plan(call: &LogCall, pieces: &[Piece]) -> syn::Result<Plan> {
                     _ => None,
                 };
                 let value_binding = resolver.resolve(&p.arg)?;
-                let value_slot = slots.len();
+                let mut count_slot = |binding: usize| {
+                    slots.push(Slot {
+                        binding,
+                        kind: SlotKind::Count,
+                    });
+                    slots.len() - 1
+                };
+                let precision = precision_binding.map(&mut count_slot);
+                let width = width_binding.map(&mut count_slot);
                 slots.push(Slot {
                     binding: value_binding,
-                    kind: SlotKind::Count, // replaced below once the count slots are known
+                    kind: SlotKind::Value {
+                        placeholder: p.clone(),
+                        width,
+                        precision,
+                    },
                 });
-                let width = width_binding.map(|b| {
-                    slots.push(Slot {
-                        binding: b,
-                        kind: SlotKind::Count,
-                    });
-                    slots.len() - 1
-                });
-                let precision = precision_binding.map(|b| {
-                    slots.push(Slot {
-                        binding: b,
-                        kind: SlotKind::Count,
-                    });
-                    slots.len() - 1
-                });
-                decode_format.push_str(&spec_text(
-                    &value_slot.to_string(),
-                    p,
-                    width.map(|w| w.to_string()),
-                    precision.map(|w| w.to_string()),
-                ));
-                slots[value_slot].kind = SlotKind::Value {
+                parts.push(Part {
+                    literal: std::mem::take(&mut literal),
+                    value_slot: slots.len() - 1,
                     placeholder: p.clone(),
-                    width,
-                    precision,
-                };
+                });
             }
         }
     }
     Ok(Plan {
         bindings: resolver.bindings,
         slots,
-        decode_format,
+        parts,
+        tail: literal,
     })
 }
 

@@ -126,14 +126,14 @@ pub mod __private {
     pub use crate::frontend::field_args::{
         NativeViaBytes, NativeViaCopy, NativeViaCopyRef, NativeViaDisplay,
     };
-    pub use crate::record::no_fields;
     pub use crate::frontend::args::{
         CountSlot, Slot, Stage, ViaBytes, ViaCopy, ViaCopyRef, ViaFallback, Wrap,
     };
     pub use crate::filter::Interest;
     pub use crate::frontend::gate::enabled;
     pub use crate::frontend::producer::log_record;
-    pub use crate::record::Site;
+    pub use crate::codec::render::{self, Fmt};
+    pub use crate::record::{Count, FieldSlot, Placeholder, Site};
     pub use tachylog_macros::__log;
 
     /// Whether a custom target is free of the characters that text lines escape in messages:

@@ -10,10 +10,8 @@
 //!
 //! Layer 2 (see `ARCHITECTURE.md`): imports layer 1, `fields` and `codec`.
 
-use crate::codec::Decoder;
-use crate::Fields;
+use crate::codec::render::{FlagsFn, PushFn, RenderFn};
 use crate::Level;
-use std::fmt;
 
 /// Frame kind of a record from a tachylog macro.
 pub(crate) const KIND_CALL_SITE: u32 = 1;
@@ -23,17 +21,11 @@ pub(crate) const KIND_DYNAMIC: u32 = 2;
 /// Bytes before the arguments in a call-site record: timestamp and site pointer.
 pub(crate) const CALL_SITE_PREFIX: usize = 16;
 
-/// Formats a record's message from its argument bytes. Generated per call site.
-pub type DecodeFn = fn(&mut Decoder<'_>, &mut dyn fmt::Write) -> fmt::Result;
-
-/// Decodes a record's structured fields, which precede the message's arguments. Generated per
-/// call site that has fields; [`no_fields`] otherwise.
-pub type FieldsFn = fn(&mut Decoder<'_>, &mut Fields);
-
-/// The `FieldsFn` of a call site without fields.
-pub fn no_fields(_: &mut Decoder<'_>, _: &mut Fields) {}
-
 /// Static metadata of one log call site, created at compile time; records carry a pointer to it.
+///
+/// The message is data, not code: its literal pieces and placeholders, each placeholder
+/// pointing at a renderer shared by every call site with the same argument type and trait
+/// (see [`crate::codec::render`]). The back end walks this table (`format::message`).
 #[derive(Debug)]
 pub struct Site {
     /// The call's level.
@@ -46,8 +38,45 @@ pub struct Site {
     pub line: u32,
     /// The format string as written.
     pub format: &'static str,
-    /// Formats the message from the argument bytes.
-    pub decode: DecodeFn,
-    /// Decodes the structured fields, which come first in the argument bytes.
-    pub fields: FieldsFn,
+    /// The message's placeholders in order, each with the literal text before it.
+    pub message: &'static [Placeholder],
+    /// The literal text after the last placeholder (all of it for a message without any).
+    pub tail: &'static str,
+    /// The structured fields, whose bytes come first in a record's arguments.
+    pub fields: &'static [FieldSlot],
+}
+
+/// One `{...}` of a call site's format string.
+#[derive(Debug)]
+pub struct Placeholder {
+    /// The literal text before it, with `{{` and `}}` unescaped.
+    pub literal: &'static str,
+    /// Its precision. A precision argument travels before the width's, then the value.
+    pub precision: Count,
+    /// Its width.
+    pub width: Count,
+    /// The call site's function for a spec with flags (fill, alignment, sign, `#`, `0`).
+    pub flags: Option<FlagsFn>,
+    /// Appends the argument, formatted with the placeholder's trait.
+    pub render: RenderFn,
+}
+
+/// A width or precision.
+#[derive(Debug, Clone, Copy)]
+pub enum Count {
+    /// Not given.
+    None,
+    /// Written in the format string.
+    Literal(usize),
+    /// Taken from an argument: a `usize` in the record before the value.
+    Arg,
+}
+
+/// One structured field of a call site.
+#[derive(Debug)]
+pub struct FieldSlot {
+    /// Its key.
+    pub key: &'static str,
+    /// Records its value, decoded with its type's codec, as its sigil asks.
+    pub push: PushFn,
 }

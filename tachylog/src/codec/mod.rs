@@ -20,6 +20,8 @@
 //! pushed into a [`Fields`](crate::fields::Fields)).
 
 mod native;
+mod plain;
+pub mod render;
 mod views;
 
 use std::marker::PhantomData;
@@ -28,11 +30,53 @@ use std::mem::{size_of, MaybeUninit};
 pub use native::{CopyArg, NativeValue};
 pub use views::{NativeField, View};
 
+use render::Applied;
+
 /// A way of encoding one argument. Implemented by tachylog's codecs only.
 pub trait Codec: 'static {
     /// Splits this codec's bytes off the front of the decoder.
     #[doc(hidden)]
     fn take<'a>(decoder: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]>;
+
+    /// Appends `{}` of the value without `core::fmt` if this codec knows how for `spec`;
+    /// `false` (nothing written) otherwise. `None` bytes: a malformed record.
+    #[doc(hidden)]
+    #[inline]
+    fn fast_display(_bytes: Option<&[MaybeUninit<u8>]>, _spec: &Applied, _out: &mut String) -> bool {
+        false
+    }
+
+    /// The same for `{:?}`.
+    #[doc(hidden)]
+    #[inline]
+    fn fast_debug(_bytes: Option<&[MaybeUninit<u8>]>, _spec: &Applied, _out: &mut String) -> bool {
+        false
+    }
+
+    /// The same for the other traits (`{:x}`, `{:e}`, ...): only text formatted by the
+    /// caller, which already carries its spec.
+    #[doc(hidden)]
+    #[inline]
+    fn fast_verbatim(_bytes: Option<&[MaybeUninit<u8>]>, _spec: &Applied, _out: &mut String) -> bool {
+        false
+    }
+}
+
+/// Appends bytes that should be UTF-8, with U+FFFD for invalid sequences (as the views'
+/// `Display` does).
+#[inline]
+fn push_text(bytes: &[u8], out: &mut String) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => out.push_str(text),
+        Err(_) => {
+            for chunk in bytes.utf8_chunks() {
+                out.push_str(chunk.valid());
+                if !chunk.invalid().is_empty() {
+                    out.push('\u{FFFD}');
+                }
+            }
+        }
+    }
 }
 
 /// Text arguments (`&str`, `String`, ...), copied byte for byte.
@@ -44,22 +88,94 @@ pub struct PreformattedCodec;
 /// A [`crate::codec::CopyArg`] value, copied bit for bit.
 pub struct CopyCodec<T>(PhantomData<T>);
 
-/// These three travel as a `usize` length followed by the bytes.
-macro_rules! length_prefixed {
+/// Text travels as a `usize` length followed by the bytes; `{}` of it is the text itself.
+macro_rules! text_codec {
     ($($codec:ty),*) => {$(
         impl Codec for $codec {
+            #[inline]
             fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
                 d.take_length_prefixed()
+            }
+
+            #[inline]
+            fn fast_display(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut String) -> bool {
+                match bytes {
+                    Some(bytes) if spec.is_plain() && spec.precision.is_none() => {
+                        push_text(init_slice(bytes), out);
+                        true
+                    }
+                    _ => false,
+                }
             }
         }
     )*};
 }
-length_prefixed!(StrCodec, LossyCodec, PreformattedCodec);
+text_codec!(StrCodec, LossyCodec);
+
+/// Text the caller formatted with the placeholder's whole spec: written as it is, whatever
+/// the trait and spec.
+impl Codec for PreformattedCodec {
+    #[inline]
+    fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
+        d.take_length_prefixed()
+    }
+
+    #[inline]
+    fn fast_display(bytes: Option<&[MaybeUninit<u8>]>, _: &Applied, out: &mut String) -> bool {
+        match bytes {
+            Some(bytes) => {
+                push_text(init_slice(bytes), out);
+                true
+            }
+            None => false,
+        }
+    }
+
+    #[inline]
+    fn fast_debug(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut String) -> bool {
+        Self::fast_display(bytes, spec, out)
+    }
+
+    #[inline]
+    fn fast_verbatim(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut String) -> bool {
+        Self::fast_display(bytes, spec, out)
+    }
+}
 
 impl<T: crate::codec::CopyArg> Codec for CopyCodec<T> {
+    #[inline]
     fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
         d.take(size_of::<T>())
     }
+
+    #[inline]
+    fn fast_display(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut String) -> bool {
+        match read_copy::<T>(bytes) {
+            Some(value) if spec.is_plain() => value.__fast_display(spec.precision, out),
+            _ => false,
+        }
+    }
+
+    #[inline]
+    fn fast_debug(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut String) -> bool {
+        match read_copy::<T>(bytes) {
+            Some(value) if spec.is_plain() && spec.precision.is_none() => value.__fast_debug(out),
+            _ => false,
+        }
+    }
+}
+
+/// The `T` a `CopyCodec<T>` argument's bytes hold, if they are all there.
+#[inline]
+fn read_copy<T: CopyArg>(bytes: Option<&[MaybeUninit<u8>]>) -> Option<T> {
+    let bytes = bytes?;
+    if bytes.len() != size_of::<T>() {
+        return None;
+    }
+    // SAFETY: these bytes were copied from a valid `T` by `ArgWriter::put_copy` in this same
+    // program (the call site's message table names this codec for the argument's type `T`),
+    // and `T: Copy + Send + 'static`, so a bitwise copy read on this thread is a valid `T`.
+    Some(unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const T) })
 }
 
 /// Walks the argument bytes of one record. Used by generated decode functions.

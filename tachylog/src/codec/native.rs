@@ -31,13 +31,101 @@ use crate::fields::{FieldValue, Fields};
 ///
 /// tachylog::info!("filled {} ({:?})", OrderId(7), OrderId(7));
 /// ```
-pub trait CopyArg: Copy + Send + 'static {}
+pub trait CopyArg: Copy + Send + 'static {
+    /// Appends `{}` (or `{:.N}` when `precision` is set) of the value without `core::fmt`, if
+    /// the type has such a fast path; `false` (nothing written) otherwise. Implemented by
+    /// tachylog for numbers, `bool` and `char`; leave it alone in your own types.
+    #[doc(hidden)]
+    #[inline]
+    fn __fast_display(&self, _precision: Option<usize>, _out: &mut String) -> bool {
+        false
+    }
+
+    /// The same for `{:?}`.
+    #[doc(hidden)]
+    #[inline]
+    fn __fast_debug(&self, _out: &mut String) -> bool {
+        false
+    }
+}
+
+/// Integers: `{}` and `{:?}` are the decimal digits (`itoa`); a precision is left to `core::fmt`.
+macro_rules! integer_args {
+    ($($t:ty),*) => {$(
+        impl CopyArg for $t {
+            #[inline]
+            fn __fast_display(&self, precision: Option<usize>, out: &mut String) -> bool {
+                if precision.is_some() {
+                    return false;
+                }
+                out.push_str(itoa::Buffer::new().format(*self));
+                true
+            }
+            #[inline]
+            fn __fast_debug(&self, out: &mut String) -> bool {
+                out.push_str(itoa::Buffer::new().format(*self));
+                true
+            }
+        }
+    )*};
+}
+integer_args!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize);
+
+/// Floats: shortest digits, and `{:.N}` where it can be decided exactly (see `plain`).
+macro_rules! float_args {
+    ($($t:ty),*) => {$(
+        impl CopyArg for $t {
+            #[inline]
+            fn __fast_display(&self, precision: Option<usize>, out: &mut String) -> bool {
+                match precision {
+                    None => {
+                        super::plain::push_display(*self, out);
+                        true
+                    }
+                    Some(precision) => super::plain::push_fixed(*self, precision, out),
+                }
+            }
+            #[inline]
+            fn __fast_debug(&self, out: &mut String) -> bool {
+                super::plain::push_debug(*self, out);
+                true
+            }
+        }
+    )*};
+}
+float_args!(f32, f64);
+
+impl CopyArg for bool {
+    #[inline]
+    fn __fast_display(&self, precision: Option<usize>, out: &mut String) -> bool {
+        if precision.is_some() {
+            return false;
+        }
+        out.push_str(if *self { "true" } else { "false" });
+        true
+    }
+    #[inline]
+    fn __fast_debug(&self, out: &mut String) -> bool {
+        self.__fast_display(None, out)
+    }
+}
+
+impl CopyArg for char {
+    #[inline]
+    fn __fast_display(&self, precision: Option<usize>, out: &mut String) -> bool {
+        if precision.is_some() {
+            return false;
+        }
+        out.push(*self);
+        true
+    }
+}
 
 macro_rules! copy_args {
     ($($t:ty),*) => {$( impl CopyArg for $t {} )*};
 }
 copy_args!(
-    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64, bool, char, (),
+    (),
     std::num::NonZeroU8, std::num::NonZeroU16, std::num::NonZeroU32, std::num::NonZeroU64,
     std::num::NonZeroU128, std::num::NonZeroUsize, std::num::NonZeroI8, std::num::NonZeroI16,
     std::num::NonZeroI32, std::num::NonZeroI64, std::num::NonZeroI128, std::num::NonZeroIsize,

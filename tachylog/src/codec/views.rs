@@ -3,7 +3,7 @@
 use super::{init_slice, CopyCodec, LossyCodec, PreformattedCodec, StrCodec};
 use std::fmt;
 use std::marker::PhantomData;
-use std::mem::{size_of, MaybeUninit};
+use std::mem::MaybeUninit;
 
 /// One decoded argument. Implements exactly the formatting traits the original type did, so the
 /// back end formats it with the call site's spec (width, precision, flags) as `format!` would.
@@ -87,14 +87,7 @@ verbatim!(Display, Debug, LowerHex, UpperHex, Octal, Binary, LowerExp, UpperExp,
 
 impl<T: crate::codec::CopyArg> View<'_, CopyCodec<T>> {
     fn value(&self) -> Option<T> {
-        let bytes = self.bytes?;
-        if bytes.len() != size_of::<T>() {
-            return None;
-        }
-        // SAFETY: these bytes were copied from a valid `T` by `ArgWriter::put_copy` in this
-        // same program (the call site's decode function is monomorphised for `T`), and `T:
-        // Copy + Send + 'static`, so a bitwise copy read on this thread is a valid `T`.
-        Some(unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const T) })
+        super::read_copy(self.bytes)
     }
 }
 

@@ -9,6 +9,7 @@ pub(crate) mod escape;
 pub(crate) mod fields;
 pub(crate) mod json;
 pub(crate) mod logfmt;
+mod message;
 pub(crate) mod pattern;
 mod quote;
 pub(crate) mod time;

@@ -5,7 +5,8 @@
 use super::escape::EscapingWriter;
 use super::time::TimeCache;
 pub(crate) use super::view::{Message, RecordView};
-use crate::codec::Decoder;
+use super::message::Problem;
+use crate::codec::render::RenderError;
 use crate::fields::Fields;
 #[cfg(feature = "color")]
 use crate::Level;
@@ -159,18 +160,15 @@ impl LineFormatter {
                 crate::fields::wire::decode(encoded, fields);
             }
             Message::Site { site, args } => {
-                let outcome = crate::panic_guard::catch_user_panic(|| {
-                    let mut decoder = Decoder::new(args);
-                    // Fields come first in the bytes; their decoder catches panics per value.
-                    (site.fields)(&mut decoder, fields);
-                    let result = (site.decode)(&mut decoder, &mut *out);
-                    (result, decoder.is_malformed())
-                });
-                let problem = match outcome {
-                    Ok((Ok(()), false)) => None,
-                    Ok((Ok(()), true)) => Some("malformed record".to_string()),
-                    Ok((Err(_), _)) => Some("a Display/Debug impl returned an error".to_string()),
-                    Err(panic) => Some(format!("formatting panicked: {panic}")),
+                let problem = match super::message::render(site, args, out, fields) {
+                    Ok(()) => None,
+                    Err(Problem::Malformed) => Some("malformed record".to_string()),
+                    Err(Problem::Render(RenderError::Format)) => {
+                        Some("a Display/Debug impl returned an error".to_string())
+                    }
+                    Err(Problem::Render(RenderError::Panicked(panic))) => {
+                        Some(format!("formatting panicked: {panic}"))
+                    }
                 };
                 if let Some(problem) = problem {
                     out.clear();

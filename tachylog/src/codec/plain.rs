@@ -1,0 +1,369 @@
+//! The fast path of the back end's formatting: numbers, `bool`, `char` and text written
+//! straight into the message buffer, with `std`'s exact output, for the placeholders that carry
+//! no spec beyond `{}`, `{:?}` and a literal `{:.N}`.
+//!
+//! `core::fmt` costs a `Formatter`, a trait-object call per piece and, for floats, Grisu with a
+//! Dragon fallback: about half of the back end's time per record before this module existed.
+//! Integers go through `itoa`. Floats go through `zmij` (shortest round-trip digits, the same
+//! digits `std` prints: the shortest string that reads back as the value, the closest one on a
+//! tie), then are laid out here as `std` lays them out:
+//! - `{}`: always positional, `1e20` as `100000000000000000000`, `-0.0` as `-0`;
+//! - `{:?}`: positional with at least one fractional digit when `1e-4 <= |x| < 1e16` (or zero),
+//!   else `1e16`, `1.5e-7`;
+//! - `{:.N}`: the exact value rounded half to even at `N` digits. Only the cases where rounding
+//!   the shortest digits is provably the same as rounding the exact binary value take the
+//!   fast path (see [`push_fixed`]); the rest return `false` and `core::fmt` does them.
+//!
+//! Byte identity with `format!` is checked by property tests (`tests/plain_formatting_matches_std.rs`).
+//!
+//! Runs on the back end only; allocates only by growing the caller's `String`.
+
+/// A float's shortest decimal form: `0.DIGITS × 10^exponent`, digits without leading or
+/// trailing zeros (empty for zero).
+pub(crate) struct Decimal {
+    digits: [u8; 24],
+    len: usize,
+    exponent: i32,
+}
+
+impl Decimal {
+    fn digits(&self) -> &[u8] {
+        &self.digits[..self.len]
+    }
+}
+
+/// The floats the fast path knows: their shortest digits (through `zmij`) and the size of their
+/// last place, to decide when rounding those digits is exact.
+pub(crate) trait PlainFloat: Copy {
+    fn is_nan(self) -> bool;
+    fn is_infinite(self) -> bool;
+    fn is_sign_negative(self) -> bool;
+    fn is_zero(self) -> bool;
+    /// `|self| < 1e16 && (|self| >= 1e-4 || self == 0)`: where `{:?}` stays positional.
+    fn debug_is_positional(self) -> bool;
+    /// The exponent of the value's last place: one unit in the last place is `2^ulp_exponent`.
+    fn ulp_exponent(self) -> i32;
+    /// Shortest digits of `|self|`, finite and non-zero.
+    fn shortest(self) -> Decimal;
+}
+
+/// Parses `zmij`'s rendering of a positive finite float (`123.45`, `1e20`, `1.5e-7`, `0.001`)
+/// into digits and exponent. Its layout is its own business; only the digits and the point's
+/// position are taken from it.
+fn parse_shortest(text: &str) -> Decimal {
+    let (mantissa, exp10) = match text.find(['e', 'E']) {
+        Some(e) => (&text[..e], text[e + 1..].parse::<i32>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let point = mantissa.find('.').unwrap_or(mantissa.len()) as i32;
+    let mut decimal = Decimal {
+        digits: [0; 24],
+        len: 0,
+        exponent: point + exp10,
+    };
+    let mut leading = true;
+    for &b in mantissa.as_bytes() {
+        if b == b'.' {
+            continue;
+        }
+        if leading && b == b'0' {
+            decimal.exponent -= 1;
+            continue;
+        }
+        leading = false;
+        if decimal.len < decimal.digits.len() {
+            decimal.digits[decimal.len] = b;
+            decimal.len += 1;
+        }
+    }
+    while decimal.len > 0 && decimal.digits[decimal.len - 1] == b'0' {
+        decimal.len -= 1;
+    }
+    decimal
+}
+
+macro_rules! plain_float {
+    ($t:ty, $bits:ty, $mantissa_bits:expr, $bias:expr) => {
+        impl PlainFloat for $t {
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+            fn is_infinite(self) -> bool {
+                <$t>::is_infinite(self)
+            }
+            fn is_sign_negative(self) -> bool {
+                <$t>::is_sign_negative(self)
+            }
+            fn is_zero(self) -> bool {
+                self == 0.0
+            }
+            fn debug_is_positional(self) -> bool {
+                let abs = self.abs();
+                abs < 1e16 && (abs >= 1e-4 || abs == 0.0)
+            }
+            fn ulp_exponent(self) -> i32 {
+                let biased = ((self.to_bits() >> $mantissa_bits) & ((1 << (<$bits>::BITS - 1 - $mantissa_bits)) - 1)) as i32;
+                biased.max(1) - $bias - $mantissa_bits
+            }
+            fn shortest(self) -> Decimal {
+                parse_shortest(zmij::Buffer::new().format_finite(self.abs()))
+            }
+        }
+    };
+}
+plain_float!(f64, u64, 52, 1023);
+plain_float!(f32, u32, 23, 127);
+
+/// `NaN`, `inf`, `-inf`, as `std` writes them; `true` if `value` was one of them.
+fn push_non_finite<F: PlainFloat>(value: F, out: &mut String) -> bool {
+    if value.is_nan() {
+        out.push_str("NaN");
+    } else if value.is_infinite() {
+        out.push_str(if value.is_sign_negative() { "-inf" } else { "inf" });
+    } else {
+        return false;
+    }
+    true
+}
+
+/// Digits `0.D × 10^exponent` laid out positionally with at least `min_fraction` fractional
+/// digits (zeros added).
+fn push_positional(digits: &[u8], exponent: i32, min_fraction: usize, out: &mut String) {
+    let mut buf = [0u8; 400];
+    let mut n = 0;
+    let mut push = |b: u8| {
+        buf[n] = b;
+        n += 1;
+    };
+    let fraction;
+    if digits.is_empty() {
+        push(b'0');
+        fraction = 0;
+    } else if exponent <= 0 {
+        push(b'0');
+        push(b'.');
+        for _ in 0..-exponent {
+            push(b'0');
+        }
+        digits.iter().for_each(|&d| push(d));
+        fraction = digits.len() + (-exponent) as usize;
+    } else if (exponent as usize) < digits.len() {
+        let (int, frac) = digits.split_at(exponent as usize);
+        int.iter().for_each(|&d| push(d));
+        push(b'.');
+        frac.iter().for_each(|&d| push(d));
+        fraction = frac.len();
+    } else {
+        digits.iter().for_each(|&d| push(d));
+        for _ in digits.len()..exponent as usize {
+            push(b'0');
+        }
+        fraction = 0;
+    }
+    if fraction < min_fraction {
+        if fraction == 0 {
+            push(b'.');
+        }
+        for _ in fraction..min_fraction {
+            push(b'0');
+        }
+    }
+    // Only ASCII digits and '.' were pushed, so this never fails.
+    out.push_str(std::str::from_utf8(&buf[..n]).unwrap_or_default());
+}
+
+/// `{}` of a float, as `std` writes it.
+pub(crate) fn push_display<F: PlainFloat>(value: F, out: &mut String) {
+    if push_non_finite(value, out) {
+        return;
+    }
+    if value.is_sign_negative() {
+        out.push('-');
+    }
+    if value.is_zero() {
+        out.push('0');
+        return;
+    }
+    let d = value.shortest();
+    push_positional(d.digits(), d.exponent, 0, out);
+}
+
+/// `{:?}` of a float, as `std` writes it.
+pub(crate) fn push_debug<F: PlainFloat>(value: F, out: &mut String) {
+    if push_non_finite(value, out) {
+        return;
+    }
+    if value.is_sign_negative() {
+        out.push('-');
+    }
+    if value.is_zero() {
+        out.push_str("0.0");
+        return;
+    }
+    let d = value.shortest();
+    if value.debug_is_positional() {
+        push_positional(d.digits(), d.exponent, 1, out);
+        return;
+    }
+    // `1e16`, `1.5e-7`: one digit before the point, the exponent without a `+`.
+    let digits = d.digits();
+    out.push(digits[0] as char);
+    if digits.len() > 1 {
+        out.push('.');
+        out.push_str(std::str::from_utf8(&digits[1..]).unwrap_or_default());
+    }
+    out.push('e');
+    out.push_str(itoa::Buffer::new().format(d.exponent - 1));
+}
+
+/// The largest `{:.N}` the fast path takes; more digits than that are rare enough for
+/// `core::fmt`.
+const MAX_FAST_PRECISION: usize = 40;
+
+/// `{:.N}` of a float, as `std` writes it (the exact binary value rounded half to even), when
+/// that can be decided from the shortest digits; `false` (nothing written) otherwise.
+///
+/// Rounding the shortest digits `s` at `N` places gives the rounding of the exact value `x`
+/// unless the dropped digits are exactly `5`: a rounding midpoint strictly between `s` and `x`
+/// would lie inside `x`'s round-trip interval with no more digits than `s`, and the shortest
+/// form would have been that midpoint. When `s` has no more than `N` places, `s` itself is
+/// the answer if one unit in `x`'s last place is below `10^-N`, since `|x - s|` is at most half
+/// of it.
+pub(crate) fn push_fixed<F: PlainFloat>(value: F, precision: usize, out: &mut String) -> bool {
+    if precision > MAX_FAST_PRECISION {
+        return false;
+    }
+    if push_non_finite(value, out) {
+        return true;
+    }
+    let negative = value.is_sign_negative();
+    if value.is_zero() {
+        if negative {
+            out.push('-');
+        }
+        push_positional(&[], 0, precision, out);
+        return true;
+    }
+    let d = value.shortest();
+    let digits = d.digits();
+    let places = digits.len() as i32 - d.exponent;
+    if places <= precision as i32 {
+        // Sufficient for "one ulp < 10^-N": ulp_exponent < -N * log2(10), with a margin.
+        let bound = -(precision as f64) * std::f64::consts::LOG2_10;
+        if (value.ulp_exponent() as f64) + 0.01 >= bound {
+            return false;
+        }
+        if negative {
+            out.push('-');
+        }
+        push_positional(digits, d.exponent, precision, out);
+        return true;
+    }
+    // Digits kept: those before the (N+1)th place.
+    let kept = d.exponent + precision as i32;
+    let mut rounded = [0u8; 48];
+    let (mut len, mut exponent) = (0usize, d.exponent);
+    if kept >= 0 {
+        let kept = kept as usize;
+        let first_dropped = digits[kept];
+        if first_dropped == b'5' && kept + 1 == digits.len() {
+            return false; // a tie in the shortest digits: the exact value decides
+        }
+        rounded[..kept].copy_from_slice(&digits[..kept]);
+        len = kept;
+        if first_dropped >= b'5' {
+            // Carry up through the kept digits.
+            let mut i = len;
+            loop {
+                if i == 0 {
+                    rounded.copy_within(0..len, 1);
+                    rounded[0] = b'1';
+                    len += 1;
+                    exponent += 1;
+                    break;
+                }
+                i -= 1;
+                if rounded[i] == b'9' {
+                    rounded[i] = b'0';
+                } else {
+                    rounded[i] += 1;
+                    break;
+                }
+            }
+        }
+    }
+    while len > 0 && rounded[len - 1] == b'0' {
+        len -= 1;
+    }
+    if negative {
+        out.push('-');
+    }
+    if len == 0 {
+        exponent = 0;
+    }
+    push_positional(&rounded[..len], exponent, precision, out);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn display<F: PlainFloat>(v: F) -> String {
+        let mut s = String::new();
+        push_display(v, &mut s);
+        s
+    }
+
+    fn debug<F: PlainFloat>(v: F) -> String {
+        let mut s = String::new();
+        push_debug(v, &mut s);
+        s
+    }
+
+    fn fixed<F: PlainFloat>(v: F, n: usize) -> Option<String> {
+        let mut s = String::new();
+        push_fixed(v, n, &mut s).then_some(s)
+    }
+
+    #[test]
+    fn shortest_digits_are_parsed_from_any_layout() {
+        let d = parse_shortest("123.45");
+        assert_eq!((d.digits(), d.exponent), (&b"12345"[..], 3));
+        let d = parse_shortest("1e20");
+        assert_eq!((d.digits(), d.exponent), (&b"1"[..], 21));
+        let d = parse_shortest("0.00015");
+        assert_eq!((d.digits(), d.exponent), (&b"15"[..], -3));
+        let d = parse_shortest("1.5e-7");
+        assert_eq!((d.digits(), d.exponent), (&b"15"[..], -6));
+        let d = parse_shortest("100.0");
+        assert_eq!((d.digits(), d.exponent), (&b"1"[..], 3));
+    }
+
+    #[test]
+    fn edge_values_match_std() {
+        for v in [
+            0.0f64, -0.0, 1.0, -1.5, 0.1, 1e20, 1e-7, 1e16, 9.999e15, 1e-4, 9.99e-5, f64::MAX,
+            f64::MIN_POSITIVE, 5e-324, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 123456.789,
+        ] {
+            assert_eq!(display(v), format!("{v}"), "{{}} of {v:e}");
+            assert_eq!(debug(v), format!("{v:?}"), "{{:?}} of {v:e}");
+            for n in [0, 1, 2, 3, 6, 17, 20] {
+                if let Some(s) = fixed(v, n) {
+                    assert_eq!(s, format!("{v:.n$}"), "{{:.{n}}} of {v:e}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ties_are_left_to_core_fmt_and_the_rest_is_fast() {
+        // 0.125 is exact in binary: a true tie, rounded to even by std.
+        assert_eq!(fixed(0.125f64, 2), None);
+        assert_eq!(fixed(0.126f64, 2).as_deref(), Some("0.13"));
+        assert_eq!(fixed(2.5f64, 3).as_deref(), Some("2.500"));
+        assert_eq!(fixed(99.96f64, 1).as_deref(), Some("100.0"));
+        assert_eq!(fixed(0.0004f64, 3).as_deref(), Some("0.000"));
+        assert_eq!(fixed(-0.0004f64, 3).as_deref(), Some(format!("{:.3}", -0.0004f64).as_str()));
+    }
+}
