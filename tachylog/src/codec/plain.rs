@@ -45,6 +45,12 @@ pub(crate) trait PlainFloat: Copy {
     fn ulp_exponent(self) -> i32;
     /// Shortest digits of `|self|`, finite and non-zero.
     fn shortest(self) -> Decimal;
+    /// `zmij`'s own rendering of `|self|`, finite and non-zero, into `buffer`.
+    fn render_abs(self, buffer: &mut zmij::Buffer) -> &str;
+    /// The same value as an `f64` (exact for both types).
+    fn to_f64(self) -> f64;
+    /// `std`'s own `{}` (or `{:?}`), for the rare values the fast path leaves to it.
+    fn push_std(self, debug: bool, out: &mut String);
 }
 
 /// Parses `zmij`'s rendering of a positive finite float (`123.45`, `1e20`, `1.5e-7`, `0.001`)
@@ -108,11 +114,75 @@ macro_rules! plain_float {
             fn shortest(self) -> Decimal {
                 parse_shortest(zmij::Buffer::new().format_finite(self.abs()))
             }
+            fn render_abs(self, buffer: &mut zmij::Buffer) -> &str {
+                buffer.format_finite(self.abs())
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[cold]
+            fn push_std(self, debug: bool, out: &mut String) {
+                use std::fmt::Write as _;
+                let _ = if debug { write!(out, "{self:?}") } else { write!(out, "{self}") };
+            }
         }
     };
 }
 plain_float!(f64, u64, 52, 1023);
 plain_float!(f32, u32, 23, 127);
+
+/// Whether `zmij`'s shortest digits may differ from `std`'s: when the exact value lies
+/// exactly halfway between two shortest candidates, `zmij` picks the even one and `std` the
+/// one further from zero. A tie needs the exact binary value to have exactly one significant
+/// digit more than the shortest form; the last digit of `zmij`'s pick is then even.
+fn may_be_a_tie<F: PlainFloat>(value: F, shortest: &str) -> bool {
+    let mantissa = shortest.split(['e', 'E']).next().unwrap_or("").as_bytes();
+    let non_zero = |b: &u8| (b'1'..=b'9').contains(b);
+    let (Some(first), Some(last)) = (mantissa.iter().position(non_zero), mantissa.iter().rposition(non_zero)) else {
+        return false;
+    };
+    if (mantissa[last] - b'0') % 2 == 1 {
+        return false;
+    }
+    let significant = mantissa[first..=last].iter().filter(|b| b.is_ascii_digit()).count() as u32;
+    match exact_significant_digits(value.to_f64()) {
+        Some(exact) => exact == significant + 1,
+        None => true,
+    }
+}
+
+/// The number of significant decimal digits of `x`'s exact value (finite, non-zero), when it
+/// can be found with 128-bit integers: `Some(20)` stands for "20 or more"; `None` for a huge
+/// integer value where it is not worth finding out.
+fn exact_significant_digits(x: f64) -> Option<u32> {
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1 << 52) - 1);
+    let (mut mantissa, mut exponent) = match biased {
+        0 => (fraction, -1074),
+        _ => (fraction | (1 << 52), biased - 1075),
+    };
+    let zeros = mantissa.trailing_zeros();
+    mantissa >>= zeros;
+    exponent += zeros as i32;
+    if exponent < 0 {
+        // x = mantissa * 5^n / 10^n: the digits of mantissa * 5^n, which is odd, so ends in 5.
+        let n = -exponent as u32;
+        if n > 27 {
+            return Some(20);
+        }
+        let digits = (mantissa as u128).checked_mul(5u128.pow(n))?;
+        return Some(if digits >= 10u128.pow(19) { 20 } else { digits.ilog10() + 1 });
+    }
+    if exponent > 74 {
+        return None;
+    }
+    let mut value = (mantissa as u128) << exponent;
+    while value % 10 == 0 {
+        value /= 10;
+    }
+    Some(value.ilog10() + 1)
+}
 
 /// `NaN`, `inf`, `-inf`, as `std` writes them; `true` if `value` was one of them.
 fn push_non_finite<F: PlainFloat>(value: F, out: &mut String) -> bool {
@@ -184,7 +254,19 @@ pub(crate) fn push_display<F: PlainFloat>(value: F, out: &mut String) {
         out.push('0');
         return;
     }
-    let d = value.shortest();
+    // Most values: `zmij` writes them positionally (`12.5`, `0.001`, `3.0`), which is `std`'s
+    // layout but for the `.0` of whole numbers. Only its exponent form needs laying out again.
+    let mut buffer = zmij::Buffer::new();
+    let text = value.render_abs(&mut buffer);
+    if may_be_a_tie(value, text) {
+        out.truncate(out.len() - value.is_sign_negative() as usize);
+        return value.push_std(false, out);
+    }
+    if !text.as_bytes().contains(&b'e') {
+        out.push_str(text.strip_suffix(".0").unwrap_or(text));
+        return;
+    }
+    let d = parse_shortest(text);
     push_positional(d.digits(), d.exponent, 0, out);
 }
 
@@ -200,8 +282,20 @@ pub(crate) fn push_debug<F: PlainFloat>(value: F, out: &mut String) {
         out.push_str("0.0");
         return;
     }
-    let d = value.shortest();
-    if value.debug_is_positional() {
+    let mut buffer = zmij::Buffer::new();
+    let text = value.render_abs(&mut buffer);
+    if may_be_a_tie(value, text) {
+        out.truncate(out.len() - value.is_sign_negative() as usize);
+        return value.push_std(true, out);
+    }
+    let positional = value.debug_is_positional();
+    if positional && !text.as_bytes().contains(&b'e') {
+        // `zmij`'s positional form keeps the `.0` of whole numbers, as `{:?}` does.
+        out.push_str(text);
+        return;
+    }
+    let d = parse_shortest(text);
+    if positional {
         push_positional(d.digits(), d.exponent, 1, out);
         return;
     }

@@ -12,6 +12,7 @@ pub(crate) mod logfmt;
 mod message;
 pub(crate) mod pattern;
 mod quote;
+mod segments;
 pub(crate) mod time;
 mod view;
 

@@ -3,6 +3,7 @@
 //! `init` into pieces and applied to every record.
 
 use super::escape::EscapingWriter;
+use super::segments::Segment;
 use super::time::TimeCache;
 pub(crate) use super::view::{Message, RecordView};
 use super::message::Problem;
@@ -16,7 +17,7 @@ use std::fmt::Write as _;
 pub const DEFAULT_PATTERN: &str = "{time} {level} [{thread}/{tid}] {target}: {message} ({file}:{line})";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Piece {
+pub(super) enum Piece {
     Text(String),
     Time,
     Level,
@@ -102,6 +103,12 @@ impl Pattern {
     }
 }
 
+impl Pattern {
+    pub(super) fn pieces(&self) -> &[Piece] {
+        &self.pieces
+    }
+}
+
 impl Default for Pattern {
     fn default() -> Self {
         Pattern::parse(DEFAULT_PATTERN).expect("the default pattern parses")
@@ -123,7 +130,8 @@ fn level_color(level: Level) -> &'static str {
 
 /// Applies a [`Pattern`] to records. Owned by the back end.
 pub(crate) struct LineFormatter {
-    pattern: Pattern,
+    /// The pattern, compiled with its caches of thread and site runs.
+    segments: Vec<Segment>,
     time: TimeCache,
     escape: bool,
     /// Bytes of formatted message kept before the rest is cut off (`usize::MAX`: no limit).
@@ -133,7 +141,7 @@ pub(crate) struct LineFormatter {
 impl LineFormatter {
     pub(crate) fn new(pattern: Pattern, zone: jiff::tz::TimeZone, escape: bool) -> Self {
         LineFormatter {
-            pattern,
+            segments: super::segments::compile(&pattern.pieces),
             time: TimeCache::new(zone),
             escape,
             max_message: usize::MAX,
@@ -213,36 +221,26 @@ impl LineFormatter {
         out: &mut Vec<u8>,
     ) {
         debug_assert!(!colored || cfg!(feature = "color"), "colour asked for without the feature");
-        for piece in &self.pattern.pieces {
-            match piece {
-                Piece::Text(t) => out.extend_from_slice(t.as_bytes()),
-                Piece::Time => self.time.write(record.unix_nanos, out),
+        let escape = self.escape;
+        out.reserve(96 + message.len() + record.target.len() + record.file.len());
+        for segment in &mut self.segments {
+            match segment {
+                Segment::Text(t) => out.extend_from_slice(t.as_bytes()),
+                Segment::Time => self.time.write(record.unix_nanos, out),
                 #[cfg(feature = "color")]
-                Piece::Level if colored => {
+                Segment::Level if colored => {
                     out.extend_from_slice(level_color(record.level).as_bytes());
                     out.extend_from_slice(record.level.padded().as_bytes());
                     out.extend_from_slice(b"\x1b[0m");
                 }
-                Piece::Level => out.extend_from_slice(record.level.padded().as_bytes()),
-                Piece::Thread => out.extend_from_slice(record.thread.name.as_bytes()),
-                Piece::ThreadId => {
-                    out.extend_from_slice(itoa::Buffer::new().format(record.thread.id).as_bytes())
-                }
-                // A call site's target and file come from `module_path!()` and `file!()`,
-                // compiled into the program, not from input: only run-time metadata (the `log`
-                // facade's targets) needs the escaping scan.
-                Piece::Target if record.static_metadata => out.extend_from_slice(record.target.as_bytes()),
-                Piece::File if record.static_metadata => out.extend_from_slice(record.file.as_bytes()),
-                Piece::Target => self.escaped(record.target, out),
-                Piece::File => self.escaped(record.file, out),
-                Piece::Line => {
-                    out.extend_from_slice(itoa::Buffer::new().format(record.line).as_bytes())
-                }
-                Piece::Message => {
+                Segment::Level => out.extend_from_slice(record.level.padded().as_bytes()),
+                Segment::Thread(run) => run.write(record, escape, out),
+                Segment::Site(run) => run.write(record, escape, out),
+                Segment::Message => {
                     if super::fields::write_span_path(fields, out) {
                         out.extend_from_slice(b": ");
                     }
-                    self.escaped(message, out);
+                    let _ = EscapingWriter { out: &mut *out, escape }.write_str(message);
                     super::fields::write_pairs(fields, out);
                 }
             }
@@ -258,14 +256,6 @@ impl LineFormatter {
     /// Appends the record as one logfmt line (see [`super::logfmt`]).
     pub(crate) fn format_logfmt(&mut self, record: &RecordView<'_>, message: &str, fields: &Fields, out: &mut Vec<u8>) {
         super::logfmt::write_record(record, message, fields, &mut self.time, out);
-    }
-
-    fn escaped(&self, text: &str, out: &mut Vec<u8>) {
-        let _ = EscapingWriter {
-            out,
-            escape: self.escape,
-        }
-        .write_str(text);
     }
 }
 
