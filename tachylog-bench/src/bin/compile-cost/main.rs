@@ -33,6 +33,7 @@
 //! Layout: `generate` writes the crates' text, `table` renders the report; this file runs
 //! cargo, times it and reads the sizes.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
@@ -281,6 +282,13 @@ fn first_line_of(program: &str, args: &[&str], dir: &Path) -> Option<String> {
     (output.status.success() && !line.is_empty()).then_some(line)
 }
 
+/// The 1, 5 and 15 minute load averages, where the OS shows them (Linux).
+fn load_average() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let fields: Vec<&str> = text.split_whitespace().take(3).collect();
+    (fields.len() == 3).then(|| fields.join(" "))
+}
+
 fn header(layout: &Layout, options: &Options) -> String {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
     let rustc = first_line_of(&rustc, &["--version"], &layout.workspace)
@@ -321,6 +329,7 @@ fn run(options: &Options) -> Result<String, Error> {
         }
     }
 
+    let load_before = load_average();
     // samples[logger][profile]: seconds of each timed rebuild.
     let mut samples = vec![[Vec::new(), Vec::new()]; options.only.len()];
     for run in 1..=options.runs {
@@ -351,6 +360,8 @@ fn run(options: &Options) -> Result<String, Error> {
         }
     }
 
+    let load_after = load_average();
+
     let mut rows = Vec::new();
     for (&logger, [release, debug]) in options.only.iter().zip(samples) {
         let size = |profile| {
@@ -376,6 +387,13 @@ fn run(options: &Options) -> Result<String, Error> {
             report.push_str(&line);
             report.push('\n');
         }
+    }
+    if let (Some(before), Some(after)) = (load_before, load_after) {
+        // Other work on the machine slows the wall clock; this shows whether there was any.
+        let _ = writeln!(
+            report,
+            "\nload average (1, 5, 15 min): {before} before the timed rebuilds, {after} after"
+        );
     }
     let path = layout.out.join("report.md");
     std::fs::write(&path, &report).map_err(io_error(&path))?;
