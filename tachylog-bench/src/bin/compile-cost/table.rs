@@ -1,0 +1,135 @@
+//! The issue's table and its two targets, rendered from measured figures.
+
+use std::fmt::Write as _;
+
+use super::generate::Logger;
+
+pub fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+/// One row of the table.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub logger: Logger,
+    pub release_rebuild_s: f64,
+    pub debug_rebuild_s: f64,
+    pub release_bytes: u64,
+    pub debug_bytes: u64,
+}
+
+pub fn mb(bytes: u64) -> f64 {
+    bytes as f64 / 1e6
+}
+
+/// The issue's table, with its columns and precision.
+pub fn render_table(rows: &[Row]) -> String {
+    let mut s = String::from(
+        "| macro | release rebuild | debug rebuild | release binary | debug binary |\n\
+         |---|--:|--:|--:|--:|\n",
+    );
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "| `{}::info!` | {:.1} s | {:.2} s | {:.2} MB | {:.1} MB |",
+            r.logger.name(),
+            r.release_rebuild_s,
+            r.debug_rebuild_s,
+            mb(r.release_bytes),
+            mb(r.debug_bytes),
+        );
+    }
+    s
+}
+
+/// The two targets of issue 14, tachylog against tracing; empty unless both were measured.
+pub fn target_lines(rows: &[Row]) -> Vec<String> {
+    let find = |l: Logger| rows.iter().find(|r| r.logger == l);
+    let (Some(ours), Some(tracing)) = (find(Logger::Tachylog), find(Logger::Tracing)) else {
+        return Vec::new();
+    };
+    let verdict = |ratio: f64, target: f64| if ratio <= target { "MET" } else { "MISSED" };
+    let rebuild = ours.release_rebuild_s / tracing.release_rebuild_s;
+    let binary = ours.debug_bytes as f64 / tracing.debug_bytes as f64;
+    vec![
+        format!(
+            "release rebuild: tachylog {:.1} s vs tracing {:.1} s (ratio {rebuild:.2}) {} (target ≤ 1.0 ×)",
+            ours.release_rebuild_s,
+            tracing.release_rebuild_s,
+            verdict(rebuild, 1.0),
+        ),
+        format!(
+            "debug binary: tachylog {:.1} MB vs tracing {:.1} MB (ratio {binary:.2}) {} (target ≤ 2.0 ×)",
+            mb(ours.debug_bytes),
+            mb(tracing.debug_bytes),
+            verdict(binary, 2.0),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows() -> Vec<Row> {
+        let row = |logger, release_rebuild_s, debug_rebuild_s, release_bytes, debug_bytes| Row {
+            logger,
+            release_rebuild_s,
+            debug_rebuild_s,
+            release_bytes,
+            debug_bytes,
+        };
+        vec![
+            row(Logger::Log, 3.4, 0.27, 750_000, 5_200_000),
+            row(Logger::Tracing, 11.6, 1.5, 1_310_000, 8_300_000),
+            row(Logger::Tachylog, 76.6, 3.95, 2_290_000, 41_000_000),
+        ]
+    }
+
+    #[test]
+    fn table_renders_the_issues_columns_and_precision() {
+        assert_eq!(
+            render_table(&rows()),
+            "| macro | release rebuild | debug rebuild | release binary | debug binary |\n\
+             |---|--:|--:|--:|--:|\n\
+             | `log::info!` | 3.4 s | 0.27 s | 0.75 MB | 5.2 MB |\n\
+             | `tracing::info!` | 11.6 s | 1.50 s | 1.31 MB | 8.3 MB |\n\
+             | `tachylog::info!` | 76.6 s | 3.95 s | 2.29 MB | 41.0 MB |\n"
+        );
+    }
+
+    #[test]
+    fn targets_compare_tachylog_with_tracing() {
+        let lines = target_lines(&rows());
+        assert_eq!(
+            lines,
+            [
+                "release rebuild: tachylog 76.6 s vs tracing 11.6 s (ratio 6.60) MISSED (target ≤ 1.0 ×)",
+                "debug binary: tachylog 41.0 MB vs tracing 8.3 MB (ratio 4.94) MISSED (target ≤ 2.0 ×)",
+            ]
+        );
+        let mut met = rows();
+        met[2].release_rebuild_s = 11.6;
+        met[2].debug_bytes = 16_600_000;
+        let lines = target_lines(&met);
+        assert!(lines[0].contains("(ratio 1.00) MET"), "{}", lines[0]);
+        assert!(lines[1].contains("(ratio 2.00) MET"), "{}", lines[1]);
+        // Without tracing there is nothing to compare against.
+        assert!(target_lines(&rows()[2..]).is_empty());
+    }
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
+    }
+}
