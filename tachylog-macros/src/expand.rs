@@ -123,7 +123,7 @@ pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
                 let pr = count_ref(precision);
                 let fallback_format = spec_text("0", placeholder, w, pr);
                 slot_lets.push(quote! {
-                    let #ident = (&&&&#krate::__private::Wrap(#binding)).__tachylog_slot(
+                    let #ident = (&&&&&#krate::__private::Wrap(#binding)).__tachylog_slot(
                         &mut __stage,
                         |__w: &mut dyn ::core::fmt::Write| ::core::write!(__w, #fallback_format, *#binding #(, *#count_args)*),
                     );
@@ -165,7 +165,7 @@ pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
                     "{:?}"
                 };
                 field_slot_lets.push(quote_spanned! {span=>
-                    let #ident = (&&&&#krate::__private::Wrap(#binding)).__tachylog_slot(
+                    let #ident = (&&&&&#krate::__private::Wrap(#binding)).__tachylog_slot(
                         #stage,
                         |__w: &mut dyn ::core::fmt::Write| ::core::write!(__w, #spec, *#binding),
                     );
@@ -182,7 +182,7 @@ pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
         if __INTEREST.enabled(#krate::Level::#level, #target) {
             #[allow(unused_imports)]
             use #krate::__private::{
-                ViaBytes as _, ViaCopy as _, ViaCopyRef as _, ViaFallback as _,
+                ViaBytes as _, ViaList as _, ViaCopy as _, ViaCopyRef as _, ViaFallback as _,
                 NativeViaBytes as _, NativeViaCopy as _, NativeViaCopyRef as _, NativeViaDisplay as _,
             };
             match (#(#field_exprs,)*) {

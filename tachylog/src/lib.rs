@@ -102,7 +102,7 @@ pub use codec::{CopyArg, NativeValue};
 pub use filter::{Filter, FilterError};
 pub use format::pattern::{Pattern, PatternError, DEFAULT_PATTERN};
 pub use format::Format;
-pub use frontend::args::{lossy, BytesArg, Lossy};
+pub use frontend::args::{lossy, BytesArg, ListArg, ListElem, Lossy};
 pub use frontend::gate::{enabled, OnFull};
 pub use level::{Level, ParseLevelError};
 pub use logger::{builder, set_filter, Builder, Guard};
@@ -127,7 +127,7 @@ pub mod __private {
         NativeViaBytes, NativeViaCopy, NativeViaCopyRef, NativeViaDisplay,
     };
     pub use crate::frontend::args::{
-        CountSlot, Slot, Stage, ViaBytes, ViaCopy, ViaCopyRef, ViaFallback, Wrap,
+        CountSlot, Slot, Stage, ViaBytes, ViaCopy, ViaCopyRef, ViaFallback, ViaList, Wrap,
     };
     pub use crate::filter::Interest;
     pub use crate::frontend::gate::enabled;

@@ -127,6 +127,38 @@ fn messages_match_format() {
         (1u8, 'x'),
         [1u16, 2, 3]
     );
+    // Lists travel element by element (`ListArg`) and format as `{:?}` of the slice.
+    let names = vec![
+        String::from("a"),
+        String::from("b \"quoted\""),
+        String::new(),
+    ];
+    let strs: &[&str] = &["x", "y\n"];
+    let floats = [0.1f64, -0.0, 1e20];
+    let boxed: Box<[u16]> = vec![1, 2, 3].into_boxed_slice();
+    let empty: Vec<u64> = Vec::new();
+    both!(
+        expected,
+        "{:?} {:?} {:?} {:?} {:?}",
+        names,
+        strs,
+        floats,
+        boxed,
+        empty
+    );
+    both!(
+        expected,
+        "{:#?} {:x?} {:?}",
+        &names[..1],
+        [255u8, 16],
+        vec![Point { x: 1, y: 2 }]
+    );
+    both!(
+        expected,
+        "{:?} {:?}",
+        vec![Some(1u8), None],
+        [['a', 'b'], ['c', 'd']]
+    );
     both!(expected, "{} {} {}", u128::MAX, i128::MIN, usize::MAX);
     both!(
         expected,
@@ -164,6 +196,10 @@ fn messages_match_format() {
     proptest!(ProptestConfig::with_cases(200), |(a in any::<u64>(), b in any::<i16>(), c in any::<f64>(), d in ".{0,40}", e in any::<char>(), w in 0usize..20)| {
         tachylog::info!("{a} {b:+} {c:?} {c:.3} {d:?} [{d:>w$}] {e:?}");
         randomised.lock().unwrap().push(format!("{a} {b:+} {c:?} {c:.3} {d:?} [{d:>w$}] {e:?}"));
+    });
+    proptest!(ProptestConfig::with_cases(200), |(texts in proptest::collection::vec(".{0,12}", 0..6), numbers in proptest::collection::vec(any::<i32>(), 0..8), floats in proptest::collection::vec(any::<f32>(), 0..4))| {
+        tachylog::info!("{texts:?} {numbers:?} {floats:?} {:?}", &texts[..texts.len() / 2]);
+        randomised.lock().unwrap().push(format!("{texts:?} {numbers:?} {floats:?} {:?}", &texts[..texts.len() / 2]));
     });
     expected.extend(randomised.into_inner().unwrap());
 

@@ -11,6 +11,7 @@
 //! | [`LossyCodec`] | `usize` length, any bytes | lossy UTF-8 text |
 //! | [`CopyCodec<T>`] | `size_of::<T>()` bytes of the value | `T` itself |
 //! | [`PreformattedCodec`] | `usize` length, UTF-8 bytes | the text verbatim (spec already applied) |
+//! | [`ListCodec<C>`] | `usize` length, `usize` count, the elements | `{:?}` of a slice |
 //! | count | `usize` | a width or precision |
 //!
 //! The decoder never trusts the bytes: a short or malformed buffer yields a visible `<?>`
@@ -28,7 +29,7 @@ use std::marker::PhantomData;
 use std::mem::{size_of, MaybeUninit};
 
 pub use native::{CopyArg, NativeValue};
-pub use views::{NativeField, View};
+pub use views::{ListElemCodec, NativeField, View};
 
 use render::Applied;
 
@@ -87,6 +88,16 @@ pub struct LossyCodec;
 pub struct PreformattedCodec;
 /// A [`crate::codec::CopyArg`] value, copied bit for bit.
 pub struct CopyCodec<T>(PhantomData<T>);
+/// A list of values of one codec (`Vec<String>`, `&[u64]`, `[f32; 3]`): the byte length, the
+/// element count, then each element in its codec's encoding.
+pub struct ListCodec<C>(PhantomData<C>);
+
+impl<C: Codec> Codec for ListCodec<C> {
+    #[inline]
+    fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
+        d.take_length_prefixed()
+    }
+}
 
 /// Text travels as a `usize` length followed by the bytes; `{}` of it is the text itself.
 macro_rules! text_codec {

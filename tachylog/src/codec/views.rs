@@ -1,6 +1,6 @@
 //! [`View`]: one encoded argument, formatted as its original type would be.
 
-use super::{init_slice, CopyCodec, LossyCodec, PreformattedCodec, StrCodec};
+use super::{init_slice, Codec, CopyCodec, Decoder, ListCodec, LossyCodec, PreformattedCodec, StrCodec};
 use std::fmt;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
@@ -105,6 +105,59 @@ macro_rules! forward {
     )*};
 }
 forward!(Display, Debug, LowerHex, UpperHex, Octal, Binary, LowerExp, UpperExp, Pointer);
+
+/// A codec whose values can be elements of a list: `CopyArg` values and text. A trait of its
+/// own rather than `View<C>: Debug`, so that proving a list's `Debug` never asks about a list
+/// of lists (the trait solver would recurse without end while a slot's type is still open).
+#[doc(hidden)]
+pub trait ListElemCodec: Codec {
+    /// `{:?}` of one element from its bytes.
+    fn fmt_elem(bytes: Option<&[MaybeUninit<u8>]>, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+}
+
+impl ListElemCodec for StrCodec {
+    fn fmt_elem(bytes: Option<&[MaybeUninit<u8>]>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&View::<StrCodec>::new(bytes), f)
+    }
+}
+
+impl<T: crate::codec::CopyArg + fmt::Debug> ListElemCodec for CopyCodec<T> {
+    fn fmt_elem(bytes: Option<&[MaybeUninit<u8>]>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&View::<CopyCodec<T>>::new(bytes), f)
+    }
+}
+
+/// One element of a list, formatted by its codec.
+struct Element<'a, C>(Option<&'a [MaybeUninit<u8>]>, PhantomData<C>);
+
+impl<C: ListElemCodec> fmt::Debug for Element<'_, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        C::fmt_elem(self.0, f)
+    }
+}
+
+/// A list formats as `{:?}` of a slice does: `[a, b, c]` (or one entry a line with `{:#?}`),
+/// each element through its own codec. Lists have no `Display`, like `Vec`.
+impl<C: ListElemCodec> fmt::Debug for View<'_, ListCodec<C>> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(bytes) = self.bytes else {
+            return f.write_str(MISSING);
+        };
+        let mut decoder = Decoder::new(bytes);
+        let count = decoder.count();
+        let mut list = f.debug_list();
+        for _ in 0..count {
+            let element = C::take(&mut decoder);
+            if decoder.is_malformed() {
+                // A damaged count: show what there is, then mark the damage once.
+                list.entry(&format_args!("{MISSING}"));
+                break;
+            }
+            list.entry(&Element::<C>(element, PhantomData));
+        }
+        list.finish()
+    }
+}
 
 /// How a decoded argument becomes a typed field value, for fields written without `%` or `?`.
 #[doc(hidden)]

@@ -2,6 +2,41 @@
 //! [`logfmt`], the cached date-time ([`time`]) and the escaping that keeps one record on one line
 //! ([`escape`]).
 //!
+//! # The fast path
+//!
+//! **What a call site emits.** `info!("took {:.3} ms: {}", ms, path)` compiles to a
+//! `&'static Site` holding data: level, target, file, line, and the message as a table, one
+//! entry per placeholder with the literal text before it, its width and precision (literal, or
+//! "read a `usize` from the record"), and a pointer to a *renderer*
+//! (`codec::render::display::<CopyCodec<f64>>`). Renderers are generic over the argument's
+//! codec and the formatting trait only, so every call site that logs an `f64` with `{}` shares
+//! one. The only function a call site emits for its formatting is a one-line `write!` for a
+//! placeholder with flags (`{:>8}`, `{:+}`, `{:#x}`, `{:08.2}`), since fill, alignment and
+//! flags cannot be given to `core::fmt` at run time. The macro still runs the string through
+//! `format_args!` in dead code, for the compiler's own checks.
+//!
+//! **What the back end does per record** (`message`, then `pattern::LineFormatter::format`):
+//! 1. walks the site's table: copies each literal piece, reads the counts, calls the
+//!    renderer, which offers the bytes to the codec's fast path first:
+//!    - integers through `itoa`; `bool`, `char` and text copied;
+//!    - floats through `zmij`'s shortest digits, laid out as `std` does for `{}` and `{:?}`,
+//!      and rounded exactly for `{:.N}` when the shortest digits decide it (`codec::plain`);
+//!    - text the caller already formatted copied as it is;
+//! 2. builds the line from the compiled pattern (`segments`): the date-time prefix, rebuilt
+//!    once a second with only the microseconds written per record (`time`); the level; the
+//!    thread's run (`[name/tid] `), rendered once per thread; the site's runs (`target: `,
+//!    ` (file:line)`), rendered once per call site; and the message, whose escaping first
+//!    checks eight bytes at a time whether any byte may need it (`escape`).
+//!
+//! **When `core::fmt` is still used**: a spec with width, fill, alignment, sign, `#` or `0`;
+//! the hex, octal, binary, exponent and pointer traits; `{:?}` of text and `char` (escaping);
+//! a precision on anything but a float; user types (`CopyArg` impls) and the `std` types
+//! without a fast path (`Duration`, addresses, `NonZero*`, `Option`, lists); a float whose
+//! shortest digits are an exact tie or whose `{:.N}` the shortest digits do not decide. That
+//! path runs under a panic guard, the only one per record; the fast path cannot panic.
+//! Byte identity with `format!` is checked by property tests
+//! (`tests/plain_formatting_matches_std.rs`, `tests/messages_format_like_std.rs`).
+//!
 //! Layer 4 (see `ARCHITECTURE.md`): imports layers 1 to 3 (the record layout, decoding,
 //! thread names); never a sink or the worker.
 

@@ -141,7 +141,7 @@ pub(crate) struct LineFormatter {
 impl LineFormatter {
     pub(crate) fn new(pattern: Pattern, zone: jiff::tz::TimeZone, escape: bool) -> Self {
         LineFormatter {
-            segments: super::segments::compile(&pattern.pieces),
+            segments: super::segments::compile(pattern.pieces()),
             time: TimeCache::new(zone),
             escape,
             max_message: usize::MAX,

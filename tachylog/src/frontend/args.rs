@@ -6,15 +6,17 @@
 //! time, with no runtime dispatch ("autoref specialisation"):
 //!
 //! 1. [`ViaBytes`]: text (`str`, `String`, `Cow<str>`, ...) and [`Lossy`] bytes, copied raw;
-//! 2. [`ViaCopy`]: [`CopyArg`] values (numbers, `bool`, `char`, opted-in types), copied bit for
+//! 2. [`ViaList`]: slices, arrays, `Vec`s and boxed slices of [`CopyArg`] values or of text
+//!    ([`ListArg`]), copied element by element, formatted `{:?}` on the back end;
+//! 3. [`ViaCopy`]: [`CopyArg`] values (numbers, `bool`, `char`, opted-in types), copied bit for
 //!    bit;
-//! 3. [`ViaCopyRef`]: a reference to a [`CopyArg`] value, dereferenced and copied;
-//! 4. [`ViaFallback`]: anything else, formatted right here with the placeholder's full spec into
+//! 4. [`ViaCopyRef`]: a reference to a [`CopyArg`] value, dereferenced and copied;
+//! 5. [`ViaFallback`]: anything else, formatted right here with the placeholder's full spec into
 //!    the thread's scratch buffer, then copied as text. This is the documented slow path: it runs
 //!    the type's `Display`/`Debug` on the calling thread, and a panic in it is caught and logged
 //!    as `<formatting panicked: ...>` in place of the argument.
 
-use crate::codec::{ArgWriter, Codec, CopyArg, CopyCodec, LossyCodec, PreformattedCodec, StrCodec};
+use crate::codec::{ArgWriter, Codec, CopyArg, CopyCodec, ListCodec, LossyCodec, PreformattedCodec, StrCodec};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt;
@@ -96,6 +98,100 @@ impl BytesArg for Lossy<'_> {
     }
 }
 
+/// Lists logged element by element, without formatting on the calling thread: `{:?}` of a
+/// `Vec<String>`, a `&[&str]`, a `[f64; 3]` or a `Box<[u64]>` costs a copy per element.
+///
+/// ```
+/// let peers = vec![String::from("10.0.0.1"), String::from("10.0.0.2")];
+/// let weights = [0.5f32, 0.25, 0.25];
+/// tachylog::info!("peers {:?} weights {:?}", peers, &weights[..]);
+/// ```
+pub trait ListArg {
+    /// The element type.
+    type Elem: ListElem;
+    /// The elements.
+    fn elems(&self) -> &[Self::Elem];
+}
+
+impl<T: ListElem> ListArg for [T] {
+    type Elem = T;
+    #[inline(always)]
+    fn elems(&self) -> &[T] {
+        self
+    }
+}
+
+impl<T: ListElem, const N: usize> ListArg for [T; N] {
+    type Elem = T;
+    #[inline(always)]
+    fn elems(&self) -> &[T] {
+        self
+    }
+}
+
+impl<T: ListElem> ListArg for Vec<T> {
+    type Elem = T;
+    #[inline(always)]
+    fn elems(&self) -> &[T] {
+        self
+    }
+}
+
+impl<T: ListElem> ListArg for Box<[T]> {
+    type Elem = T;
+    #[inline(always)]
+    fn elems(&self) -> &[T] {
+        self
+    }
+}
+
+impl<L: ListArg + ?Sized> ListArg for &L {
+    type Elem = L::Elem;
+    #[inline(always)]
+    fn elems(&self) -> &[L::Elem] {
+        (**self).elems()
+    }
+}
+
+/// An element of a [`ListArg`]: a [`CopyArg`] value or text.
+pub trait ListElem {
+    /// How the back end reads the element.
+    type Codec: crate::codec::ListElemCodec;
+    /// Bytes [`ListElem::write_elem`] appends.
+    fn elem_len(&self) -> usize;
+    /// Appends the element's encoding.
+    fn write_elem(&self, writer: &mut ArgWriter);
+}
+
+impl<T: CopyArg + fmt::Debug> ListElem for T {
+    type Codec = CopyCodec<T>;
+    #[inline(always)]
+    fn elem_len(&self) -> usize {
+        size_of::<T>()
+    }
+    #[inline(always)]
+    fn write_elem(&self, writer: &mut ArgWriter) {
+        writer.put_copy(self);
+    }
+}
+
+macro_rules! text_elems {
+    ($($t:ty),*) => {$(
+        impl ListElem for $t {
+            type Codec = StrCodec;
+            #[inline(always)]
+            fn elem_len(&self) -> usize {
+                size_of::<usize>() + self.len()
+            }
+            #[inline(always)]
+            fn write_elem(&self, writer: &mut ArgWriter) {
+                writer.put_length_prefixed(self.as_bytes());
+            }
+        }
+    )*};
+}
+text_elems!(&str, String, Box<str>, Cow<'_, str>, Rc<str>, Arc<str>);
+
 /// An argument as the macro hands it to slot selection.
 #[doc(hidden)]
 pub struct Wrap<'a, T: ?Sized>(pub &'a T);
@@ -136,6 +232,37 @@ impl<C: Codec> Slot for BytesSlot<'_, C> {
     #[inline(always)]
     fn write(&self, writer: &mut ArgWriter, _: &Stage) {
         writer.put_length_prefixed(self.bytes);
+    }
+}
+
+#[doc(hidden)]
+pub struct ListSlot<'a, E> {
+    elems: &'a [E],
+    /// The elements' bytes, summed once when the slot is made.
+    elems_len: usize,
+}
+
+impl<'a, E: ListElem> ListSlot<'a, E> {
+    #[inline(always)]
+    fn new(elems: &'a [E]) -> Self {
+        let elems_len = elems.iter().map(ListElem::elem_len).sum();
+        ListSlot { elems, elems_len }
+    }
+}
+
+impl<E: ListElem> Slot for ListSlot<'_, E> {
+    type Codec = ListCodec<E::Codec>;
+    #[inline(always)]
+    fn encoded_len(&self, _: &Stage) -> usize {
+        2 * size_of::<usize>() + self.elems_len
+    }
+    #[inline(always)]
+    fn write(&self, writer: &mut ArgWriter, _: &Stage) {
+        writer.put_usize(size_of::<usize>() + self.elems_len);
+        writer.put_usize(self.elems.len());
+        for elem in self.elems {
+            elem.write_elem(writer);
+        }
     }
 }
 
@@ -195,7 +322,7 @@ pub trait ViaBytes<'a> {
     type Slot;
     fn __tachylog_slot<F>(&self, stage: &mut Stage, fallback: F) -> Self::Slot;
 }
-impl<'a, T: BytesArg + ?Sized> ViaBytes<'a> for &&&Wrap<'a, T> {
+impl<'a, T: BytesArg + ?Sized> ViaBytes<'a> for &&&&Wrap<'a, T> {
     type Slot = BytesSlot<'a, T::Codec>;
     #[inline(always)]
     fn __tachylog_slot<F>(&self, _: &mut Stage, _: F) -> Self::Slot {
@@ -203,6 +330,19 @@ impl<'a, T: BytesArg + ?Sized> ViaBytes<'a> for &&&Wrap<'a, T> {
             bytes: self.0.arg_bytes(),
             _codec: PhantomData,
         }
+    }
+}
+
+#[doc(hidden)]
+pub trait ViaList<'a> {
+    type Slot;
+    fn __tachylog_slot<F>(&self, stage: &mut Stage, fallback: F) -> Self::Slot;
+}
+impl<'a, T: ListArg + ?Sized> ViaList<'a> for &&&Wrap<'a, T> {
+    type Slot = ListSlot<'a, T::Elem>;
+    #[inline(always)]
+    fn __tachylog_slot<F>(&self, _: &mut Stage, _: F) -> Self::Slot {
+        ListSlot::new(self.0.elems())
     }
 }
 
