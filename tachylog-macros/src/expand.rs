@@ -8,11 +8,11 @@
 //! The back end's side is data, the `&'static Site` from `site`.
 
 use crate::fields::Sigil;
-use crate::format_string::{self, Piece};
+use crate::format_string::{self, Count, Piece};
 use crate::input::LogCall;
 use crate::site;
-use crate::slots::{self, spec_text, SlotKind};
-use proc_macro2::TokenStream;
+use crate::slots::{self, SlotKind};
+use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::Ident;
@@ -94,6 +94,7 @@ pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
         .collect();
     let mut slot_lets = Vec::new();
     let mut site_args = Vec::new();
+    let mut part = 0usize;
     for (k, slot) in slots.iter().enumerate() {
         let ident = &slot_idents[k];
         let binding = &binding_idents[slot.binding];
@@ -108,27 +109,36 @@ pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
                 width,
                 precision,
             } => {
-                // What the caller formats if the type has no raw encoding: the placeholder with
-                // its own spec, counts renumbered to follow the value.
-                let mut count_args = Vec::new();
-                let mut next = 1;
-                let mut count_ref = |slot: &Option<usize>| {
-                    slot.map(|s| {
-                        count_args.push(&binding_idents[slots[s].binding]);
-                        next += 1;
-                        (next - 1).to_string()
-                    })
+                // What the caller formats if the type has no raw encoding: the placeholder's
+                // own spec, with the call site's flags function and the counts' values.
+                let count_value = |count: &Option<Count>, slot: &Option<usize>| match (count, slot) {
+                    (_, Some(s)) => {
+                        let count_binding = &binding_idents[slots[*s].binding];
+                        quote!(::core::option::Option::Some(*#count_binding))
+                    }
+                    (Some(Count::Literal(n)), None) => {
+                        let n: usize = n.parse().unwrap_or(0);
+                        quote!(::core::option::Option::Some(#n))
+                    }
+                    _ => quote!(::core::option::Option::None),
                 };
-                let w = count_ref(width);
-                let pr = count_ref(precision);
-                let fallback_format = spec_text("0", placeholder, w, pr);
+                let width = count_value(&placeholder.width, width);
+                let precision = count_value(&placeholder.precision, precision);
+                let flags = if site::has_flags(placeholder) {
+                    let name = format_ident!("__flags{}", part);
+                    quote!(::core::option::Option::Some(#name))
+                } else {
+                    quote!(::core::option::Option::None)
+                };
+                let marker = Ident::new(placeholder.trait_.path(), Span::call_site());
                 slot_lets.push(quote! {
-                    let #ident = (&&&&&#krate::__private::Wrap(#binding)).__tachylog_slot(
+                    let #ident = (&&&&&#krate::__private::Wrap(#binding)).__tachylog_slot::<#krate::__private::fmt_trait::#marker>(
                         &mut __stage,
-                        |__w: &mut dyn ::core::fmt::Write| ::core::write!(__w, #fallback_format, *#binding #(, *#count_args)*),
+                        &#krate::__private::Applied { width: #width, precision: #precision, flags: #flags },
                     );
                 });
                 site_args.push(quote!(&#ident));
+                part += 1;
             }
         }
     }
@@ -159,15 +169,19 @@ pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
                 });
             }
             Sigil::Display | Sigil::Debug => {
-                let spec = if field.sigil == Sigil::Display {
-                    "{}"
+                let marker = if field.sigil == Sigil::Display {
+                    quote!(Display)
                 } else {
-                    "{:?}"
+                    quote!(Debug)
                 };
                 field_slot_lets.push(quote_spanned! {span=>
-                    let #ident = (&&&&&#krate::__private::Wrap(#binding)).__tachylog_slot(
+                    let #ident = (&&&&&#krate::__private::Wrap(#binding)).__tachylog_slot::<#krate::__private::fmt_trait::#marker>(
                         #stage,
-                        |__w: &mut dyn ::core::fmt::Write| ::core::write!(__w, #spec, *#binding),
+                        &#krate::__private::Applied {
+                            width: ::core::option::Option::None,
+                            precision: ::core::option::Option::None,
+                            flags: ::core::option::Option::None,
+                        },
                     );
                 });
             }

@@ -86,7 +86,7 @@ fn count(krate: &TokenStream, count: &Option<Count>) -> TokenStream {
 }
 
 /// Whether a spec needs the call site's own `write!`: flags, or a debug-hex type (`{:x?}`).
-fn has_flags(p: &Placeholder) -> bool {
+pub(crate) fn has_flags(p: &Placeholder) -> bool {
     !p.flags.is_empty() || p.ty.len() > 1
 }
 

@@ -127,12 +127,12 @@ pub mod __private {
         NativeViaBytes, NativeViaCopy, NativeViaCopyRef, NativeViaDisplay,
     };
     pub use crate::frontend::args::{
-        CountSlot, Slot, Stage, ViaBytes, ViaCopy, ViaCopyRef, ViaFallback, ViaList, Wrap,
+        fmt_trait, CountSlot, FmtTrait, Slot, Stage, ViaBytes, ViaCopy, ViaCopyRef, ViaFallback, ViaList, Wrap,
     };
     pub use crate::filter::Interest;
     pub use crate::frontend::gate::enabled;
     pub use crate::frontend::producer::log_record;
-    pub use crate::codec::render::{self, Fmt};
+    pub use crate::codec::render::{self, Applied, Fmt};
     pub use crate::record::{Count, FieldSlot, Placeholder, Site};
     pub use tachylog_macros::__log;
 

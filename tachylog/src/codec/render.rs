@@ -60,7 +60,7 @@ pub enum RenderError {
 /// One value's formatting as a closure, so that one non-generic function can apply any spec to
 /// any type: every formatting trait of `Fmt` calls the closure with the `Formatter` it got,
 /// which carries the spec, and the closure calls the value's own trait.
-pub struct Fmt<'a>(&'a dyn Fn(&mut fmt::Formatter<'_>) -> fmt::Result);
+pub struct Fmt<'a>(pub(crate) &'a dyn Fn(&mut fmt::Formatter<'_>) -> fmt::Result);
 
 macro_rules! fmt_traits {
     ($($trait:ident),*) => {$(
@@ -73,20 +73,24 @@ macro_rules! fmt_traits {
 }
 fmt_traits!(Display, Debug, LowerHex, UpperHex, Octal, Binary, LowerExp, UpperExp, Pointer);
 
+/// Writes `value` with `spec` through `core::fmt`: the width and precision as arguments, the
+/// flags through the call site's function. Shared by the back end's renderers and the calling
+/// thread's fallback.
+pub(crate) fn apply_spec(value: &Fmt<'_>, spec: &Applied, out: &mut dyn fmt::Write) -> fmt::Result {
+    match (spec.flags, spec.width, spec.precision) {
+        (Some(flags), width, precision) => flags(value, width.unwrap_or(0), precision.unwrap_or(0), out),
+        (None, None, None) => write!(out, "{value}"),
+        (None, Some(width), None) => write!(out, "{value:width$}"),
+        (None, None, Some(precision)) => write!(out, "{value:.precision$}"),
+        (None, Some(width), Some(precision)) => write!(out, "{value:width$.precision$}"),
+    }
+}
+
 /// The `core::fmt` path: the spec applied by `Formatter`, the user's code under a panic guard.
 #[inline(never)]
 fn apply(value: &Fmt<'_>, spec: &Applied, out: &mut String) -> Result<(), RenderError> {
     let start = out.len();
-    let outcome = crate::panic_guard::catch_user_panic(|| {
-        let out: &mut dyn fmt::Write = out;
-        match (spec.flags, spec.width, spec.precision) {
-            (Some(flags), width, precision) => flags(value, width.unwrap_or(0), precision.unwrap_or(0), out),
-            (None, None, None) => write!(out, "{value}"),
-            (None, Some(width), None) => write!(out, "{value:width$}"),
-            (None, None, Some(precision)) => write!(out, "{value:.precision$}"),
-            (None, Some(width), Some(precision)) => write!(out, "{value:width$.precision$}"),
-        }
-    });
+    let outcome = crate::panic_guard::catch_user_panic(|| apply_spec(value, spec, out));
     match outcome {
         Ok(Ok(())) => Ok(()),
         Ok(Err(fmt::Error)) => {

@@ -16,6 +16,7 @@
 //!    the type's `Display`/`Debug` on the calling thread, and a panic in it is caught and logged
 //!    as `<formatting panicked: ...>` in place of the argument.
 
+use crate::codec::render::{apply_spec, Applied, Fmt};
 use crate::codec::{ArgWriter, Codec, CopyArg, CopyCodec, ListCodec, LossyCodec, PreformattedCodec, StrCodec};
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -320,12 +321,12 @@ impl Slot for FallbackSlot {
 #[doc(hidden)]
 pub trait ViaBytes<'a> {
     type Slot;
-    fn __tachylog_slot<F>(&self, stage: &mut Stage, fallback: F) -> Self::Slot;
+    fn __tachylog_slot<M>(&self, stage: &mut Stage, spec: &Applied) -> Self::Slot;
 }
 impl<'a, T: BytesArg + ?Sized> ViaBytes<'a> for &&&&Wrap<'a, T> {
     type Slot = BytesSlot<'a, T::Codec>;
     #[inline(always)]
-    fn __tachylog_slot<F>(&self, _: &mut Stage, _: F) -> Self::Slot {
+    fn __tachylog_slot<M>(&self, _: &mut Stage, _: &Applied) -> Self::Slot {
         BytesSlot {
             bytes: self.0.arg_bytes(),
             _codec: PhantomData,
@@ -336,12 +337,12 @@ impl<'a, T: BytesArg + ?Sized> ViaBytes<'a> for &&&&Wrap<'a, T> {
 #[doc(hidden)]
 pub trait ViaList<'a> {
     type Slot;
-    fn __tachylog_slot<F>(&self, stage: &mut Stage, fallback: F) -> Self::Slot;
+    fn __tachylog_slot<M>(&self, stage: &mut Stage, spec: &Applied) -> Self::Slot;
 }
 impl<'a, T: ListArg + ?Sized> ViaList<'a> for &&&Wrap<'a, T> {
     type Slot = ListSlot<'a, T::Elem>;
     #[inline(always)]
-    fn __tachylog_slot<F>(&self, _: &mut Stage, _: F) -> Self::Slot {
+    fn __tachylog_slot<M>(&self, _: &mut Stage, _: &Applied) -> Self::Slot {
         ListSlot::new(self.0.elems())
     }
 }
@@ -349,12 +350,12 @@ impl<'a, T: ListArg + ?Sized> ViaList<'a> for &&&Wrap<'a, T> {
 #[doc(hidden)]
 pub trait ViaCopy<'a> {
     type Slot;
-    fn __tachylog_slot<F>(&self, stage: &mut Stage, fallback: F) -> Self::Slot;
+    fn __tachylog_slot<M>(&self, stage: &mut Stage, spec: &Applied) -> Self::Slot;
 }
 impl<'a, T: CopyArg> ViaCopy<'a> for &&Wrap<'a, T> {
     type Slot = CopySlot<'a, T>;
     #[inline(always)]
-    fn __tachylog_slot<F>(&self, _: &mut Stage, _: F) -> Self::Slot {
+    fn __tachylog_slot<M>(&self, _: &mut Stage, _: &Applied) -> Self::Slot {
         CopySlot(self.0)
     }
 }
@@ -362,31 +363,58 @@ impl<'a, T: CopyArg> ViaCopy<'a> for &&Wrap<'a, T> {
 #[doc(hidden)]
 pub trait ViaCopyRef<'a> {
     type Slot;
-    fn __tachylog_slot<F>(&self, stage: &mut Stage, fallback: F) -> Self::Slot;
+    fn __tachylog_slot<M>(&self, stage: &mut Stage, spec: &Applied) -> Self::Slot;
 }
 impl<'a, 'b: 'a, T: CopyArg> ViaCopyRef<'a> for &Wrap<'a, &'b T> {
     type Slot = CopySlot<'a, T>;
     #[inline(always)]
-    fn __tachylog_slot<F>(&self, _: &mut Stage, _: F) -> Self::Slot {
+    fn __tachylog_slot<M>(&self, _: &mut Stage, _: &Applied) -> Self::Slot {
         CopySlot(*self.0)
     }
 }
 
 #[doc(hidden)]
 pub trait ViaFallback {
+    type Target: ?Sized;
     type Slot;
-    fn __tachylog_slot<F>(&self, stage: &mut Stage, fallback: F) -> Self::Slot
-    where
-        F: FnOnce(&mut dyn fmt::Write) -> fmt::Result;
+    fn __tachylog_slot<M: FmtTrait<Self::Target>>(&self, stage: &mut Stage, spec: &Applied) -> Self::Slot;
 }
 impl<T: ?Sized> ViaFallback for Wrap<'_, T> {
+    type Target = T;
     type Slot = FallbackSlot;
-    fn __tachylog_slot<F>(&self, stage: &mut Stage, fallback: F) -> Self::Slot
-    where
-        F: FnOnce(&mut dyn fmt::Write) -> fmt::Result,
-    {
-        stage.fallback(fallback)
+    fn __tachylog_slot<M: FmtTrait<T>>(&self, stage: &mut Stage, spec: &Applied) -> Self::Slot {
+        let value = self.0;
+        stage.fallback_with(&Fmt(&|f: &mut fmt::Formatter<'_>| M::fmt(value, f)), spec)
     }
+}
+
+/// A formatting trait, named by a marker type, so that the caller-side fallback is one function
+/// per (argument type, trait) shared by every call site, instead of a closure per call site.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{T}` cannot be formatted with this placeholder's trait",
+    note = "see the `format_args!` error for this call: the placeholder's trait is not implemented"
+)]
+pub trait FmtTrait<T: ?Sized> {
+    fn fmt(value: &T, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+}
+
+/// The markers, one per formatting trait.
+#[doc(hidden)]
+pub mod fmt_trait {
+    use std::fmt;
+    macro_rules! markers {
+        ($($marker:ident),*) => {$(
+            pub struct $marker;
+            impl<T: fmt::$marker + ?Sized> super::FmtTrait<T> for $marker {
+                #[inline]
+                fn fmt(value: &T, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    fmt::$marker::fmt(value, f)
+                }
+            }
+        )*};
+    }
+    markers!(Display, Debug, LowerHex, UpperHex, Octal, Binary, LowerExp, UpperExp, Pointer);
 }
 
 thread_local! {
@@ -440,6 +468,12 @@ impl Stage {
     /// A slot holding text formatted here by `f`.
     pub(crate) fn fallback(&mut self, f: impl FnOnce(&mut dyn fmt::Write) -> fmt::Result) -> FallbackSlot {
         FallbackSlot(self.format(f))
+    }
+
+    /// A slot holding `value` formatted here with the placeholder's `spec`.
+    #[cold]
+    pub(crate) fn fallback_with(&mut self, value: &Fmt<'_>, spec: &Applied) -> FallbackSlot {
+        self.fallback(|out| apply_spec(value, spec, out))
     }
 
     fn bytes(&self, range: Range<usize>) -> &[u8] {
