@@ -1,5 +1,6 @@
 //! What machine the numbers come from: CPU model, core count, kernel, and whether the TSC is
-//! invariant (without `constant_tsc`/`nonstop_tsc` rdtsc latencies are not trustworthy).
+//! invariant (without `constant_tsc`/`nonstop_tsc` rdtsc latencies are not trustworthy); and
+//! what this process used of it ([`process_cpu_s`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -60,6 +61,19 @@ impl Machine {
             self.cpu_model, self.arch, self.kernel
         )
     }
+}
+
+/// This process's CPU time so far, in seconds.
+pub fn process_cpu_s() -> f64 {
+    // SAFETY: `getrusage` only writes the struct we pass, which is zero-initialised plain
+    // data; RUSAGE_SELF is always a valid target.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
 /// The 1, 5 and 15 minute load averages from /proc/loadavg, if readable. Another busy

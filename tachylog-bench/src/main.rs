@@ -49,8 +49,8 @@ fn main() -> ExitCode {
                 println!("  {:<18} {}", e.name, e.config);
             }
             println!("workloads (quick scale):");
-            for w in Workload::ALL {
-                println!("  {:<18} {}", w.name(), w.describe(Scale::Quick));
+            for w in Workload::all() {
+                println!("  {:<26} {}", w.name(), w.describe(Scale::Quick));
             }
             ExitCode::SUCCESS
         }

@@ -359,6 +359,13 @@ fn progress(r: &RunRecord) -> String {
             "{:.0} req/s, p99 {:.0} us; {lines} lines verified",
             s.requests_per_s, s.p99_us
         ),
+        Some(Measurement::Backend(b)) => format!(
+            "queued in {:.3} s while held, drained in {:.3} s ({:.0} ns/record); {lines} lines \
+             verified",
+            b.fill_s,
+            b.drain_s,
+            b.drain_s * 1e9 / b.records.max(1) as f64
+        ),
         Some(Measurement::Idle(i)) => format!(
             "{:.3} CPU s in {:.1} s idle; {lines} lines verified",
             i.cpu_s, i.wall_s

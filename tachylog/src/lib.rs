@@ -133,6 +133,7 @@ pub mod __private {
     pub use crate::frontend::gate::enabled;
     pub use crate::frontend::producer::log_record;
     pub use crate::codec::render::{self, Applied, Fmt};
+    pub use crate::queue::control::hold_backend;
     pub use crate::record::{Count, FieldSlot, Placeholder, Site};
     pub use tachylog_macros::__log;
 

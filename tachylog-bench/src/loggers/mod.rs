@@ -28,6 +28,8 @@ mod tachylog_tracing;
 mod ticklog;
 mod tracing_appender;
 
+pub use self::tachylog::{Tachylog, SPDLOG_LIKE_PATTERN};
+
 /// A logger set up to write one file, as the workloads need it.
 ///
 /// Loggers install process-global state, so each instance lives in its own child process and

@@ -11,19 +11,48 @@ use ::tachylog::info as tachylog_info;
 use super::{log_calls, logger_err, BenchLogger};
 use crate::error::BenchError;
 
+/// A pattern with the content of spdlog-rs's default line, `[2026-01-01 12:00:00.123] [info]
+/// message` (its `FullFormatter` with no logger name and no source location): date-time, level,
+/// message. tachylog's `{time}` has microseconds and `{level}` is padded to five characters, so
+/// its line is 3 to 4 bytes longer; the content is the same.
+pub const SPDLOG_LIKE_PATTERN: &str = "[{time}] [{level}] {message}";
+
 /// tachylog as this peer configures it, writing to `file`; shared with `tachylog_tracing`, so
 /// the two differ only in the macros that feed the queue.
 pub(super) fn install(file: &Path, name: &'static str) -> Result<::tachylog::Guard, BenchError> {
-    ::tachylog::builder()
+    install_with(file, name, None)
+}
+
+/// [`install`] with another line pattern (`None`: the default).
+fn install_with(
+    file: &Path,
+    name: &'static str,
+    pattern: Option<&str>,
+) -> Result<::tachylog::Guard, BenchError> {
+    let builder = ::tachylog::builder()
         .file(file)
-        .on_full(::tachylog::OnFull::Block)
-        .init()
-        .map_err(logger_err(name))
+        .on_full(::tachylog::OnFull::Block);
+    match pattern {
+        Some(p) => builder.pattern(p),
+        None => builder,
+    }
+    .init()
+    .map_err(logger_err(name))
 }
 
 /// The installed logger; dropping the guard shuts it down.
 pub struct Tachylog {
     guard: ::tachylog::Guard,
+}
+
+impl Tachylog {
+    /// tachylog configured as [`BenchLogger::init`] does, but with the line `pattern`
+    /// (`throughput_like_spdlog` and its floor).
+    pub fn with_pattern(file: &Path, pattern: &str) -> Result<Self, BenchError> {
+        Ok(Tachylog {
+            guard: install_with(file, <Self as BenchLogger>::NAME, Some(pattern))?,
+        })
+    }
 }
 
 impl BenchLogger for Tachylog {

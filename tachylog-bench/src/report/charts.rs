@@ -1,6 +1,6 @@
 //! The report's SVG charts, drawn with plotters' SVG backend (no font or system libraries):
 //! a percentile curve per latency workload (one line per logger, log-scale ns), and bar
-//! charts of records/s (`throughput`, `seed_1m`) and requests/s (`server_*`).
+//! charts of records/s (`throughput`, `seed_1m`, `scaling_t*`) and requests/s (`server_*`).
 //!
 //! Curves use the first successful run of each pair; bars use the combined (median) rows.
 
@@ -68,7 +68,9 @@ fn bars(rows: &[Row], workload: &str) -> Vec<(String, f64)> {
         .filter(|r| r.workload == workload)
         .filter_map(|r| match r.summary {
             Summary::Throughput { lines, total_s, .. }
-                if workload == "throughput" || workload == "seed_1m" =>
+                if workload == "throughput"
+                    || workload == "seed_1m"
+                    || workload.starts_with("scaling_") =>
             {
                 Some((r.logger.clone(), lines as f64 / total_s))
             }

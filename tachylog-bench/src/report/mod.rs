@@ -30,6 +30,23 @@ pub enum Measurement {
     Server(ServerRun),
     /// From `idle_cpu`.
     Idle(Idle),
+    /// From `backend_*`.
+    Backend(BackendRun),
+}
+
+/// The back end alone: records queued while it was held, then the drain timed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BackendRun {
+    /// Records queued while held (the one warm-up record before the hold is not counted).
+    pub records: u64,
+    /// The ring's capacity in bytes, sized to hold them all.
+    pub ring_bytes: u64,
+    /// Seconds the calling thread took to queue them, with the back end held (no competition
+    /// for the cores, no consumer touching the ring).
+    pub fill_s: f64,
+    /// Seconds from the release until `tachylog::flush()` returned: every record formatted
+    /// and written to the file (handed to the kernel).
+    pub drain_s: f64,
 }
 
 /// The server workload's figures.
@@ -69,6 +86,9 @@ pub struct Throughput {
     pub loop_s: f64,
     /// Seconds from the first call until the logger's shutdown returned.
     pub total_s: f64,
+    /// The process's CPU time (user + system, all threads) over `total_s`.
+    #[serde(default)]
+    pub cpu_s: Option<f64>,
 }
 
 /// Per-call latency distribution.
@@ -260,6 +280,23 @@ pub enum Summary {
         loop_s: f64,
         /// Median total seconds.
         total_s: f64,
+        /// Bytes on disk (the first run's).
+        bytes: u64,
+        /// Median process CPU seconds, where measured.
+        cpu_s: Option<f64>,
+    },
+    /// Medians of the back-end-alone runs.
+    Backend {
+        /// Records drained per run.
+        records: u64,
+        /// Bytes on disk per line.
+        bytes_per_line: f64,
+        /// Bytes on disk (the first run's).
+        bytes: u64,
+        /// Median seconds to queue them while held.
+        fill_s: f64,
+        /// Median seconds to drain them.
+        drain_s: f64,
     },
     /// Combined latency percentiles.
     Latency {
@@ -363,23 +400,41 @@ fn summarize(runs: &[&RunRecord]) -> Summary {
     let med = |f: &dyn Fn(&Measurement) -> Option<f64>| {
         median_f64(&ms.iter().filter_map(|m| f(m)).collect::<Vec<_>>())
     };
+    // What the first run left on disk (the verification of every run checked its lines).
+    let first_v = runs.iter().find_map(|r| r.verification.as_ref());
+    let bytes = first_v.map_or(0, |v| v.bytes);
+    let bytes_per_line = first_v.map_or(0.0, |v| v.bytes as f64 / v.lines.max(1) as f64);
     match ms.first() {
         Some(Measurement::Throughput(t)) => {
-            let bytes_per_line = runs
-                .iter()
-                .find_map(|r| r.verification.as_ref())
-                .map_or(0.0, |v| v.bytes as f64 / v.lines.max(1) as f64);
-            let tp = |f: fn(&Throughput) -> f64| {
+            let tp = |f: fn(&Throughput) -> Option<f64>| {
                 move |m: &Measurement| match m {
-                    Measurement::Throughput(t) => Some(f(t)),
+                    Measurement::Throughput(t) => f(t),
                     _ => None,
                 }
             };
+            let cpu: Vec<f64> = ms.iter().filter_map(|m| tp(|t| t.cpu_s)(m)).collect();
             Summary::Throughput {
                 lines: t.lines,
                 bytes_per_line,
-                loop_s: med(&tp(|t| t.loop_s)),
-                total_s: med(&tp(|t| t.total_s)),
+                loop_s: med(&tp(|t| Some(t.loop_s))),
+                total_s: med(&tp(|t| Some(t.total_s))),
+                bytes,
+                cpu_s: (!cpu.is_empty()).then(|| median_f64(&cpu)),
+            }
+        }
+        Some(Measurement::Backend(b)) => {
+            let bk = |f: fn(&BackendRun) -> f64| {
+                move |m: &Measurement| match m {
+                    Measurement::Backend(b) => Some(f(b)),
+                    _ => None,
+                }
+            };
+            Summary::Backend {
+                records: b.records,
+                bytes_per_line,
+                bytes,
+                fill_s: med(&bk(|b| b.fill_s)),
+                drain_s: med(&bk(|b| b.drain_s)),
             }
         }
         Some(Measurement::Latency(_)) => {

@@ -1,5 +1,7 @@
-//! The issue's targets, checked against figures from the same run: each one MET or MISSED,
-//! with the numbers that decided it. "Peers" are the third-party crates; the two std
+//! The issues' targets, checked against figures from the same run: each one MET or MISSED,
+//! with the numbers that decided it. One kind cannot come from one run: "`latency` no worse
+//! than today" compares with the figures recorded in `baselines/latency.json` (which says
+//! where and when they were measured), and only on the same CPU model and count. "Peers" are the third-party crates; the two std
 //! baselines (`bufwriter`, `mutex_file`) and `nolog` are references, and `tachylog_tracing`
 //! (tachylog behind its own `tracing` layer) is tachylog, not peers. A target
 //! whose figures are missing from this run (workload not selected, or a run failed) is
@@ -7,7 +9,10 @@
 
 use std::fmt::Write as _;
 
+use serde::Deserialize;
+
 use super::{Row, Summary};
+use crate::machine::Machine;
 use crate::stats::Percentiles;
 
 /// Reads one percentile.
@@ -38,8 +43,8 @@ pub struct Verdict {
     pub met: Option<bool>,
 }
 
-/// Every target's verdict from `rows`.
-pub fn verdicts(rows: &[Row]) -> Vec<Verdict> {
+/// Every target's verdict from `rows`, measured on `machine`.
+pub fn verdicts(rows: &[Row], machine: &Machine) -> Vec<Verdict> {
     let mut out = Vec::new();
     for w in LATENCY_SHAPES {
         out.extend(latency(rows, w));
@@ -50,7 +55,27 @@ pub fn verdicts(rows: &[Row]) -> Vec<Verdict> {
         0.5,
         "seed 1M lines to disk: total s",
     ));
-    out.push(throughput(rows));
+    out.push(throughput(
+        rows,
+        "throughput",
+        "throughput",
+        "throughput (default pattern): records/s ≥ 2 × best peer's",
+    ));
+    out.push(throughput(
+        rows,
+        "throughput_like_spdlog",
+        "throughput",
+        "throughput like for like (tachylog with spdlog-rs's line content, \
+         `throughput_like_spdlog`; peers' `throughput`): records/s ≥ 2 × best peer's",
+    ));
+    out.push(throughput(
+        rows,
+        "scaling_t2",
+        "scaling_t2",
+        "2 threads × 1M (`scaling_t2`): records/s ≥ 2 × best peer's",
+    ));
+    out.push(backend(rows));
+    out.extend(latency_vs_baseline(rows, machine, &Baseline::recorded()));
     for w in ["server_keepalive", "server_close"] {
         if let Some(v) = server(rows, w) {
             out.push(v);
@@ -60,12 +85,12 @@ pub fn verdicts(rows: &[Row]) -> Vec<Verdict> {
 }
 
 /// The Markdown section.
-pub fn section(rows: &[Row]) -> String {
+pub fn section(rows: &[Row], machine: &Machine) -> String {
     let mut out = String::from(
-        "## Targets (issue 3; ratios from this run; peers = third-party crates)\n\n\
-         | target | tachylog | best peer | verdict |\n|---|--:|--:|---|\n",
+        "## Targets (issues 3 and 14; ratios from this run; peers = third-party crates)\n\n\
+         | target | tachylog | best peer / reference | verdict |\n|---|--:|--:|---|\n",
     );
-    for v in verdicts(rows) {
+    for v in verdicts(rows, machine) {
         let verdict = match v.met {
             Some(true) => "MET",
             Some(false) => "**MISSED**",
@@ -180,15 +205,15 @@ fn lower_is_better(rows: &[Row], workload: &str, factor: f64, what: &str) -> Ver
     }
 }
 
-/// tachylog's records/s ≥ 2 × the best peer's (`throughput` workload).
-fn throughput(rows: &[Row]) -> Verdict {
-    let target = "throughput: records/s ≥ 2 × best peer's".to_string();
+/// tachylog's records/s in workload `ours` ≥ 2 × the best peer's in workload `theirs`.
+fn throughput(rows: &[Row], ours: &str, theirs: &str, target: &str) -> Verdict {
+    let target = target.to_string();
     let rate = |s: &Summary| match s {
         Summary::Throughput { lines, total_s, .. } => Some(*lines as f64 / total_s),
         _ => None,
     };
-    let ours = find(rows, "tachylog", "throughput").and_then(rate);
-    let best = peers(rows, "throughput")
+    let ours = find(rows, "tachylog", ours).and_then(rate);
+    let best = peers(rows, theirs)
         .filter_map(|r| rate(&r.summary).map(|t| (r.logger.as_str(), t)))
         .max_by(|a, b| a.1.total_cmp(&b.1));
     match (ours, best) {
@@ -200,6 +225,96 @@ fn throughput(rows: &[Row]) -> Verdict {
         },
         _ => not_measured(target),
     }
+}
+
+/// Back-end ns/record for the default line (`backend_iteration`): at most 100 (10M records/s).
+fn backend(rows: &[Row]) -> Verdict {
+    const LIMIT_NS: f64 = 100.0;
+    let target =
+        format!("back end alone, default pattern (`backend_iteration`): ns/record ≤ {LIMIT_NS:.0}");
+    match find(rows, "tachylog", "backend_iteration") {
+        Some(Summary::Backend {
+            records, drain_s, ..
+        }) => {
+            let ns = drain_s * 1e9 / (*records).max(1) as f64;
+            Verdict {
+                target,
+                ours: format!("{ns:.1} ns ({:.1} M records/s)", 1e3 / ns),
+                best_peer: format!("target: {LIMIT_NS:.0} ns (10 M records/s)"),
+                met: Some(ns <= LIMIT_NS),
+            }
+        }
+        _ => not_measured(target),
+    }
+}
+
+/// tachylog's `latency` figures as recorded before issue 14's work (`baselines/latency.json`).
+#[derive(Clone, Debug, Deserialize)]
+pub struct Baseline {
+    /// Where the figures come from (commit, build, command), for the report.
+    pub source: String,
+    /// When they were measured, UTC.
+    pub date: String,
+    /// The CPU they were measured on (`Machine::cpu_model`).
+    pub cpu_model: String,
+    /// Its logical CPU count.
+    pub logical_cpus: usize,
+    /// (workload, p50 ns, p99.9 ns).
+    pub latency: Vec<(String, u64, u64)>,
+}
+
+impl Baseline {
+    /// The figures in `tachylog-bench/baselines/latency.json`, compiled in.
+    pub fn recorded() -> Baseline {
+        serde_json::from_str(include_str!("../../baselines/latency.json"))
+            .expect("baselines/latency.json parses (checked by a unit test)")
+    }
+}
+
+/// `latency` p50 and p99.9 no worse than the recorded baseline's: the same figures "today"
+/// cannot come from the run that measures the change, so they come from a file, and count only
+/// on the machine they were recorded on.
+fn latency_vs_baseline(rows: &[Row], machine: &Machine, base: &Baseline) -> Vec<Verdict> {
+    let mut out = Vec::new();
+    for (workload, base_p50, base_p999) in &base.latency {
+        let ours = match find(rows, "tachylog", workload) {
+            Some(Summary::Latency { call, .. }) => Some(*call),
+            _ => None,
+        };
+        let same_machine =
+            machine.cpu_model == base.cpu_model && machine.logical_cpus == base.logical_cpus;
+        let fields: [(&str, Field, u64); 2] = [
+            ("p50", |p| p.p50, *base_p50),
+            ("p99.9", |p| p.p999, *base_p999),
+        ];
+        for (name, get, base_ns) in fields {
+            let target = format!("{workload}: {name} no worse than the recorded baseline");
+            let reference = format!("{base_ns} ns (baseline: {}, {})", base.source, base.date);
+            out.push(match ours {
+                Some(p) if same_machine => Verdict {
+                    target,
+                    ours: format!(
+                        "{} ns ({:.2}×)",
+                        get(&p),
+                        get(&p) as f64 / base_ns.max(1) as f64
+                    ),
+                    best_peer: reference,
+                    met: Some(get(&p) <= base_ns),
+                },
+                Some(p) => Verdict {
+                    target,
+                    ours: format!("{} ns", get(&p)),
+                    best_peer: format!(
+                        "{reference}; recorded on {} x {}, not this machine: not comparable",
+                        base.logical_cpus, base.cpu_model
+                    ),
+                    met: None,
+                },
+                None => not_measured(target),
+            });
+        }
+    }
+    out
 }
 
 /// tachylog's requests/s ≥ 97 % of the no-logging run's.
@@ -261,12 +376,101 @@ mod tests {
         // p50 40 < 70 met; p99 100 vs 90 missed; p99.9 met; 40 <= 35 missed.
         assert_eq!(met, [Some(true), Some(false), Some(true), Some(false)]);
         assert!(v[1].best_peer.contains("ticklog"));
-        assert!(section(&rows).contains("**MISSED**"));
+        assert!(section(&rows, &Machine::detect()).contains("**MISSED**"));
     }
 
     #[test]
     fn missing_figures_are_not_measured_never_met() {
+        // The latency row alone: every target but the baseline's needs other rows; on
+        // another machine the baseline's are not comparable either.
         let rows = vec![lat("tachylog", 40, 100, 900)];
-        assert!(verdicts(&rows).iter().all(|v| v.met.is_none()));
+        let mut elsewhere = Machine::detect();
+        elsewhere.cpu_model = "a CPU the baseline was not recorded on".into();
+        assert!(verdicts(&rows, &elsewhere).iter().all(|v| v.met.is_none()));
+    }
+
+    fn throughput_row(logger: &str, workload: &str, lines: u64, total_s: f64) -> Row {
+        Row {
+            logger: logger.into(),
+            workload: workload.into(),
+            summary: Summary::Throughput {
+                lines,
+                bytes_per_line: 50.0,
+                loop_s: total_s,
+                total_s,
+                bytes: lines * 50,
+                cpu_s: None,
+            },
+            peak_rss_kib: None,
+        }
+    }
+
+    #[test]
+    fn like_for_like_is_tachylogs_variant_against_the_peers_default_rows() {
+        let rows = vec![
+            throughput_row("tachylog", "throughput", 1_000_000, 0.5),
+            throughput_row("tachylog", "throughput_like_spdlog", 1_000_000, 0.2),
+            throughput_row("spdlog_rs", "throughput", 1_000_000, 0.6),
+            throughput_row("bufwriter", "throughput", 1_000_000, 0.1), // not a peer
+        ];
+        let v = verdicts(&rows, &Machine::detect());
+        let find = |t: &str| v.iter().find(|v| v.target.starts_with(t)).unwrap();
+        // 2.0 M/s vs 1.67 M/s: 1.2×, missed; 5.0 M/s: 3×, met.
+        assert_eq!(find("throughput (default").met, Some(false));
+        assert_eq!(find("throughput like for like").met, Some(true));
+        assert!(find("throughput like for like")
+            .best_peer
+            .contains("spdlog_rs"));
+        assert_eq!(find("2 threads").met, None);
+    }
+
+    #[test]
+    fn backend_target_is_100_ns_per_record() {
+        let row = |drain_s| Row {
+            logger: "tachylog".into(),
+            workload: "backend_iteration".into(),
+            summary: Summary::Backend {
+                records: 1_000_000,
+                bytes_per_line: 120.0,
+                bytes: 120_000_000,
+                fill_s: 0.01,
+                drain_s,
+            },
+            peak_rss_kib: None,
+        };
+        assert_eq!(backend(&[row(0.099)]).met, Some(true));
+        assert_eq!(backend(&[row(0.101)]).met, Some(false));
+    }
+
+    #[test]
+    fn latency_baseline_counts_only_on_its_machine() {
+        let base = Baseline {
+            source: "test".into(),
+            date: "today".into(),
+            cpu_model: "cpu".into(),
+            logical_cpus: 2,
+            latency: vec![("latency".into(), 40, 900)],
+        };
+        let mut m = Machine::detect();
+        m.cpu_model = "cpu".into();
+        m.logical_cpus = 2;
+        let met = |rows: &[Row], m: &Machine| -> Vec<Option<bool>> {
+            latency_vs_baseline(rows, m, &base)
+                .iter()
+                .map(|v| v.met)
+                .collect()
+        };
+        assert_eq!(
+            met(&[lat("tachylog", 40, 0, 901)], &m),
+            [Some(true), Some(false)]
+        );
+        m.logical_cpus = 8;
+        assert_eq!(met(&[lat("tachylog", 40, 0, 901)], &m), [None, None]);
+        assert_eq!(met(&[], &m), [None, None]);
+        // The recorded file parses and names the `latency` workload.
+        assert!(Baseline::recorded()
+            .latency
+            .iter()
+            .any(|(w, _, _)| w == "latency"));
     }
 }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use super::Scale;
 use crate::error::BenchError;
 use crate::loggers::BenchLogger;
+use crate::machine::process_cpu_s;
 use crate::report::Idle;
 
 /// The settling time and the measured window (tiny in the smoke test).
@@ -24,19 +25,6 @@ pub fn describe() -> String {
     "idle_cpu: 1 record, 0.5 s settle, then process CPU time (user+sys, getrusage) over 5 s \
      with no records"
         .to_string()
-}
-
-/// This process's CPU time so far, in seconds.
-fn process_cpu_s() -> f64 {
-    // SAFETY: `getrusage` only writes the struct we pass, which is zero-initialised plain
-    // data; RUSAGE_SELF is always a valid target.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
 /// Runs the workload in this (child) process.

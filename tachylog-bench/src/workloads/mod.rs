@@ -9,15 +9,19 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::BenchError;
-use crate::loggers::BenchLogger;
+use crate::loggers::{BenchLogger, Tachylog, SPDLOG_LIKE_PATTERN};
 use crate::report::Measurement;
 use crate::verify::Expected;
 
+pub mod backend;
+mod floor;
 mod idle;
 mod latency;
 mod limlog;
 mod seed;
 pub mod server;
+
+pub use backend::LineFormat;
 
 /// Run size: `quick` is the default suite, `full` runs everything, more calls, 3 times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,6 +97,13 @@ pub enum Shape {
     /// `info!(user_id = u64, latency_ms = f64, path = &str; "request served")`: structured
     /// fields, for the loggers that have them.
     Fields,
+    /// `info!("ints: {} {} {}", u64, i64, u32)` (`backend_*` only).
+    Ints,
+    /// `info!("float: {}", f64)`, a float with 16 significant digits (`backend_*` only).
+    Float,
+    /// `info!("connected to {}", peer)`, `peer` a type with only `Display`: tachylog's
+    /// caller-side fallback (`backend_*` only).
+    Display,
 }
 
 /// The sizes of the limlog matrix's string argument: records of ~80 B, ~1 KiB and ~4 KiB.
@@ -111,6 +122,17 @@ pub enum Workload {
     Batch(u8),
     /// Records/s of `Iteration: ..` from one thread until the logger's shutdown returns.
     Throughput,
+    /// `Throughput` with tachylog's line cut to the content of spdlog-rs's default line
+    /// (tachylog only).
+    ThroughputLikeSpdlog,
+    /// The floor under `throughput` (`false`) or `throughput_like_spdlog` (`true`): tachylog's
+    /// very lines, already formatted, written by one thread in its file sink's batches.
+    Floor(bool),
+    /// 1, 2, 4 or 8 threads × 1M `Iteration` records to one file.
+    Scaling(u8),
+    /// The back end alone: records of one shape queued while it is held, then the drain to
+    /// disk timed, in one line format (tachylog only).
+    Backend(Shape, LineFormat),
     /// The limlog matrix: index into [`LIMLOG_SIZES`] × threads, 100,000 records each.
     Limlog(u8, u8),
     /// The HTTP server under load: keep-alive (`true`) or connection-per-request.
@@ -121,32 +143,49 @@ pub enum Workload {
 
 impl Workload {
     /// Every workload, in table order.
-    pub const ALL: [Workload; 22] = [
-        Workload::Seed1m,
-        Workload::Seed2x100k,
-        Workload::Latency(Shape::Request),
-        Workload::Latency(Shape::Static),
-        Workload::Latency(Shape::Payload),
-        Workload::Latency(Shape::Items),
-        Workload::Latency(Shape::Fields),
-        Workload::Batch(1),
-        Workload::Batch(2),
-        Workload::Throughput,
-        Workload::Limlog(0, 1),
-        Workload::Limlog(0, 2),
-        Workload::Limlog(0, 4),
-        Workload::Limlog(1, 1),
-        Workload::Limlog(1, 2),
-        Workload::Limlog(1, 4),
-        Workload::Limlog(2, 1),
-        Workload::Limlog(2, 2),
-        Workload::Limlog(2, 4),
-        Workload::Server(true),
-        Workload::Server(false),
-        Workload::IdleCpu,
-    ];
+    pub fn all() -> Vec<Workload> {
+        let mut all = vec![
+            Workload::Seed1m,
+            Workload::Seed2x100k,
+            Workload::Latency(Shape::Request),
+            Workload::Latency(Shape::Static),
+            Workload::Latency(Shape::Payload),
+            Workload::Latency(Shape::Items),
+            Workload::Latency(Shape::Fields),
+            Workload::Batch(1),
+            Workload::Batch(2),
+            Workload::Throughput,
+            Workload::ThroughputLikeSpdlog,
+            Workload::Floor(false),
+            Workload::Floor(true),
+            Workload::Scaling(1),
+            Workload::Scaling(2),
+            Workload::Scaling(4),
+            Workload::Scaling(8),
+        ];
+        for format in LineFormat::ALL {
+            all.extend(backend::SHAPES.map(|s| Workload::Backend(s, format)));
+        }
+        all.extend([
+            Workload::Limlog(0, 1),
+            Workload::Limlog(0, 2),
+            Workload::Limlog(0, 4),
+            Workload::Limlog(1, 1),
+            Workload::Limlog(1, 2),
+            Workload::Limlog(1, 4),
+            Workload::Limlog(2, 1),
+            Workload::Limlog(2, 2),
+            Workload::Limlog(2, 4),
+            Workload::Server(true),
+            Workload::Server(false),
+            Workload::IdleCpu,
+        ]);
+        all
+    }
 
-    /// Whether the quick (default) suite runs it.
+    /// Whether the quick (default) suite runs it. Of the scaling series only 2 threads (the
+    /// issue's target) runs there, every logger's 15M records being minutes; of the
+    /// back-end-alone matrix, every shape in text and the `Iteration` shape in JSON and logfmt.
     pub fn in_quick(self) -> bool {
         matches!(
             self,
@@ -154,12 +193,18 @@ impl Workload {
                 | Workload::Seed2x100k
                 | Workload::Latency(_)
                 | Workload::Throughput
+                | Workload::ThroughputLikeSpdlog
+                | Workload::Floor(_)
+                | Workload::Scaling(2)
+                | Workload::Backend(_, LineFormat::Text)
+                | Workload::Backend(Shape::Iteration, _)
                 | Workload::Server(true)
         )
     }
 
     /// Whether `logger` takes part: the server runs the four configurations only,
-    /// and `nolog` runs nothing else.
+    /// the variants of tachylog's own configuration (`throughput_like_spdlog`, `floor*`,
+    /// `backend_*`) run tachylog only, and `nolog` runs nothing else.
     pub fn runs_logger(self, logger: &str) -> bool {
         match self {
             Workload::Server(_) => {
@@ -167,6 +212,9 @@ impl Workload {
                     logger,
                     "nolog" | "tachylog" | "tracing_appender" | "mutex_file"
                 )
+            }
+            Workload::ThroughputLikeSpdlog | Workload::Floor(_) | Workload::Backend(..) => {
+                logger == "tachylog"
             }
             _ => logger != "nolog",
         }
@@ -184,6 +232,11 @@ impl Workload {
             Workload::Latency(s) => format!("latency_{s:?}").to_lowercase(),
             Workload::Batch(t) => format!("batch20_t{t}"),
             Workload::Throughput => "throughput".into(),
+            Workload::ThroughputLikeSpdlog => "throughput_like_spdlog".into(),
+            Workload::Floor(false) => "floor".into(),
+            Workload::Floor(true) => "floor_like_spdlog".into(),
+            Workload::Scaling(t) => format!("scaling_t{t}"),
+            Workload::Backend(s, f) => backend::name(s, f),
             Workload::Limlog(s, t) => {
                 let size = match s {
                     0 => "80b",
@@ -200,7 +253,7 @@ impl Workload {
 
     /// Looks a workload up by name.
     pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|w| w.name() == s)
+        Self::all().into_iter().find(|w| w.name() == s)
     }
 
     /// The log call it makes.
@@ -210,7 +263,11 @@ impl Workload {
             Workload::Seed2x100k => Shape::OneLogged,
             Workload::Latency(s) => s,
             Workload::Batch(_) => Shape::Request,
-            Workload::Throughput => Shape::Iteration,
+            Workload::Throughput
+            | Workload::ThroughputLikeSpdlog
+            | Workload::Floor(_)
+            | Workload::Scaling(_) => Shape::Iteration,
+            Workload::Backend(s, _) => s,
             Workload::Limlog(..) => Shape::Mixed,
             Workload::Server(_) => Shape::Access,
         }
@@ -229,6 +286,9 @@ impl Workload {
             Shape::Mixed => "limlog b=",
             Shape::Access => "access 127.0.0.1",
             Shape::Fields => "request served",
+            Shape::Ints => "ints: ",
+            Shape::Float => "float: ",
+            Shape::Display => "connected to peer<",
         }
     }
 
@@ -246,7 +306,11 @@ impl Workload {
                 (format!("request {id} took {ms:.3} ms: {path}"), 2)
             }
             Workload::Latency(Shape::Items) => (format!("items {:?}", latency::items()), lines),
-            Workload::Throughput => (seed::iteration_probe(), 1),
+            Workload::Throughput | Workload::ThroughputLikeSpdlog | Workload::Floor(_) => {
+                (seed::iteration_probe(), 1)
+            }
+            Workload::Scaling(t) => (seed::iteration_probe(), u64::from(t)),
+            Workload::Backend(s, f) => backend::probe(s, f, lines),
             Workload::Limlog(s, threads) => (
                 limlog::probe(LIMLOG_SIZES[s as usize]),
                 u64::from(threads) * scale.count(limlog::RECORDS),
@@ -272,7 +336,11 @@ impl Workload {
                 p.warmup + p.calls
             }
             Workload::Batch(t) => u64::from(t) * latency::Batch::for_scale(scale).lines(),
-            Workload::Throughput => seed::throughput_lines(scale),
+            Workload::Throughput | Workload::ThroughputLikeSpdlog | Workload::Floor(_) => {
+                seed::throughput_lines(scale)
+            }
+            Workload::Scaling(t) => u64::from(t) * scale.count(seed::SCALING_LINES),
+            Workload::Backend(..) => backend::records(scale) + 1,
             Workload::Limlog(_, t) => u64::from(t) * scale.count(limlog::RECORDS),
             Workload::Server(_) => 0,
             Workload::IdleCpu => 1,
@@ -302,6 +370,10 @@ impl Workload {
             }
             Workload::Batch(t) => latency::Batch::for_scale(scale).describe(&self.name(), t),
             Workload::Throughput => seed::describe_throughput(scale),
+            Workload::ThroughputLikeSpdlog => seed::describe_throughput_like_spdlog(scale),
+            Workload::Floor(like) => floor::describe(&self.name(), like, scale),
+            Workload::Scaling(t) => seed::describe_scaling(t),
+            Workload::Backend(s, f) => backend::describe(&self.name(), s, f, scale),
             Workload::Limlog(s, t) => limlog::describe(&self.name(), LIMLOG_SIZES[s as usize], t),
             Workload::Server(keep_alive) => {
                 server::Params::for_scale(scale).describe(&self.name(), keep_alive)
@@ -317,7 +389,15 @@ pub fn run<L: BenchLogger>(
     scale: Scale,
     file: &Path,
 ) -> Result<Measurement, BenchError> {
+    if !workload.runs_logger(L::NAME) {
+        return Err(BenchError::Usage(format!(
+            "{} does not run {}",
+            L::NAME,
+            workload.name()
+        )));
+    }
     let lat = latency::Params::for_scale(scale);
+    let iteration = |l: &L, i: u64| l.iteration(i, i as i64 * 2, i as f64 / 2.0);
     match workload {
         Workload::Seed1m => seed::run::<L>(file, 1, scale.count(seed::SEED_LINES), |l, _| {
             l.hello_world()
@@ -329,10 +409,21 @@ pub fn run<L: BenchLogger>(
             })
             .map(Measurement::Throughput)
         }
-        Workload::Throughput => seed::run::<L>(file, 1, seed::throughput_lines(scale), |l, i| {
-            l.iteration(i, i as i64 * 2, i as f64 / 2.0)
-        })
-        .map(Measurement::Throughput),
+        Workload::Throughput => seed::run::<L>(file, 1, seed::throughput_lines(scale), iteration)
+            .map(Measurement::Throughput),
+        Workload::ThroughputLikeSpdlog => {
+            let logger = Tachylog::with_pattern(file, SPDLOG_LIKE_PATTERN)?;
+            seed::run_with(logger, 1, seed::throughput_lines(scale), |l, i| {
+                l.iteration(i, i as i64 * 2, i as f64 / 2.0)
+            })
+            .map(Measurement::Throughput)
+        }
+        Workload::Floor(like) => floor::run(file, like, scale).map(Measurement::Throughput),
+        Workload::Scaling(t) => {
+            seed::run::<L>(file, t, scale.count(seed::SCALING_LINES), iteration)
+                .map(Measurement::Throughput)
+        }
+        Workload::Backend(s, f) => backend::run(file, s, f, scale).map(Measurement::Backend),
         Workload::Latency(Shape::Request) => {
             latency::run(file, lat, latency::request_args, |l: &L, (id, ms, path)| {
                 l.request(id, ms, path)
@@ -391,7 +482,7 @@ mod tests {
 
     #[test]
     fn names_are_unique_and_parse_back() {
-        for w in Workload::ALL {
+        for w in Workload::all() {
             assert_eq!(Workload::parse(&w.name()), Some(w), "{}", w.name());
         }
     }

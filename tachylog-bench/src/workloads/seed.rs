@@ -4,8 +4,11 @@
 //! system pays). The logger is installed before the clock starts; its shutdown is inside.
 //!
 //! `seed_1m` (1,000,000 × `"Hello World!"`), `seed_2x100k` (2 threads × 100,000 ×
-//! `"{}", "1 logged"`) and `throughput` (`"Iteration: {} int: {} double: {}"`, 4M records
-//! in the full suite, 1M in the quick one) all run here.
+//! `"{}", "1 logged"`), `throughput` (`"Iteration: {} int: {} double: {}"`, 4M records
+//! in the full suite, 1M in the quick one), `throughput_like_spdlog` (the same with tachylog's
+//! line cut to spdlog-rs's content) and `scaling_t1`..`scaling_t8` (1, 2, 4 or 8 threads × 1M
+//! `Iteration` records) all run here. Each also reports the process's CPU time (user + system,
+//! every thread) over the same span, so records per CPU-second can be set beside records/s.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -14,6 +17,7 @@ use std::time::Instant;
 use super::Scale;
 use crate::error::BenchError;
 use crate::loggers::BenchLogger;
+use crate::machine::process_cpu_s;
 use crate::report::{group_digits, Throughput};
 
 /// Lines of `seed_1m`, at every scale (the anchors are for 1M).
@@ -30,6 +34,9 @@ pub fn throughput_lines(scale: Scale) -> u64 {
         Scale::Smoke => 1_000,
     }
 }
+
+/// Records per thread of `scaling_t*` (the issue's "2 threads × 1M"); a thousandth in smoke.
+pub const SCALING_LINES: u64 = 1_000_000;
 
 /// Record 1 of `throughput` as std renders it.
 pub fn iteration_probe() -> String {
@@ -63,15 +70,47 @@ pub fn describe_throughput(scale: Scale) -> String {
     )
 }
 
-/// Runs `threads` threads, each calling `call(logger, i)` for `i` in `0..per_thread`; returns
-/// the slowest thread's loop time and the total until `finish` returned.
+/// One line for the report header.
+pub fn describe_throughput_like_spdlog(scale: Scale) -> String {
+    format!(
+        "throughput_like_spdlog: `throughput` ({} records) with tachylog's pattern `{}`: the \
+         content of spdlog-rs's default line (date-time, level, message); tachylog only, the \
+         peers' rows are their `throughput` rows (their lines do not change)",
+        group_digits(throughput_lines(scale)),
+        crate::loggers::SPDLOG_LIKE_PATTERN
+    )
+}
+
+/// One line for the report header.
+pub fn describe_scaling(threads: u8) -> String {
+    format!(
+        "scaling_t{threads}: {threads} thread(s) x {} x info!(\"Iteration: {{}} int: {{}} \
+         double: {{}}\", u64, i64, f64) to one file; records/s = all records / time until \
+         shutdown returns; CPU s = the process's user + system time over that span",
+        group_digits(SCALING_LINES)
+    )
+}
+
+/// Installs `L` writing to `file` and runs [`run_with`].
 pub fn run<L: BenchLogger>(
     file: &Path,
     threads: u8,
     per_thread: u64,
     call: impl Fn(&L, u64) + Sync,
 ) -> Result<Throughput, BenchError> {
-    let logger = L::init(file)?;
+    run_with(L::init(file)?, threads, per_thread, call)
+}
+
+/// Runs `threads` threads, each calling `call(logger, i)` for `i` in `0..per_thread`, then
+/// shuts `logger` down; returns the slowest thread's loop time, the total until `finish`
+/// returned and the process CPU time over the same span.
+pub fn run_with<L: BenchLogger>(
+    logger: L,
+    threads: u8,
+    per_thread: u64,
+    call: impl Fn(&L, u64) + Sync,
+) -> Result<Throughput, BenchError> {
+    let cpu0 = process_cpu_s();
     let start = Instant::now();
     let loop_s = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
@@ -96,5 +135,6 @@ pub fn run<L: BenchLogger>(
         lines: u64::from(threads) * per_thread,
         loop_s,
         total_s,
+        cpu_s: Some(process_cpu_s() - cpu0),
     })
 }

@@ -356,6 +356,12 @@ impl Worker {
         let mut dirty = false;
         let mut idle_rounds = 0u32;
         loop {
+            // Bench-only hold (`__private::hold_backend`): no drain, no flush until released;
+            // a shutdown ends it.
+            if control::backend_held() && !control.shutdown.load(Ordering::Acquire) {
+                std::thread::sleep(Duration::from_micros(100));
+                continue;
+            }
             // Read the clock, then adopt new queues: see `Merger::drain` for why in this order.
             let now = crate::frontend::clock::now();
             let current = REGISTRY.generation();

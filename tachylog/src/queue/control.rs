@@ -90,6 +90,31 @@ pub(crate) fn is_running() -> bool {
     BACKEND_RUNNING.load(Ordering::Acquire)
 }
 
+/// Bench-only: while set, the back end neither drains nor flushes (see [`hold_backend`]).
+/// Written by the benchmark's thread, read by the worker at the top of each round (SeqCst
+/// both sides; a cold path, read once per worker round only).
+static BACKEND_HELD: AtomicBool = AtomicBool::new(false);
+
+/// Holds (`true`) or releases (`false`) the back end, for `tachylog-bench`'s back-end-alone
+/// workload: fill the rings while held, release, time the drain. Not a public API.
+///
+/// While held, the worker only sleeps ~100 µs at a time: it drains nothing, writes nothing and
+/// serves no [`flush`], so producers **block** (or drop, under `OnFull::Drop`) once their rings
+/// fill, and `flush()` waits until the release. Dropping the guard ends the hold (the shutdown
+/// drains as always), so a forgotten release cannot hang the exit.
+#[doc(hidden)]
+pub fn hold_backend(held: bool) {
+    BACKEND_HELD.store(held, Ordering::SeqCst);
+    if !held {
+        wake_backend();
+    }
+}
+
+/// Whether [`hold_backend`] holds the back end (read by the worker loop).
+pub(crate) fn backend_held() -> bool {
+    BACKEND_HELD.load(Ordering::SeqCst)
+}
+
 /// The back end's thread, for unparking. Locked only on cold paths.
 static BACKEND_THREAD: Mutex<Option<Thread>> = Mutex::new(None);
 
