@@ -84,7 +84,7 @@ pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
             static __INTEREST: #krate::__private::Interest = #krate::__private::Interest::new();
             if __INTEREST.enabled(#krate::Level::#level, #target) {
                 #site
-                #krate::__private::log_record(&__SITE, 0, |_| {});
+                #krate::__private::log_record(&__SITE, 0, &|_| {});
             }
         }});
     }
@@ -208,7 +208,7 @@ pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
                     #(#slot_lets)*
                     #site
                     let __len = 0 #(+ #krate::__private::Slot::encoded_len(&#all_slot_idents, &__stage))*;
-                    #krate::__private::log_record(__site(#(&#field_slot_idents,)* #(#site_args),*), __len, |__w| {
+                    #krate::__private::log_record(__site(#(&#field_slot_idents,)* #(#site_args),*), __len, &|__w: &mut #krate::__private::ArgWriter| {
                         #(#krate::__private::Slot::write(&#all_slot_idents, __w, &__stage);)*
                     });
                 }

@@ -79,9 +79,16 @@ fn init_producer() -> Option<*const Producer> {
 
 /// Logs one record from a macro call site: `args_len` bytes of arguments written by
 /// `write_args`.
+///
+/// One function for every call site, called rather than inlined, with the call site's
+/// argument writing behind a `&dyn Fn`: a call site compiles to its slots, one small closure
+/// and a call, instead of a copy of the reservation, publication and cold paths each. That
+/// took the release rebuild of 1000 call sites from 45 s to TODO s and their debug binary from
+/// 41.7 MB to TODO MB (`cargo run --release -p tachylog-bench --bin compile-cost`), for two
+/// calls on the hot path.
 #[doc(hidden)]
-#[inline(always)]
-pub fn log_record(site: &'static Site, args_len: usize, write_args: impl FnOnce(&mut ArgWriter)) {
+#[inline(never)]
+pub fn log_record(site: &'static Site, args_len: usize, write_args: &dyn Fn(&mut ArgWriter)) {
     // The call site's cached interest passed; the global switch still wins (shutdown started,
     // or this is a forked child), and costs one load of a shared, read-mostly line.
     if !enabled(site.level) {
@@ -185,7 +192,7 @@ fn log_boxed(
     cursor: &mut ProducerCursor,
     site: &'static Site,
     args_len: usize,
-    write_args: impl FnOnce(&mut ArgWriter),
+    write_args: &dyn Fn(&mut ArgWriter),
 ) {
     let mut body = vec![0u8; CALL_SITE_PREFIX + args_len].into_boxed_slice();
     body[8..16].copy_from_slice(&(site as *const Site as usize).to_ne_bytes());
@@ -231,11 +238,7 @@ fn push_boxed(producer: &Producer, cursor: &mut ProducerCursor, body: Box<[u8]>,
 /// thread-local's destructor). Uses a one-off queue that is closed right after the record.
 #[cold]
 #[inline(never)]
-fn log_without_producer(
-    site: &'static Site,
-    args_len: usize,
-    write_args: impl FnOnce(&mut ArgWriter),
-) {
+fn log_without_producer(site: &'static Site, args_len: usize, write_args: &dyn Fn(&mut ArgWriter)) {
     let producer = Producer::new();
     // SAFETY: the producer is local to this call.
     let cursor = unsafe { &mut *producer.cursor.get() };
