@@ -84,7 +84,7 @@ pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
             static __INTEREST: #krate::__private::Interest = #krate::__private::Interest::new();
             if __INTEREST.enabled(#krate::Level::#level, #target) {
                 #site
-                #krate::__private::log_record(&__SITE, 0, &|_| {});
+                #krate::__private::log_record(&__SITE, &#krate::__private::Stage::new(), &());
             }
         }});
     }
@@ -188,6 +188,7 @@ pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
         }
     }
     let all_slot_idents: Vec<&Ident> = field_slot_idents.iter().chain(slot_idents.iter()).collect();
+    let args = nest(all_slot_idents.iter().map(|ident| quote!(#ident)).collect());
     let site = site::generic(krate, &site_fields, &slots, &parts, &tail, &call.fields);
 
     Ok(quote! {{
@@ -207,13 +208,19 @@ pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
                     #(#field_slot_lets)*
                     #(#slot_lets)*
                     #site
-                    let __len = 0 #(+ #krate::__private::Slot::encoded_len(&#all_slot_idents, &__stage))*;
-                    #krate::__private::log_record(__site(#(&#field_slot_idents,)* #(#site_args),*), __len, &|__w: &mut #krate::__private::ArgWriter| {
-                        #(#krate::__private::Slot::write(&#all_slot_idents, __w, &__stage);)*
-                    });
+                    #krate::__private::log_record(__site(#(&#field_slot_idents,)* #(#site_args),*), &__stage, &#args);
                 }
                 }
             }
         }
     }})
+}
+
+/// The slots as one `Args` value: a tuple of up to eight, grouped by eight as often as needed
+/// for longer lists.
+fn nest(items: Vec<TokenStream>) -> TokenStream {
+    if items.len() <= 8 {
+        return quote!((#(#items,)*));
+    }
+    nest(items.chunks(8).map(|chunk| quote!((#(#chunk,)*))).collect())
 }

@@ -127,7 +127,7 @@ pub mod __private {
         NativeViaBytes, NativeViaCopy, NativeViaCopyRef, NativeViaDisplay,
     };
     pub use crate::frontend::args::{
-        fmt_trait, CountSlot, FmtTrait, Slot, Stage, ViaBytes, ViaCopy, ViaCopyRef, ViaFallback, ViaList, Wrap,
+        fmt_trait, Args, CountSlot, FmtTrait, Slot, Stage, ViaBytes, ViaCopy, ViaCopyRef, ViaFallback, ViaList, Wrap,
     };
     pub use crate::filter::Interest;
     pub use crate::frontend::gate::enabled;

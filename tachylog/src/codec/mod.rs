@@ -259,6 +259,15 @@ fn init_slice(bytes: &[MaybeUninit<u8>]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(bytes.as_ptr() as *const u8, bytes.len()) }
 }
 
+/// A slot wrote more than it announced: a bug in tachylog's slots, stopped before it writes
+/// out of bounds. Out of line, so that each call site's writes carry a call, not a panic's
+/// formatting.
+#[cold]
+#[inline(never)]
+fn overran() -> ! {
+    panic!("log argument overran its reservation");
+}
+
 /// Writes encoded arguments into the space reserved for them. Created only by the front end,
 /// with exactly the number of bytes the slots announced; every write is bounds-checked so a
 /// slot that lied about its length cannot write outside the reservation.
@@ -284,7 +293,9 @@ impl ArgWriter {
     /// Appends raw bytes.
     #[inline(always)]
     pub fn put(&mut self, bytes: &[u8]) {
-        assert!(bytes.len() <= self.remaining, "log argument overran its reservation");
+        if bytes.len() > self.remaining {
+            overran();
+        }
         // SAFETY: in bounds (checked) of the range the constructor's contract makes ours.
         unsafe {
             std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr, bytes.len());
@@ -310,7 +321,9 @@ impl ArgWriter {
     #[inline(always)]
     pub fn put_copy<T: crate::codec::CopyArg>(&mut self, value: &T) {
         let len = size_of::<T>();
-        assert!(len <= self.remaining, "log argument overran its reservation");
+        if len > self.remaining {
+            overran();
+        }
         // SAFETY: `value` is a valid `T` of `len` bytes; the destination is in bounds. Bytes are
         // copied untyped, so padding is carried along without being read as `u8`.
         unsafe {

@@ -208,6 +208,55 @@ pub trait Slot {
     fn write(&self, writer: &mut ArgWriter, stage: &Stage);
 }
 
+/// A call's slots as one value, for [`log_record`](super::producer::log_record): a slot, or a
+/// tuple of up to eight of them or of such tuples (the macro nests longer lists). A value, not
+/// a closure per call site: every call site whose arguments have the same types shares one
+/// instance of the writing code.
+#[doc(hidden)]
+pub trait Args {
+    /// Bytes [`Args::write`] will append.
+    fn encoded_len(&self, stage: &Stage) -> usize;
+    /// Appends the encodings, in order.
+    fn write(&self, writer: &mut ArgWriter, stage: &Stage);
+}
+
+impl<S: Slot> Args for S {
+    #[inline(always)]
+    fn encoded_len(&self, stage: &Stage) -> usize {
+        Slot::encoded_len(self, stage)
+    }
+    #[inline(always)]
+    fn write(&self, writer: &mut ArgWriter, stage: &Stage) {
+        Slot::write(self, writer, stage)
+    }
+}
+
+macro_rules! tuple_args {
+    ($($name:ident $index:tt),*) => {
+        impl<$($name: Args),*> Args for ($($name,)*) {
+            #[inline(always)]
+            #[allow(unused_variables)]
+            fn encoded_len(&self, stage: &Stage) -> usize {
+                0 $(+ self.$index.encoded_len(stage))*
+            }
+            #[inline(always)]
+            #[allow(unused_variables)]
+            fn write(&self, writer: &mut ArgWriter, stage: &Stage) {
+                $(self.$index.write(writer, stage);)*
+            }
+        }
+    };
+}
+tuple_args!();
+tuple_args!(A 0);
+tuple_args!(A 0, B 1);
+tuple_args!(A 0, B 1, C 2);
+tuple_args!(A 0, B 1, C 2, D 3);
+tuple_args!(A 0, B 1, C 2, D 3, E 4);
+tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5);
+tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+
 #[doc(hidden)]
 pub struct BytesSlot<'a, C> {
     bytes: &'a [u8],
@@ -482,20 +531,30 @@ impl Stage {
 }
 
 impl Drop for Stage {
+    /// Inline and empty for the calls without a fallback argument (nearly all): the buffer
+    /// goes back to the thread out of line.
+    #[inline]
     fn drop(&mut self) {
-        if let Some(mut text) = self.text.take() {
-            text.clear();
-            // Keep the buffer for the next call unless it grew huge (a one-off big message).
-            if text.capacity() <= 64 * 1024 {
-                let _ = SCRATCH.try_with(|s| {
-                    if let Ok(mut s) = s.try_borrow_mut() {
-                        if s.capacity() < text.capacity() {
-                            *s = text;
-                        }
-                    }
-                });
-            }
+        if let Some(text) = self.text.take() {
+            give_back(text);
         }
+    }
+}
+
+/// Keeps a fallback buffer for the thread's next call, unless it grew huge (a one-off big
+/// message).
+#[cold]
+#[inline(never)]
+fn give_back(mut text: String) {
+    text.clear();
+    if text.capacity() <= 64 * 1024 {
+        let _ = SCRATCH.try_with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                if s.capacity() < text.capacity() {
+                    *s = text;
+                }
+            }
+        });
     }
 }
 

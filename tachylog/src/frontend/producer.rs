@@ -10,6 +10,7 @@
 use super::clock;
 use super::gate::{enabled, synchronous, write_through, OnFull, GATE};
 use crate::queue::control::{self, wake_backend};
+use super::args::{Args, Stage};
 use crate::codec::ArgWriter;
 use crate::queue::registry::{ThreadQueue, REGISTRY};
 use crate::queue::ring::{ProducerCursor, Reservation};
@@ -77,29 +78,30 @@ fn init_producer() -> Option<*const Producer> {
 }
 
 
-/// Logs one record from a macro call site: `args_len` bytes of arguments written by
-/// `write_args`.
+/// Logs one record from a macro call site: its slots' encodings, after the timestamp and the
+/// site's address.
 ///
-/// One function for every call site, called rather than inlined, with the call site's
-/// argument writing behind a `&dyn Fn`: a call site compiles to its slots, one small closure
-/// and a call, instead of a copy of the reservation, publication and cold paths each. That
-/// took the release rebuild of 1000 call sites from 45 s to TODO s and their debug binary from
-/// 41.7 MB to TODO MB (`cargo run --release -p tachylog-bench --bin compile-cost`), for two
-/// calls on the hot path.
+/// Generic over the slots' types only, not over the call site: call sites whose arguments have
+/// the same types share one instance, and the cold paths take the slots as `&dyn Args`, so
+/// they exist once. In an optimised build it is inlined into the call site (the hot path is
+/// then a straight line with the slots' copies in it); in a debug build (`debug_assertions`)
+/// it is called, which keeps each call site's code, and so the debug binary, small.
 #[doc(hidden)]
-#[inline(never)]
-pub fn log_record(site: &'static Site, args_len: usize, write_args: &dyn Fn(&mut ArgWriter)) {
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub fn log_record<A: Args>(site: &'static Site, stage: &Stage, args: &A) {
     // The call site's cached interest passed; the global switch still wins (shutdown started,
     // or this is a forked child), and costs one load of a shared, read-mostly line.
     if !enabled(site.level) {
         return;
     }
+    let args_len = args.encoded_len(stage);
     let body_len = CALL_SITE_PREFIX + args_len;
     let mut producer = CURRENT.with(|c| c.get());
     if producer.is_null() {
         match init_producer() {
             Some(p) => producer = p,
-            None => return log_without_producer(site, args_len, write_args),
+            None => return log_without_producer(site, stage, args),
         }
     }
     // SAFETY: `CURRENT` points at this thread's boxed producer, which lives until its `Drop`
@@ -110,7 +112,7 @@ pub fn log_record(site: &'static Site, args_len: usize, write_args: &dyn Fn(&mut
     let cursor = unsafe { &mut *producer.cursor.get() };
     let ring = &producer.queue.ring;
     if body_len > ring.max_inline_body() {
-        return log_boxed(producer, cursor, site, args_len, write_args);
+        return log_boxed(producer, cursor, site, stage, args);
     }
     let Some(reservation) = ring
         .try_reserve(cursor, body_len, KIND_CALL_SITE)
@@ -126,7 +128,7 @@ pub fn log_record(site: &'static Site, args_len: usize, write_args: &dyn Fn(&mut
         std::ptr::write_unaligned(body.add(8) as *mut usize, site as *const Site as usize);
         ArgWriter::new(body.add(CALL_SITE_PREFIX), args_len)
     };
-    write_args(&mut writer);
+    args.write(&mut writer, stage);
     debug_assert_eq!(writer.remaining(), 0);
     ring.commit(cursor, reservation);
     ring.end_activity(cursor);
@@ -191,14 +193,15 @@ fn log_boxed(
     producer: &Producer,
     cursor: &mut ProducerCursor,
     site: &'static Site,
-    args_len: usize,
-    write_args: &dyn Fn(&mut ArgWriter),
+    stage: &Stage,
+    args: &dyn Args,
 ) {
+    let args_len = args.encoded_len(stage);
     let mut body = vec![0u8; CALL_SITE_PREFIX + args_len].into_boxed_slice();
     body[8..16].copy_from_slice(&(site as *const Site as usize).to_ne_bytes());
     // SAFETY: `body[16..]` is `args_len` writable bytes owned by us.
     let mut writer = unsafe { ArgWriter::new(body.as_mut_ptr().add(CALL_SITE_PREFIX), args_len) };
-    write_args(&mut writer);
+    args.write(&mut writer, stage);
     push_boxed(producer, cursor, body, KIND_CALL_SITE);
     if synchronous(site.level) {
         write_through();
@@ -238,11 +241,11 @@ fn push_boxed(producer: &Producer, cursor: &mut ProducerCursor, body: Box<[u8]>,
 /// thread-local's destructor). Uses a one-off queue that is closed right after the record.
 #[cold]
 #[inline(never)]
-fn log_without_producer(site: &'static Site, args_len: usize, write_args: &dyn Fn(&mut ArgWriter)) {
+fn log_without_producer(site: &'static Site, stage: &Stage, args: &dyn Args) {
     let producer = Producer::new();
     // SAFETY: the producer is local to this call.
     let cursor = unsafe { &mut *producer.cursor.get() };
-    log_boxed(&producer, cursor, site, args_len, write_args);
+    log_boxed(&producer, cursor, site, stage, args);
     // Dropping the producer closes the queue; the back end drains and frees it.
 }
 
