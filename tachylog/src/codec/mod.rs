@@ -291,7 +291,7 @@ impl ArgWriter {
     }
 
     /// Appends raw bytes.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn put(&mut self, bytes: &[u8]) {
         if bytes.len() > self.remaining {
             overran();
@@ -305,20 +305,20 @@ impl ArgWriter {
     }
 
     /// Appends a `usize` length or count.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn put_usize(&mut self, value: usize) {
         self.put(&value.to_ne_bytes());
     }
 
     /// Appends `bytes` preceded by their length.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn put_length_prefixed(&mut self, bytes: &[u8]) {
         self.put_usize(bytes.len());
         self.put(bytes);
     }
 
     /// Appends the bytes of a `Copy` value, padding included.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn put_copy<T: crate::codec::CopyArg>(&mut self, value: &T) {
         let len = size_of::<T>();
         if len > self.remaining {

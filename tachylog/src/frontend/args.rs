@@ -40,7 +40,7 @@ macro_rules! str_args {
     ($($t:ty),*) => {$(
         impl BytesArg for $t {
             type Codec = StrCodec;
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn arg_bytes(&self) -> &[u8] {
                 let s: &str = self;
                 s.as_bytes()
@@ -52,7 +52,7 @@ str_args!(str, String, Box<str>, Cow<'_, str>, Rc<str>, Arc<str>);
 
 impl<T: BytesArg + ?Sized> BytesArg for &T {
     type Codec = T::Codec;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn arg_bytes(&self) -> &[u8] {
         (**self).arg_bytes()
     }
@@ -60,7 +60,7 @@ impl<T: BytesArg + ?Sized> BytesArg for &T {
 
 impl<T: BytesArg + ?Sized> BytesArg for &mut T {
     type Codec = T::Codec;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn arg_bytes(&self) -> &[u8] {
         (**self).arg_bytes()
     }
@@ -116,7 +116,7 @@ pub trait ListArg {
 
 impl<T: ListElem> ListArg for [T] {
     type Elem = T;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn elems(&self) -> &[T] {
         self
     }
@@ -124,7 +124,7 @@ impl<T: ListElem> ListArg for [T] {
 
 impl<T: ListElem, const N: usize> ListArg for [T; N] {
     type Elem = T;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn elems(&self) -> &[T] {
         self
     }
@@ -132,7 +132,7 @@ impl<T: ListElem, const N: usize> ListArg for [T; N] {
 
 impl<T: ListElem> ListArg for Vec<T> {
     type Elem = T;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn elems(&self) -> &[T] {
         self
     }
@@ -140,7 +140,7 @@ impl<T: ListElem> ListArg for Vec<T> {
 
 impl<T: ListElem> ListArg for Box<[T]> {
     type Elem = T;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn elems(&self) -> &[T] {
         self
     }
@@ -148,7 +148,7 @@ impl<T: ListElem> ListArg for Box<[T]> {
 
 impl<L: ListArg + ?Sized> ListArg for &L {
     type Elem = L::Elem;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn elems(&self) -> &[L::Elem] {
         (**self).elems()
     }
@@ -166,11 +166,11 @@ pub trait ListElem {
 
 impl<T: CopyArg + fmt::Debug> ListElem for T {
     type Codec = CopyCodec<T>;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn elem_len(&self) -> usize {
         size_of::<T>()
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn write_elem(&self, writer: &mut ArgWriter) {
         writer.put_copy(self);
     }
@@ -180,11 +180,11 @@ macro_rules! text_elems {
     ($($t:ty),*) => {$(
         impl ListElem for $t {
             type Codec = StrCodec;
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn elem_len(&self) -> usize {
                 size_of::<usize>() + self.len()
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn write_elem(&self, writer: &mut ArgWriter) {
                 writer.put_length_prefixed(self.as_bytes());
             }
@@ -221,11 +221,11 @@ pub trait Args {
 }
 
 impl<S: Slot> Args for S {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn encoded_len(&self, stage: &Stage) -> usize {
         Slot::encoded_len(self, stage)
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn write(&self, writer: &mut ArgWriter, stage: &Stage) {
         Slot::write(self, writer, stage)
     }
@@ -234,12 +234,12 @@ impl<S: Slot> Args for S {
 macro_rules! tuple_args {
     ($($name:ident $index:tt),*) => {
         impl<$($name: Args),*> Args for ($($name,)*) {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             #[allow(unused_variables)]
             fn encoded_len(&self, stage: &Stage) -> usize {
                 0 $(+ self.$index.encoded_len(stage))*
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             #[allow(unused_variables)]
             fn write(&self, writer: &mut ArgWriter, stage: &Stage) {
                 $(self.$index.write(writer, stage);)*
@@ -264,7 +264,7 @@ pub struct BytesSlot<'a, C> {
 }
 
 impl<'a, C> BytesSlot<'a, C> {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn new(bytes: &'a [u8]) -> Self {
         BytesSlot {
             bytes,
@@ -275,11 +275,11 @@ impl<'a, C> BytesSlot<'a, C> {
 
 impl<C: Codec> Slot for BytesSlot<'_, C> {
     type Codec = C;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn encoded_len(&self, _: &Stage) -> usize {
         size_of::<usize>() + self.bytes.len()
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn write(&self, writer: &mut ArgWriter, _: &Stage) {
         writer.put_length_prefixed(self.bytes);
     }
@@ -293,7 +293,7 @@ pub struct ListSlot<'a, E> {
 }
 
 impl<'a, E: ListElem> ListSlot<'a, E> {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn new(elems: &'a [E]) -> Self {
         let elems_len = elems.iter().map(ListElem::elem_len).sum();
         ListSlot { elems, elems_len }
@@ -302,11 +302,11 @@ impl<'a, E: ListElem> ListSlot<'a, E> {
 
 impl<E: ListElem> Slot for ListSlot<'_, E> {
     type Codec = ListCodec<E::Codec>;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn encoded_len(&self, _: &Stage) -> usize {
         2 * size_of::<usize>() + self.elems_len
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn write(&self, writer: &mut ArgWriter, _: &Stage) {
         writer.put_usize(size_of::<usize>() + self.elems_len);
         writer.put_usize(self.elems.len());
@@ -320,7 +320,7 @@ impl<E: ListElem> Slot for ListSlot<'_, E> {
 pub struct CopySlot<'a, T>(&'a T);
 
 impl<'a, T> CopySlot<'a, T> {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn new(value: &'a T) -> Self {
         CopySlot(value)
     }
@@ -328,11 +328,11 @@ impl<'a, T> CopySlot<'a, T> {
 
 impl<T: CopyArg> Slot for CopySlot<'_, T> {
     type Codec = CopyCodec<T>;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn encoded_len(&self, _: &Stage) -> usize {
         size_of::<T>()
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn write(&self, writer: &mut ArgWriter, _: &Stage) {
         writer.put_copy(self.0);
     }
@@ -344,11 +344,11 @@ pub struct CountSlot(pub usize);
 
 impl Slot for CountSlot {
     type Codec = CopyCodec<usize>;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn encoded_len(&self, _: &Stage) -> usize {
         size_of::<usize>()
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn write(&self, writer: &mut ArgWriter, _: &Stage) {
         writer.put_usize(self.0);
     }
@@ -374,7 +374,7 @@ pub trait ViaBytes<'a> {
 }
 impl<'a, T: BytesArg + ?Sized> ViaBytes<'a> for &&&&Wrap<'a, T> {
     type Slot = BytesSlot<'a, T::Codec>;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn __tachylog_slot<M>(&self, _: &mut Stage, _: &Applied) -> Self::Slot {
         BytesSlot {
             bytes: self.0.arg_bytes(),
@@ -390,7 +390,7 @@ pub trait ViaList<'a> {
 }
 impl<'a, T: ListArg + ?Sized> ViaList<'a> for &&&Wrap<'a, T> {
     type Slot = ListSlot<'a, T::Elem>;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn __tachylog_slot<M>(&self, _: &mut Stage, _: &Applied) -> Self::Slot {
         ListSlot::new(self.0.elems())
     }
@@ -403,7 +403,7 @@ pub trait ViaCopy<'a> {
 }
 impl<'a, T: CopyArg> ViaCopy<'a> for &&Wrap<'a, T> {
     type Slot = CopySlot<'a, T>;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn __tachylog_slot<M>(&self, _: &mut Stage, _: &Applied) -> Self::Slot {
         CopySlot(self.0)
     }
@@ -416,7 +416,7 @@ pub trait ViaCopyRef<'a> {
 }
 impl<'a, 'b: 'a, T: CopyArg> ViaCopyRef<'a> for &Wrap<'a, &'b T> {
     type Slot = CopySlot<'a, T>;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn __tachylog_slot<M>(&self, _: &mut Stage, _: &Applied) -> Self::Slot {
         CopySlot(*self.0)
     }
@@ -480,7 +480,7 @@ pub struct Stage {
 }
 
 impl Stage {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
         Stage { text: None }

@@ -25,7 +25,7 @@ pub trait NativeViaBytes<'a> {
 }
 impl<'a, T: BytesArg + ?Sized> NativeViaBytes<'a> for &&&Wrap<'a, T> {
     type Slot = BytesSlot<'a, T::Codec>;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn __tachylog_native_slot(&self, _: &mut Stage) -> Self::Slot {
         BytesSlot::new(self.0.arg_bytes())
     }
@@ -38,7 +38,7 @@ pub trait NativeViaCopy<'a> {
 }
 impl<'a, T: NativeValue> NativeViaCopy<'a> for &&Wrap<'a, T> {
     type Slot = CopySlot<'a, T>;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn __tachylog_native_slot(&self, _: &mut Stage) -> Self::Slot {
         CopySlot::new(self.0)
     }
@@ -51,7 +51,7 @@ pub trait NativeViaCopyRef<'a> {
 }
 impl<'a, 'b: 'a, T: NativeValue> NativeViaCopyRef<'a> for &Wrap<'a, &'b T> {
     type Slot = CopySlot<'a, T>;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn __tachylog_native_slot(&self, _: &mut Stage) -> Self::Slot {
         CopySlot::new(*self.0)
     }
