@@ -111,7 +111,8 @@ pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
             } => {
                 // What the caller formats if the type has no raw encoding: the placeholder's
                 // own spec, with the call site's flags function and the counts' values.
-                let count_value = |count: &Option<Count>, slot: &Option<usize>| match (count, slot) {
+                let count_value = |count: &Option<Count>, slot: &Option<usize>| match (count, slot)
+                {
                     (_, Some(s)) => {
                         let count_binding = &binding_idents[slots[*s].binding];
                         quote!(::core::option::Option::Some(*#count_binding))

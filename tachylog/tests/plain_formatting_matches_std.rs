@@ -111,7 +111,7 @@ fn f32_edges() -> Vec<f32> {
         f32::INFINITY,
         1.0 / 3.0,
         3.4028235e38,
-        1.17549435e-38,
+        1.1754944e-38,
     ];
     let negatives: Vec<f32> = v.iter().map(|x| -x).collect();
     v.extend(negatives);

@@ -1,9 +1,10 @@
 //! How a log call's arguments travel from the calling thread to the back end.
 //!
 //! The calling thread appends each argument's bytes, in placeholder order, through a
-//! [`frontend`](crate::frontend) slot; the back end walks them with a [`Decoder`] inside the call
-//! site's decode function and formats each through a [`View`], whose `fmt` traits reproduce those
-//! of the original type. Encodings:
+//! [`frontend`](crate::frontend) slot; the back end walks them with a [`Decoder`] as the call
+//! site's table says and formats each through a renderer of [`render`]: the fast path of
+//! `plain` when it applies, else a [`View`], whose `fmt` traits reproduce those of the original
+//! type. Encodings:
 //!
 //! | codec | bytes | formats as |
 //! |---|---|---|
@@ -189,7 +190,7 @@ fn read_copy<T: CopyArg>(bytes: Option<&[MaybeUninit<u8>]>) -> Option<T> {
     Some(unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const T) })
 }
 
-/// Walks the argument bytes of one record. Used by generated decode functions.
+/// Walks the argument bytes of one record, for the renderers and field functions.
 pub struct Decoder<'a> {
     rest: &'a [MaybeUninit<u8>],
     /// Set when the bytes ran out early: the record is malformed.

@@ -2,10 +2,10 @@
 //! shared by every call site whose argument has that type, so a call site emits data, not code.
 //!
 //! A renderer takes one argument's bytes off the [`Decoder`] and appends its text to the
-//! message. It first offers the bytes to the codec's fast path ([`super::plain`]: numbers,
+//! message. It first offers the bytes to the codec's fast path (`codec::plain`: numbers,
 //! `bool`, `char`, text, already formatted text), which handles the plain specs `{}`, `{:?}` and
 //! `{:.N}` of floats. Anything else (width, fill, alignment, sign, `#`, `0`, the hex and
-//! exponent traits, user types) goes through `core::fmt` in [`apply`], with the width and
+//! exponent traits, user types) goes through `core::fmt` in `apply`, with the width and
 //! precision passed as arguments and, when the spec has flags, through the call site's own
 //! one-line [`FlagsFn`], the only code a call site emits for its formatting. `apply` is also
 //! the only place user code runs (a `CopyArg` type's `Display`), so it is the only place a

@@ -7,7 +7,8 @@
 //! (tokio-rs/tracing#1425, tokio-rs/tracing#783). A logging macro expands at every call site, so
 //! whatever it emits there is paid once per call, in every rebuild and in the executable; a
 //! macro that is cheap at run time because it generates code per site (tachylog's `__decode`
-//! function) can make a program slow to rebuild and large to ship.
+//! function until issue 14 made call sites emit data) can make a program slow to rebuild and
+//! large to ship.
 //!
 //! What is measured, as a new user would meet it: one generated crate per macro under
 //! `target/compile-cost/{log,tracing,tachylog}/`, each its own workspace and binary crate
