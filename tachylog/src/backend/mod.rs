@@ -6,6 +6,7 @@
 //!
 //! Layer 6 (see `ARCHITECTURE.md`): imports layers 1 to 5; nothing below it knows it exists.
 
+pub(crate) mod backtrace;
 pub(crate) mod clock;
 pub(crate) mod merge;
 pub(crate) mod worker;

@@ -8,6 +8,7 @@
 //! publishes while that flag is set unparks it, so an idle logger costs ~10 wake-ups a second
 //! and a record after a pause still goes out promptly.
 
+use super::backtrace::{BacktraceConfig, BacktraceRing};
 use super::clock::{WallClock, RESYNC_INTERVAL};
 use super::merge::{DrainMode, Merger, SLACK, STALL_LIMIT};
 use crate::fields::Fields;
@@ -37,6 +38,7 @@ pub(crate) struct Worker {
     pub(crate) sinks: Vec<SinkSlot>,
     pub(crate) clock: WallClock,
     pub(crate) flush_interval: Duration,
+    pub(crate) backtrace: Option<BacktraceConfig>,
 }
 
 /// Formats records and hands them to the sinks.
@@ -57,15 +59,54 @@ struct Output {
     deadline: Option<i64>,
     /// The back end's own thread, for the lines it writes itself (sink recovery notices).
     backend_thread: ThreadInfo,
+    /// The kept records, with [`Builder::backtrace`](crate::Builder::backtrace).
+    backtrace: Option<BacktraceRing>,
 }
 
 impl Output {
+    /// A record from a thread's ring: kept in the backtrace ring, or written (after the kept
+    /// records, if its level triggers them).
     fn record(&mut self, queue: &ThreadQueue, body: &[MaybeUninit<u8>], kind: u32) {
+        if let Some(ring) = &mut self.backtrace {
+            if let Some(level) = level_of(body, kind) {
+                if ring.keeps(level) {
+                    ring.keep(&queue.thread, kind, body);
+                    return;
+                }
+                if ring.triggered_by(level) {
+                    self.dump_backtrace();
+                }
+            }
+        }
+        self.decode_and_write(&queue.thread, body, kind, false);
+    }
+
+    /// Writes the kept records, oldest first, marked, with their own timestamps.
+    fn dump_backtrace(&mut self) {
+        let Some(ring) = &mut self.backtrace else {
+            return;
+        };
+        let kept = ring.take();
+        for record in &kept {
+            self.decode_and_write(&record.thread, &record.body, record.kind, true);
+        }
+        if let Some(ring) = &mut self.backtrace {
+            ring.recycle(kept);
+        }
+    }
+
+    /// Decodes a record's header and writes it; `from_backtrace` marks it and keeps its own
+    /// timestamp (the column's monotonic clamp is for live records).
+    fn decode_and_write(&mut self, thread: &ThreadInfo, body: &[MaybeUninit<u8>], kind: u32, from_backtrace: bool) {
         if body.len() < 16 {
             return;
         }
         let ts = u64::from_ne_bytes(init(&body[..8]));
-        let unix_nanos = self.wall_time(ts);
+        let unix_nanos = if from_backtrace {
+            self.clock.unix_nanos(ts)
+        } else {
+            self.wall_time(ts)
+        };
         match kind {
             KIND_CALL_SITE => {
                 let site_addr = usize::from_ne_bytes(init(&body[8..16]));
@@ -81,12 +122,13 @@ impl Output {
                     target: site.target,
                     file: site.file,
                     line: site.line,
-                    thread: &queue.thread,
+                    thread,
                     message: Message::Site {
                         site,
                         args: &body[16..],
                     },
                     static_metadata: true,
+                    backtrace: from_backtrace,
                 });
             }
             KIND_DYNAMIC => {
@@ -107,12 +149,13 @@ impl Output {
                     target: &target,
                     file: &file,
                     line: line as u32,
-                    thread: &queue.thread,
+                    thread,
                     message: Message::Dynamic {
                         text: &message,
                         fields: encoded_fields,
                     },
                     static_metadata: false,
+                    backtrace: from_backtrace,
                 });
             }
             _ => {}
@@ -130,6 +173,7 @@ impl Output {
             thread: &queue.thread,
             message: Message::Text(message),
             static_metadata: true,
+            backtrace: false,
         });
     }
 
@@ -236,6 +280,7 @@ impl Output {
                     thread: &thread,
                     message: Message::Text(&message),
                     static_metadata: true,
+                    backtrace: false,
                 },
                 Some(i),
             );
@@ -270,6 +315,23 @@ impl Output {
 
     fn refresh_deadline(&mut self) {
         self.deadline = self.sinks.iter().filter_map(|s| s.next_deadline()).min();
+    }
+}
+
+/// The level of a record, read from its header without decoding it.
+fn level_of(body: &[MaybeUninit<u8>], kind: u32) -> Option<Level> {
+    if body.len() < 16 {
+        return None;
+    }
+    match kind {
+        KIND_CALL_SITE => {
+            let site_addr = usize::from_ne_bytes(init(&body[8..16]));
+            // SAFETY: as in `Output::decode_and_write`.
+            let site: &'static Site = unsafe { &*(site_addr as *const Site) };
+            Some(site.level)
+        }
+        KIND_DYNAMIC => Level::from_u8(u64::from_ne_bytes(init(&body[8..16])) as u8),
+        _ => None,
     }
 }
 
@@ -329,6 +391,7 @@ impl Worker {
             sinks,
             clock,
             flush_interval,
+            backtrace,
         } = self;
         let most_verbose_sink = sinks
             .iter()
@@ -346,7 +409,9 @@ impl Worker {
             most_verbose_sink,
             deadline: None,
             backend_thread: ThreadInfo::current(),
+            backtrace: backtrace.map(BacktraceRing::new),
         };
+        let mut dumped_up_to = 0u64;
         out.refresh_deadline();
         let mut reopened_up_to = 0u64;
         let mut generation = usize::MAX;
@@ -391,6 +456,13 @@ impl Worker {
                     > 0
                 {}
                 merger.report_drops(|q, n| report_drop(&mut out, q, n));
+                // `dump_backtrace()` asks for its dump, then a flush: the records logged before
+                // it are in the ring by now.
+                let dump_target = control.backtrace_dump.load(Ordering::SeqCst);
+                if dump_target != dumped_up_to {
+                    dumped_up_to = dump_target;
+                    out.dump_backtrace();
+                }
                 out.flush();
                 // `reopen()` requests a reopen, then a flush: everything logged before it went
                 // to the old files, and it returns once the new ones are open.

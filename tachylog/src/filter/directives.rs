@@ -40,6 +40,12 @@ impl Filter {
         }
     }
 
+    /// Raises the default level to at least `level` (the backtrace ring's kept level: those
+    /// records must reach the back end). Per-target directives stay as written.
+    pub(crate) fn widen_default(&mut self, level: Level) {
+        self.default = Some(self.default.map_or(level, |current| current.max(level)));
+    }
+
     /// Parses `spec`, skipping (and returning) the directives that do not parse, the way a
     /// program should treat an environment variable: a typo must not stop it from starting.
     ///

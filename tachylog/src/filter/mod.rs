@@ -100,8 +100,26 @@ pub(crate) fn wanted_dynamic(level: Level, target: &str) -> bool {
     !PER_TARGET.load(Ordering::Relaxed) || wanted(read_filter().as_ref(), level, target)
 }
 
+/// The backtrace ring's kept level as `Level as u8`, or 0: every filter put in force has its
+/// default widened to it, so that the records the ring keeps reach the back end.
+static BACKTRACE_FLOOR: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Sets (or, with `None`, clears) the level every filter's default is widened to.
+pub(crate) fn set_backtrace_floor(level: Option<Level>) {
+    BACKTRACE_FLOOR.store(level.map_or(0, |l| l as u8), Ordering::Relaxed);
+}
+
+/// `filter` as it will be in force: its default widened to the backtrace ring's level.
+pub(crate) fn widened(mut filter: Filter) -> Filter {
+    if let Some(level) = Level::from_u8(BACKTRACE_FLOOR.load(Ordering::Relaxed)) {
+        filter.widen_default(level);
+    }
+    filter
+}
+
 /// Puts `filter` in force (`None`: everything off) and re-resolves every known call site.
 pub(crate) fn apply(filter: Option<Filter>) {
+    let filter = filter.map(widened);
     let sites = crate::queue::sync::lock(&SITES);
     let max_level = filter.as_ref().and_then(Filter::max_level);
     *FILTER.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = filter.clone();

@@ -41,6 +41,9 @@ pub(crate) fn write_record(
     out.extend_from_slice(itoa::Buffer::new().format(record.thread.id).as_bytes());
     out.extend_from_slice(b",\"message\":");
     write_string(message, out);
+    if record.backtrace {
+        out.extend_from_slice(b",\"backtrace\":true");
+    }
     super::fields::write_json(fields, out);
     out.extend_from_slice(b"}\n");
 }

@@ -38,6 +38,9 @@ pub(crate) fn write_record(
     }
     out.extend_from_slice(b" msg=");
     write_value(message, out);
+    if record.backtrace {
+        out.extend_from_slice(b" backtrace=true");
+    }
     super::fields::write_pairs(fields, out);
     out.extend_from_slice(b" file=");
     write_value(record.file, out);

@@ -237,6 +237,9 @@ impl LineFormatter {
                 Segment::Thread(run) => run.write(record, escape, out),
                 Segment::Site(run) => run.write(record, escape, out),
                 Segment::Message => {
+                    if record.backtrace {
+                        out.extend_from_slice(b"[backtrace] ");
+                    }
                     if super::fields::write_span_path(fields, out) {
                         out.extend_from_slice(b": ");
                     }
@@ -307,6 +310,7 @@ mod tests {
             thread: &thread,
             message: Message::Text("two\nlines"),
             static_metadata: false,
+            backtrace: false,
         };
         let mut message = String::new();
         let mut fields = Fields::new();

@@ -298,6 +298,7 @@ mod tests {
                 thread: &thread,
                 message: Message::Text("m"),
                 static_metadata: true,
+                backtrace: false,
             };
             let mut out = Vec::new();
             run.write(&record, true, &mut out);

@@ -32,4 +32,7 @@ pub(crate) struct RecordView<'a> {
     pub(crate) message: Message<'a>,
     /// Whether `target` and `file` come from a compiled-in call site (and need no escaping).
     pub(crate) static_metadata: bool,
+    /// Written from the backtrace ring (marked `[backtrace]` in text, `"backtrace":true` in
+    /// JSON, `backtrace=true` in logfmt).
+    pub(crate) backtrace: bool,
 }

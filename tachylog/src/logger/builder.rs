@@ -2,6 +2,7 @@
 //! sinks, starts the back end and installs the process hooks the configuration asks for.
 
 use super::Guard;
+use crate::backend::backtrace::BacktraceConfig;
 use crate::backend::clock::WallClock;
 use crate::backend::worker::{new_merger, Worker};
 use crate::facade::log::LogFacade;
@@ -64,6 +65,8 @@ pub struct Builder {
     max_block: Option<Duration>,
     max_message_bytes: Option<usize>,
     log_facade: LogFacade,
+    backtrace: Option<(Level, usize)>,
+    backtrace_trigger: Level,
 }
 
 /// Starts configuring the logger.
@@ -95,6 +98,8 @@ pub fn builder() -> Builder {
         max_block: None,
         max_message_bytes: None,
         log_facade: LogFacade::Required,
+        backtrace: None,
+        backtrace_trigger: Level::Error,
     }
 }
 
@@ -402,6 +407,50 @@ impl Builder {
         self
     }
 
+    /// Keeps records at `level` or more verbose instead of writing them: the back end holds the
+    /// last `capacity` of them, across all threads, and writes them, marked `[backtrace]`
+    /// (`"backtrace":true` in JSON, `backtrace=true` in logfmt), in their original order and
+    /// with their original timestamps, just before a record at the trigger level
+    /// ([`Builder::backtrace_trigger`], `Error` by default), or when [`crate::dump_backtrace`]
+    /// is called. Debug detail reaches the disk only when something went wrong.
+    ///
+    /// The filter's default level is widened to `level` so that those records reach the back
+    /// end; per-target directives stay as written. The calling thread's cost does not change:
+    /// kept records take the normal path through the ring. Memory: `capacity` records, each
+    /// held as its encoded arguments (as in the ring) and its thread's name, in buffers reused
+    /// as the ring turns. Kept records are not written at exit.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join("tachylog-doc-backtrace");
+    /// # let _ = std::fs::remove_dir_all(&dir);
+    /// let guard = tachylog::builder()
+    ///     .file(dir.join("app.log"))
+    ///     .backtrace(tachylog::Level::Debug, 512)
+    ///     .init()
+    ///     .unwrap();
+    /// tachylog::debug!("cache miss for {}", "user:42");   // kept, not written
+    /// tachylog::info!("request served");                  // written
+    /// tachylog::error!("payment failed");                 // writes the kept record first
+    /// drop(guard);
+    /// let text = std::fs::read_to_string(dir.join("app.log")).unwrap();
+    /// let lines: Vec<&str> = text.lines().collect();
+    /// assert!(lines[0].contains("request served"));
+    /// assert!(lines[1].contains("[backtrace] cache miss for user:42"));
+    /// assert!(lines[2].contains("payment failed"));
+    /// # std::fs::remove_dir_all(dir).unwrap();
+    /// ```
+    pub fn backtrace(mut self, level: Level, capacity: usize) -> Self {
+        self.backtrace = Some((level, capacity));
+        self
+    }
+
+    /// The level at which the backtrace ring is written (default `Error`): a record at this
+    /// level or more severe writes the kept records first. See [`Builder::backtrace`].
+    pub fn backtrace_trigger(mut self, level: Level) -> Self {
+        self.backtrace_trigger = level;
+        self
+    }
+
     /// Opens the sinks, starts the back end and, unless told otherwise
     /// ([`Builder::log_facade`]), makes tachylog the `log` crate's logger.
     ///
@@ -417,7 +466,8 @@ impl Builder {
             Some(p) => Pattern::parse(p)?,
             None => Pattern::default(),
         };
-        let filter = self.resolve_filter()?;
+        crate::filter::set_backtrace_floor(self.backtrace.map(|(level, _)| level));
+        let filter = crate::filter::widened(self.resolve_filter()?);
         let most_verbose = filter.max_level().unwrap_or(Level::Error);
         let zone = if self.utc {
             jiff::tz::TimeZone::UTC
@@ -473,6 +523,11 @@ impl Builder {
             sinks,
             clock,
             flush_interval: self.flush_interval,
+            backtrace: self.backtrace.map(|(kept, capacity)| BacktraceConfig {
+                kept,
+                capacity,
+                trigger: self.backtrace_trigger,
+            }),
         };
         GATE.ring_capacity
             .store(self.ring_capacity, Ordering::Relaxed);

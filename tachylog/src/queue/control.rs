@@ -31,6 +31,9 @@ pub(crate) struct Control {
     /// process is about to die of the signal: once the worker has served that flush it writes
     /// nothing more, so the death never cuts a `write(2)` short (no torn last line).
     pub(crate) halt: AtomicBool,
+    /// Incremented by each `dump_backtrace()` call; the worker writes the backtrace ring when
+    /// it differs from the last value it served (before serving the flush that follows).
+    pub(crate) backtrace_dump: AtomicU64,
 }
 
 impl Control {
@@ -40,6 +43,7 @@ impl Control {
             shutdown: AtomicBool::new(false),
             reopen_requested: AtomicU64::new(0),
             halt: AtomicBool::new(false),
+            backtrace_dump: AtomicU64::new(0),
         }
     }
 
@@ -177,6 +181,31 @@ pub fn flush() {
     let ticket = control.flush.request();
     wake_backend();
     control.flush.wait(ticket);
+}
+
+/// Writes the records kept by the backtrace ring ([`Builder::backtrace`](crate::Builder::backtrace))
+/// now, marked `[backtrace]`, oldest first, and empties it; returns once they are written (it
+/// is a [`flush`] too). Does nothing more than a flush without a backtrace ring, or when no
+/// logger is running.
+///
+/// ```
+/// let guard = tachylog::builder()
+///     .stderr()
+///     .backtrace(tachylog::Level::Debug, 64)
+///     .init()
+///     .unwrap();
+/// tachylog::debug!("kept, not written");
+/// tachylog::dump_backtrace(); // written now, marked [backtrace]
+/// # drop(guard);
+/// ```
+pub fn dump_backtrace() {
+    if !is_running() || on_backend_thread() {
+        return;
+    }
+    if let Some(control) = Control::running() {
+        control.backtrace_dump.fetch_add(1, Ordering::SeqCst);
+    }
+    flush();
 }
 
 /// Closes and reopens every sink's destination, as needed after `logrotate` moved the files
