@@ -10,14 +10,15 @@
 use crate::fields::Sigil;
 use crate::format_string::{self, Count, Piece};
 use crate::input::LogCall;
-use crate::site;
+use crate::{limit, site};
 use crate::slots::{self, SlotKind};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::Ident;
 
-pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
+pub(crate) fn expand(mut call: LogCall) -> syn::Result<TokenStream> {
+    let limit = limit::take(&mut call)?;
     let pieces = format_string::parse(&call.format.value())
         .map_err(|msg| syn::Error::new(call.format.span(), msg))?;
     let krate = &call.krate;
@@ -191,11 +192,13 @@ pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
     let all_slot_idents: Vec<&Ident> = field_slot_idents.iter().chain(slot_idents.iter()).collect();
     let args = nest(all_slot_idents.iter().map(|ident| quote!(#ident)).collect());
     let site = site::generic(krate, &site_fields, &slots, &parts, &tail, &call.fields);
+    let limit_open = limit.as_ref().map(|limit| limit.open(krate));
 
     Ok(quote! {{
         #target_check
         static __INTEREST: #krate::__private::Interest = #krate::__private::Interest::new();
         if __INTEREST.enabled(#krate::Level::#level, #target) {
+            #limit_open {
             #[allow(unused_imports)]
             use #krate::__private::{
                 ViaBytes as _, ViaList as _, ViaCopy as _, ViaCopyRef as _, ViaFallback as _,
@@ -212,6 +215,7 @@ pub(crate) fn expand(call: LogCall) -> syn::Result<TokenStream> {
                     #krate::__private::log_record(__site(#(&#field_slot_idents,)* #(#site_args),*), &__stage, &#args);
                 }
                 }
+            }
             }
         }
     }})

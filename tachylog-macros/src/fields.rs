@@ -49,6 +49,8 @@ pub(crate) struct FieldSpec {
     pub(crate) key: String,
     pub(crate) sigil: Sigil,
     pub(crate) value: Expr,
+    /// Written as a string literal (`"every" = x`): never one of `limit`'s options.
+    pub(crate) quoted: bool,
 }
 
 fn parse_sigil(input: ParseStream) -> syn::Result<Sigil> {
@@ -68,7 +70,8 @@ pub(crate) fn parse_fields(input: ParseStream) -> syn::Result<Vec<FieldSpec>> {
     let mut fields = Vec::new();
     loop {
         let shorthand_sigil = parse_sigil(input)?;
-        let (key, shorthand) = if input.peek(LitStr) {
+        let quoted = input.peek(LitStr);
+        let (key, shorthand) = if quoted {
             let lit: LitStr = input.parse()?;
             (lit.value(), None)
         } else {
@@ -103,6 +106,7 @@ pub(crate) fn parse_fields(input: ParseStream) -> syn::Result<Vec<FieldSpec>> {
                 key,
                 sigil,
                 value: input.parse()?,
+                quoted,
             }
         } else {
             let Some(ident) = shorthand else {
@@ -112,6 +116,7 @@ pub(crate) fn parse_fields(input: ParseStream) -> syn::Result<Vec<FieldSpec>> {
                 key,
                 sigil: shorthand_sigil,
                 value: syn::parse_quote!(#ident),
+                quoted,
             }
         };
         fields.push(field);

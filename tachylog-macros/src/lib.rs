@@ -24,6 +24,7 @@ mod expand;
 mod fields;
 mod format_string;
 mod input;
+mod limit;
 mod site;
 mod slots;
 

@@ -131,6 +131,7 @@ pub mod __private {
     };
     pub use crate::filter::Interest;
     pub use crate::frontend::gate::enabled;
+    pub use crate::frontend::limit;
     pub use crate::frontend::producer::log_record;
     pub use crate::codec::render::{self, Applied, Fmt};
     pub use crate::queue::control::hold_backend;

@@ -99,6 +99,11 @@ impl WallClock {
     }
 
     /// Ticks that correspond to `duration`.
+    /// Clock ticks in one microsecond, at least 1.
+    pub(crate) fn ticks_per_micro(&self) -> u64 {
+        ((1_000.0 / self.nanos_per_tick) as u64).max(1)
+    }
+
     pub(crate) fn ticks_for(&self, duration: Duration) -> u64 {
         (duration.as_nanos() as f64 / self.nanos_per_tick) as u64
     }

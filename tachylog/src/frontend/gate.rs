@@ -43,6 +43,9 @@ pub(crate) struct Gate {
     /// Under `OnFull::Block`, the longest one call waits for room before dropping its record,
     /// in nanoseconds (`0`: forever). Read on the full-ring path only.
     pub(crate) max_block_nanos: AtomicU64,
+    /// Clock ticks per microsecond (the calibrated rate, at least 1), for the rate limits'
+    /// periods. Written by `init`; read when a rate-limited record passes.
+    pub(crate) ticks_per_micro: AtomicU64,
 }
 
 pub(crate) static GATE: Gate = Gate {
@@ -53,6 +56,7 @@ pub(crate) static GATE: Gate = Gate {
     max_boxed_bytes: AtomicUsize::new(64 << 20),
     sync_level: AtomicU8::new(0),
     max_block_nanos: AtomicU64::new(0),
+    ticks_per_micro: AtomicU64::new(1_000),
 };
 
 impl Gate {

@@ -12,4 +12,5 @@ pub(crate) mod args;
 pub(crate) mod clock;
 pub(crate) mod field_args;
 pub(crate) mod gate;
+pub mod limit;
 pub(crate) mod producer;

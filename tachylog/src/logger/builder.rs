@@ -514,6 +514,7 @@ impl Builder {
             return Err(Error::LogSlotTaken);
         }
         let clock = WallClock::calibrate();
+        GATE.ticks_per_micro.store(clock.ticks_per_micro(), Ordering::Relaxed);
         let control = Arc::new(Control::new());
         Control::publish_for_signals(&control);
         let worker = Worker {
