@@ -10,8 +10,8 @@
 use crate::fields::Sigil;
 use crate::format_string::{self, Count, Piece};
 use crate::input::LogCall;
-use crate::{limit, site};
 use crate::slots::{self, SlotKind};
+use crate::{limit, site};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;

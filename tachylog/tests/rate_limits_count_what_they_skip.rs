@@ -19,7 +19,9 @@ fn busy() {
 
 fn suppressed(line: &str) -> u64 {
     let json: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
-    json["fields"]["suppressed"].as_u64().expect("a numeric suppressed field")
+    json["fields"]["suppressed"]
+        .as_u64()
+        .expect("a numeric suppressed field")
 }
 
 #[test]
@@ -47,10 +49,18 @@ fn limited_calls_report_every_call_they_skipped() {
     }
     let sampled = read("sampled");
     assert_eq!(sampled.len(), 10);
-    assert_eq!(EVALUATED.load(Ordering::Relaxed), 10, "skipped calls evaluated their arguments");
+    assert_eq!(
+        EVALUATED.load(Ordering::Relaxed),
+        10,
+        "skipped calls evaluated their arguments"
+    );
     assert_eq!(suppressed(&sampled[0]), 0);
     assert!(sampled[1..].iter().all(|l| suppressed(l) == 9));
-    assert!(sampled[1].contains("\"message\":\"sampled 10 1\""), "{}", sampled[1]);
+    assert!(
+        sampled[1].contains("\"message\":\"sampled 10 1\""),
+        "{}",
+        sampled[1]
+    );
 
     // A disabled level neither passes nor counts.
     for _ in 0..5 {
@@ -86,8 +96,16 @@ fn limited_calls_report_every_call_they_skipped() {
     let busy = read("\"busy\"");
     let reported: u64 = busy.iter().map(|l| suppressed(l)).sum();
     let calls = calls.load(Ordering::Relaxed);
-    assert!(busy.len() >= 3 && busy.len() <= 12, "{} records for a 400 ms flood at 100 ms", busy.len());
-    assert_eq!(reported + busy.len() as u64, calls, "every call is either logged or counted");
+    assert!(
+        busy.len() >= 3 && busy.len() <= 12,
+        "{} records for a 400 ms flood at 100 ms",
+        busy.len()
+    );
+    assert_eq!(
+        reported + busy.len() as u64,
+        calls,
+        "every call is either logged or counted"
+    );
 
     // Per key: each key has its own limit.
     for round in 0..5 {
