@@ -105,6 +105,7 @@ pub use format::Format;
 pub use frontend::args::{lossy, BytesArg, ListArg, ListElem, Lossy};
 pub use frontend::gate::{enabled, OnFull};
 pub use level::{Level, ParseLevelError};
+pub use record::TraceContext;
 pub use logger::{builder, set_filter, Builder, Guard};
 pub use queue::control::{dump_backtrace, flush, reopen};
 pub use sink::{FileSink, Line, Sink, Stderr, Stdout};

@@ -3,10 +3,13 @@
 //! A record is one ring frame. Its body starts with the timestamp in clock ticks (`u64`), then:
 //! - [`KIND_CALL_SITE`]: a `&'static Site` pointer, then the call's argument bytes (see
 //!   [`crate::codec`]): its structured fields' first, then its message's;
+//! - [`KIND_CALL_SITE_TRACED`]: the same, logged inside an OpenTelemetry span: after the site
+//!   pointer, the span's [`TraceContext`] (25 bytes, padded to 32), then the arguments;
 //! - [`KIND_DYNAMIC`]: a record whose metadata is only known at run time (the `log` facade, the
 //!   panic hook, `tracing`): level (`u64`), line (`u64`), then target, file and message, each a
 //!   `usize` length followed by UTF-8 bytes, then the structured fields and spans in the
-//!   encoding of [`crate::fields::wire`], also `usize`-length-prefixed (frames are padded).
+//!   encoding of [`crate::fields::wire`], also `usize`-length-prefixed (frames are padded),
+//!   then the [`TraceContext`], `usize`-length-prefixed (0 bytes outside a span).
 //!
 //! Layer 2 (see `ARCHITECTURE.md`): imports layer 1, `fields` and `codec`.
 
@@ -20,6 +23,86 @@ pub(crate) const KIND_DYNAMIC: u32 = 2;
 
 /// Bytes before the arguments in a call-site record: timestamp and site pointer.
 pub(crate) const CALL_SITE_PREFIX: usize = 16;
+
+/// Frame kind of a record from a tachylog macro logged inside an OpenTelemetry span: a
+/// call-site record whose prefix also holds the span's [`TraceContext`].
+pub(crate) const KIND_CALL_SITE_TRACED: u32 = 3;
+
+/// Bytes before the arguments in a traced call-site record: timestamp, site pointer, then the
+/// trace context's 25 bytes padded to 32.
+pub(crate) const TRACED_PREFIX: usize = 48;
+
+/// The OpenTelemetry span a record was logged in: written on the record's line (` trace_id=…
+/// span_id=…` in text, fields in JSON) and into the OTLP `LogRecord`'s own fields.
+///
+/// ```
+/// let ids = tachylog::TraceContext { trace_id: [0xab; 16], span_id: [0xcd; 8], flags: 1 };
+/// assert_eq!(ids.trace_id_hex(), "abababababababababababababababab");
+/// assert_eq!(ids.span_id_hex(), "cdcdcdcdcdcdcdcd");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceContext {
+    /// The W3C trace id.
+    pub trace_id: [u8; 16],
+    /// The span id.
+    pub span_id: [u8; 8],
+    /// The W3C trace flags (`1`: sampled).
+    pub flags: u8,
+}
+
+impl TraceContext {
+    /// Bytes of the encoding in a record.
+    pub(crate) const ENCODED: usize = 25;
+
+    /// The record encoding: trace id, span id, flags.
+    pub(crate) fn encode(&self) -> [u8; Self::ENCODED] {
+        let mut out = [0u8; Self::ENCODED];
+        out[..16].copy_from_slice(&self.trace_id);
+        out[16..24].copy_from_slice(&self.span_id);
+        out[24] = self.flags;
+        out
+    }
+
+    /// Reads [`TraceContext::encode`]'s bytes.
+    pub(crate) fn decode(bytes: &[u8]) -> Option<TraceContext> {
+        if bytes.len() < Self::ENCODED {
+            return None;
+        }
+        let mut ids = TraceContext {
+            trace_id: [0; 16],
+            span_id: [0; 8],
+            flags: bytes[24],
+        };
+        ids.trace_id.copy_from_slice(&bytes[..16]);
+        ids.span_id.copy_from_slice(&bytes[16..24]);
+        Some(ids)
+    }
+
+    /// The trace id in lowercase hex (32 characters), as the W3C and OTLP/JSON write it.
+    pub fn trace_id_hex(&self) -> String {
+        hex(&self.trace_id)
+    }
+
+    /// The span id in lowercase hex (16 characters).
+    pub fn span_id_hex(&self) -> String {
+        hex(&self.span_id)
+    }
+}
+
+/// Appends `bytes` as lowercase hex.
+pub(crate) fn write_hex(bytes: &[u8], out: &mut Vec<u8>) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for &b in bytes {
+        out.push(DIGITS[(b >> 4) as usize]);
+        out.push(DIGITS[(b & 15) as usize]);
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut out = Vec::with_capacity(bytes.len() * 2);
+    write_hex(bytes, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
 
 /// Static metadata of one log call site, created at compile time; records carry a pointer to it.
 ///

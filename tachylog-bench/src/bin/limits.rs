@@ -18,6 +18,9 @@ mod clock;
 use std::time::Duration;
 
 const CALLS: usize = 200_000;
+
+/// A row of the table: its name and the call it times.
+type Row<'a> = (&'static str, Box<dyn FnMut() + 'a>);
 const WARM_UP: usize = 10_000;
 const GAP_NS: f64 = 2_000.0;
 
@@ -51,7 +54,7 @@ fn main() {
     let calibration = clock::Calibration::measure(Duration::from_millis(50));
     let (overhead, _) = measure(calibration, 0.0, || {});
     let peer = "10.0.0.7";
-    let rows: [(&str, Box<dyn FnMut()>); 5] = [
+    let rows: [Row; 5] = [
         (
             "plain",
             Box::new(|| tachylog::info!("static message with no arguments")),

@@ -17,7 +17,7 @@ use crate::format::Format;
 use crate::frontend::gate::GATE;
 use crate::queue::control::{self, Control};
 use crate::queue::registry::{ThreadInfo, ThreadQueue, REGISTRY};
-use crate::record::{Site, KIND_CALL_SITE, KIND_DYNAMIC};
+use crate::record::{Site, TraceContext, KIND_CALL_SITE, KIND_CALL_SITE_TRACED, KIND_DYNAMIC, TRACED_PREFIX};
 use crate::sink::{Line, SinkSlot};
 use crate::Level;
 use std::mem::MaybeUninit;
@@ -108,7 +108,7 @@ impl Output {
             self.wall_time(ts)
         };
         match kind {
-            KIND_CALL_SITE => {
+            KIND_CALL_SITE | KIND_CALL_SITE_TRACED => {
                 let site_addr = usize::from_ne_bytes(init(&body[8..16]));
                 // SAFETY: call-site records are written only by `log_record`, which stores the
                 // address of a `&'static Site`.
@@ -116,6 +116,14 @@ impl Output {
                 if site.level > self.most_verbose_sink {
                     return;
                 }
+                let (trace, args) = if kind == KIND_CALL_SITE_TRACED {
+                    if body.len() < TRACED_PREFIX {
+                        return;
+                    }
+                    (TraceContext::decode(&init::<{ TraceContext::ENCODED }>(&body[16..16 + TraceContext::ENCODED])), &body[TRACED_PREFIX..])
+                } else {
+                    (None, &body[16..])
+                };
                 self.write(&RecordView {
                     unix_nanos,
                     level: site.level,
@@ -123,12 +131,10 @@ impl Output {
                     file: site.file,
                     line: site.line,
                     thread,
-                    message: Message::Site {
-                        site,
-                        args: &body[16..],
-                    },
+                    message: Message::Site { site, args },
                     static_metadata: true,
                     backtrace: from_backtrace,
+                    trace,
                 });
             }
             KIND_DYNAMIC => {
@@ -143,6 +149,7 @@ impl Output {
                     return;
                 };
                 let encoded_fields = fields.bytes().unwrap_or(&[]);
+                let trace = fields.bytes().and_then(TraceContext::decode);
                 self.write(&RecordView {
                     unix_nanos,
                     level: Level::from_u8(level as u8).unwrap_or(Level::Error),
@@ -156,6 +163,7 @@ impl Output {
                     },
                     static_metadata: false,
                     backtrace: from_backtrace,
+                    trace,
                 });
             }
             _ => {}
@@ -174,6 +182,7 @@ impl Output {
             message: Message::Text(message),
             static_metadata: true,
             backtrace: false,
+            trace: None,
         });
     }
 
@@ -236,6 +245,7 @@ impl Output {
                 thread_name: &record.thread.name,
                 thread_id: record.thread.id,
                 fields,
+                trace: record.trace,
             };
             match only {
                 Some(_) => sink.write_notice_line(&line),
@@ -281,6 +291,7 @@ impl Output {
                     message: Message::Text(&message),
                     static_metadata: true,
                     backtrace: false,
+                    trace: None,
                 },
                 Some(i),
             );
@@ -324,7 +335,7 @@ fn level_of(body: &[MaybeUninit<u8>], kind: u32) -> Option<Level> {
         return None;
     }
     match kind {
-        KIND_CALL_SITE => {
+        KIND_CALL_SITE | KIND_CALL_SITE_TRACED => {
             let site_addr = usize::from_ne_bytes(init(&body[8..16]));
             // SAFETY: as in `Output::decode_and_write`.
             let site: &'static Site = unsafe { &*(site_addr as *const Site) };

@@ -121,7 +121,7 @@ impl log::Log for Facade {
                     message
                 }
             };
-            log_dynamic(level, record.target(), file, line, text, fields);
+            log_dynamic(level, record.target(), file, line, text, fields, crate::frontend::trace::current());
         };
         super::with_scratch(send);
     }

@@ -301,10 +301,36 @@ where
                 (metadata.target(), metadata.file().unwrap_or("?"), metadata.line().unwrap_or(0))
             };
             let file = if file.is_empty() { "?" } else { file };
-            log_dynamic(level, target, file, line, &message[message_start..], fields);
+            let trace = trace_of(event, &ctx);
+            log_dynamic(level, target, file, line, &message[message_start..], fields, trace);
         };
         super::with_scratch(send);
     }
+}
+
+/// The OpenTelemetry span an event was logged in: with the `tracing-opentelemetry` feature,
+/// the one `tracing-opentelemetry`'s layer keeps for the event's `tracing` span (found through
+/// the current dispatcher); else, or outside any `tracing` span, the current
+/// `opentelemetry::Context`'s span (feature `opentelemetry`).
+fn trace_of<S>(event: &Event<'_>, ctx: &Context<'_, S>) -> Option<crate::record::TraceContext>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    #[cfg(feature = "tracing-opentelemetry")]
+    if let Some(span) = ctx.event_span(event) {
+        let id = span.id();
+        drop(span);
+        let from_span = tracing_core::dispatcher::get_default(|dispatch| {
+            use opentelemetry::trace::TraceContextExt;
+            tracing_opentelemetry::get_otel_context(&id, dispatch)
+                .and_then(|cx| crate::frontend::trace::of_span_context(cx.span().span_context()))
+        });
+        if from_span.is_some() {
+            return from_span;
+        }
+    }
+    let _ = (event, ctx);
+    crate::frontend::trace::current()
 }
 
 /// Whether `metadata` is the call site `tracing-log` uses for records of the `log` crate

@@ -44,6 +44,14 @@ pub(crate) fn write_record(
     if record.backtrace {
         out.extend_from_slice(b",\"backtrace\":true");
     }
+    if let Some(trace) = &record.trace {
+        out.extend_from_slice(b",\"trace_id\":\"");
+        crate::record::write_hex(&trace.trace_id, out);
+        out.extend_from_slice(b"\",\"span_id\":\"");
+        crate::record::write_hex(&trace.span_id, out);
+        out.extend_from_slice(b"\",\"trace_flags\":");
+        out.extend_from_slice(itoa::Buffer::new().format(trace.flags).as_bytes());
+    }
     super::fields::write_json(fields, out);
     out.extend_from_slice(b"}\n");
 }

@@ -41,6 +41,12 @@ pub(crate) fn write_record(
     if record.backtrace {
         out.extend_from_slice(b" backtrace=true");
     }
+    if let Some(trace) = &record.trace {
+        out.extend_from_slice(b" trace_id=");
+        crate::record::write_hex(&trace.trace_id, out);
+        out.extend_from_slice(b" span_id=");
+        crate::record::write_hex(&trace.span_id, out);
+    }
     super::fields::write_pairs(fields, out);
     out.extend_from_slice(b" file=");
     write_value(record.file, out);

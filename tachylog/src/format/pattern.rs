@@ -8,6 +8,7 @@ use super::time::TimeCache;
 pub(crate) use super::view::{Message, RecordView};
 use super::message::Problem;
 use crate::codec::render::RenderError;
+use crate::record::write_hex;
 use crate::fields::Fields;
 #[cfg(feature = "color")]
 use crate::Level;
@@ -245,6 +246,12 @@ impl LineFormatter {
                     }
                     let _ = EscapingWriter { out: &mut *out, escape }.write_str(message);
                     super::fields::write_pairs(fields, out);
+                    if let Some(trace) = &record.trace {
+                        out.extend_from_slice(b" trace_id=");
+                        write_hex(&trace.trace_id, out);
+                        out.extend_from_slice(b" span_id=");
+                        write_hex(&trace.span_id, out);
+                    }
                 }
             }
         }
@@ -311,6 +318,7 @@ mod tests {
             message: Message::Text("two\nlines"),
             static_metadata: false,
             backtrace: false,
+            trace: None,
         };
         let mut message = String::new();
         let mut fields = Fields::new();

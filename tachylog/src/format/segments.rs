@@ -299,6 +299,7 @@ mod tests {
                 message: Message::Text("m"),
                 static_metadata: true,
                 backtrace: false,
+            trace: None,
             };
             let mut out = Vec::new();
             run.write(&record, true, &mut out);

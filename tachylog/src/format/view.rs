@@ -3,7 +3,7 @@
 //! format.
 
 use crate::queue::registry::ThreadInfo;
-use crate::record::Site;
+use crate::record::{Site, TraceContext};
 use crate::Level;
 use std::mem::MaybeUninit;
 
@@ -35,4 +35,6 @@ pub(crate) struct RecordView<'a> {
     /// Written from the backtrace ring (marked `[backtrace]` in text, `"backtrace":true` in
     /// JSON, `backtrace=true` in logfmt).
     pub(crate) backtrace: bool,
+    /// The OpenTelemetry span the record was logged in.
+    pub(crate) trace: Option<TraceContext>,
 }

@@ -14,3 +14,4 @@ pub(crate) mod field_args;
 pub(crate) mod gate;
 pub mod limit;
 pub(crate) mod producer;
+pub(crate) mod trace;

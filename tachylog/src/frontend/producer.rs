@@ -14,7 +14,9 @@ use super::args::{Args, Stage};
 use crate::codec::ArgWriter;
 use crate::queue::registry::{ThreadQueue, REGISTRY};
 use crate::queue::ring::{ProducerCursor, Reservation};
-use crate::record::{Site, CALL_SITE_PREFIX, KIND_CALL_SITE, KIND_DYNAMIC};
+use crate::record::{
+    Site, TraceContext, CALL_SITE_PREFIX, KIND_CALL_SITE, KIND_CALL_SITE_TRACED, KIND_DYNAMIC, TRACED_PREFIX,
+};
 use std::cell::{Cell, RefCell, UnsafeCell};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -96,12 +98,18 @@ pub fn log_record<A: Args>(site: &'static Site, stage: &Stage, args: &A) {
         return;
     }
     let args_len = args.encoded_len(stage);
-    let body_len = CALL_SITE_PREFIX + args_len;
+    // Inside an OpenTelemetry span (feature `opentelemetry`), the span's ids travel too.
+    let trace = super::trace::current();
+    let (prefix, kind) = match trace {
+        Some(_) => (TRACED_PREFIX, KIND_CALL_SITE_TRACED),
+        None => (CALL_SITE_PREFIX, KIND_CALL_SITE),
+    };
+    let body_len = prefix + args_len;
     let mut producer = CURRENT.with(|c| c.get());
     if producer.is_null() {
         match init_producer() {
             Some(p) => producer = p,
-            None => return log_without_producer(site, stage, args),
+            None => return log_without_producer(site, stage, args, trace),
         }
     }
     // SAFETY: `CURRENT` points at this thread's boxed producer, which lives until its `Drop`
@@ -112,21 +120,26 @@ pub fn log_record<A: Args>(site: &'static Site, stage: &Stage, args: &A) {
     let cursor = unsafe { &mut *producer.cursor.get() };
     let ring = &producer.queue.ring;
     if body_len > ring.max_inline_body() {
-        return log_boxed(producer, cursor, site, stage, args);
+        return log_boxed(producer, cursor, site, stage, args, trace);
     }
     let Some(reservation) = ring
-        .try_reserve(cursor, body_len, KIND_CALL_SITE)
-        .or_else(|| wait_for_room(producer, cursor, body_len, KIND_CALL_SITE))
+        .try_reserve(cursor, body_len, kind)
+        .or_else(|| wait_for_room(producer, cursor, body_len, kind))
     else {
         return;
     };
     ring.begin_activity(cursor);
     let body = ring.body_ptr(&reservation);
-    // SAFETY: the reservation holds `body_len = 16 + args_len` writable bytes at `body`.
+    // SAFETY: the reservation holds `body_len = prefix + args_len` writable bytes at `body`,
+    // and a traced prefix has room for the trace context after the site pointer.
     let mut writer = unsafe {
         std::ptr::write_unaligned(body as *mut u64, clock::now());
         std::ptr::write_unaligned(body.add(8) as *mut usize, site as *const Site as usize);
-        ArgWriter::new(body.add(CALL_SITE_PREFIX), args_len)
+        if let Some(trace) = &trace {
+            let encoded = trace.encode();
+            std::ptr::copy_nonoverlapping(encoded.as_ptr(), body.add(CALL_SITE_PREFIX), encoded.len());
+        }
+        ArgWriter::new(body.add(prefix), args_len)
     };
     args.write(&mut writer, stage);
     debug_assert_eq!(writer.remaining(), 0);
@@ -195,14 +208,22 @@ fn log_boxed(
     site: &'static Site,
     stage: &Stage,
     args: &dyn Args,
+    trace: Option<TraceContext>,
 ) {
     let args_len = args.encoded_len(stage);
-    let mut body = vec![0u8; CALL_SITE_PREFIX + args_len].into_boxed_slice();
+    let (prefix, kind) = match trace {
+        Some(_) => (TRACED_PREFIX, KIND_CALL_SITE_TRACED),
+        None => (CALL_SITE_PREFIX, KIND_CALL_SITE),
+    };
+    let mut body = vec![0u8; prefix + args_len].into_boxed_slice();
     body[8..16].copy_from_slice(&(site as *const Site as usize).to_ne_bytes());
-    // SAFETY: `body[16..]` is `args_len` writable bytes owned by us.
-    let mut writer = unsafe { ArgWriter::new(body.as_mut_ptr().add(CALL_SITE_PREFIX), args_len) };
+    if let Some(trace) = &trace {
+        body[16..16 + TraceContext::ENCODED].copy_from_slice(&trace.encode());
+    }
+    // SAFETY: `body[prefix..]` is `args_len` writable bytes owned by us.
+    let mut writer = unsafe { ArgWriter::new(body.as_mut_ptr().add(prefix), args_len) };
     args.write(&mut writer, stage);
-    push_boxed(producer, cursor, body, KIND_CALL_SITE);
+    push_boxed(producer, cursor, body, kind);
     if synchronous(site.level) {
         write_through();
     }
@@ -241,11 +262,11 @@ fn push_boxed(producer: &Producer, cursor: &mut ProducerCursor, body: Box<[u8]>,
 /// thread-local's destructor). Uses a one-off queue that is closed right after the record.
 #[cold]
 #[inline(never)]
-fn log_without_producer(site: &'static Site, stage: &Stage, args: &dyn Args) {
+fn log_without_producer(site: &'static Site, stage: &Stage, args: &dyn Args, trace: Option<TraceContext>) {
     let producer = Producer::new();
     // SAFETY: the producer is local to this call.
     let cursor = unsafe { &mut *producer.cursor.get() };
-    log_boxed(&producer, cursor, site, stage, args);
+    log_boxed(&producer, cursor, site, stage, args, trace);
     // Dropping the producer closes the queue; the back end drains and frees it.
 }
 
@@ -254,6 +275,7 @@ fn log_without_producer(site: &'static Site, stage: &Stage, args: &dyn Args) {
 /// encoded by a [`FieldWriter`](crate::fields::wire::FieldWriter) (empty for none).
 ///
 /// A record that fits the ring is written straight into it, piece by piece: no allocation.
+/// `trace` is the OpenTelemetry span it was logged in, if any.
 pub(crate) fn log_dynamic(
     level: crate::Level,
     target: &str,
@@ -261,13 +283,16 @@ pub(crate) fn log_dynamic(
     line: u32,
     message: &str,
     fields: &[u8],
+    trace: Option<TraceContext>,
 ) {
     // The layout of `crate::record`'s dynamic records. Ring frames are padded, so the fields
-    // carry their length like the texts do.
-    let texts = [target.as_bytes(), file.as_bytes(), message.as_bytes(), fields];
+    // and the trace context carry their length like the texts do.
+    let encoded_trace = trace.map(|t| t.encode());
+    let trace_bytes: &[u8] = encoded_trace.as_ref().map_or(&[], |t| &t[..]);
+    let texts = [target.as_bytes(), file.as_bytes(), message.as_bytes(), fields, trace_bytes];
     let numbers = [level as u64, line as u64].map(u64::to_ne_bytes);
     let lengths = texts.map(|t| t.len().to_ne_bytes());
-    let ordered: [&[u8]; 10] = [
+    let ordered: [&[u8]; 12] = [
         &numbers[0],
         &numbers[1],
         &lengths[0],
@@ -278,6 +303,8 @@ pub(crate) fn log_dynamic(
         texts[2],
         &lengths[3],
         texts[3],
+        &lengths[4],
+        texts[4],
     ];
     // The timestamp first, stamped when the record is published.
     let body_len = 8 + ordered.iter().map(|piece| piece.len()).sum::<usize>();

@@ -117,6 +117,7 @@ pub(crate) fn install_hooks() {
                     line,
                     &message,
                     &[],
+                    crate::frontend::trace::current(),
                 );
                 crate::queue::control::flush();
             }

@@ -576,6 +576,7 @@ impl Builder {
                 line!(),
                 "another logger already holds the `log` crate's global logger: log::info! records go to it, not to tachylog (see Builder::log_facade)",
                 &[],
+                None,
             );
         }
         Ok(Guard::new(control, handle))

@@ -172,6 +172,9 @@ pub struct Line<'a> {
     /// The record's structured fields (`info!(user_id = 42; "...")`, `log` key-values,
     /// `tracing` fields) and the spans it was logged in, typed.
     pub fields: &'a Fields,
+    /// The OpenTelemetry span the record was logged in (features `opentelemetry`,
+    /// `tracing-opentelemetry`), if any.
+    pub trace: Option<crate::record::TraceContext>,
 }
 
 impl<'a> Line<'a> {
@@ -189,6 +192,7 @@ impl<'a> Line<'a> {
             thread_name: "",
             thread_id: 0,
             fields: &crate::fields::NO_FIELDS,
+            trace: None,
         }
     }
 }
