@@ -89,6 +89,14 @@ impl TraceContext {
     }
 }
 
+/// Appends ` trace_id=… span_id=…`, as text and logfmt lines carry them.
+pub(crate) fn write_trace_pairs(trace: &TraceContext, out: &mut Vec<u8>) {
+    out.extend_from_slice(b" trace_id=");
+    write_hex(&trace.trace_id, out);
+    out.extend_from_slice(b" span_id=");
+    write_hex(&trace.span_id, out);
+}
+
 /// Appends `bytes` as lowercase hex.
 pub(crate) fn write_hex(bytes: &[u8], out: &mut Vec<u8>) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";

@@ -42,10 +42,7 @@ pub(crate) fn write_record(
         out.extend_from_slice(b" backtrace=true");
     }
     if let Some(trace) = &record.trace {
-        out.extend_from_slice(b" trace_id=");
-        crate::record::write_hex(&trace.trace_id, out);
-        out.extend_from_slice(b" span_id=");
-        crate::record::write_hex(&trace.span_id, out);
+        crate::record::write_trace_pairs(trace, out);
     }
     super::fields::write_pairs(fields, out);
     out.extend_from_slice(b" file=");

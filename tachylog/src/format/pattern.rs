@@ -8,7 +8,6 @@ use super::time::TimeCache;
 pub(crate) use super::view::{Message, RecordView};
 use super::message::Problem;
 use crate::codec::render::RenderError;
-use crate::record::write_hex;
 use crate::fields::Fields;
 #[cfg(feature = "color")]
 use crate::Level;
@@ -247,10 +246,7 @@ impl LineFormatter {
                     let _ = EscapingWriter { out: &mut *out, escape }.write_str(message);
                     super::fields::write_pairs(fields, out);
                     if let Some(trace) = &record.trace {
-                        out.extend_from_slice(b" trace_id=");
-                        write_hex(&trace.trace_id, out);
-                        out.extend_from_slice(b" span_id=");
-                        write_hex(&trace.span_id, out);
+                        crate::record::write_trace_pairs(trace, out);
                     }
                 }
             }
