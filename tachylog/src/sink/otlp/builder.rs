@@ -225,25 +225,42 @@ impl OtlpBuilder {
     pub fn build(self) -> Result<OtlpSink, OtlpError> {
         let url = self.endpoint.clone();
         let endpoint =
-            Endpoint::parse(&self.endpoint).map_err(|reason| OtlpError::InvalidEndpoint { url: url.clone(), reason })?;
+            Endpoint::parse(&self.endpoint).map_err(|reason| OtlpError::InvalidEndpoint {
+                url: url.clone(),
+                reason,
+            })?;
         for (name, value) in &self.headers {
             let reason = if name.is_empty() || !name.bytes().all(is_token_byte) {
                 Some("the name must be a non-empty HTTP token (letters, digits, !#$%&'*+-.^_`|~)")
             } else if value.chars().any(|c| c.is_control() && c != '\t') {
                 Some("the value may not hold control characters such as CR or LF")
-            } else if ["content-length", "content-type", "content-encoding", "host", "transfer-encoding", "connection"]
-                .iter()
-                .any(|reserved| name.eq_ignore_ascii_case(reserved))
+            } else if [
+                "content-length",
+                "content-type",
+                "content-encoding",
+                "host",
+                "transfer-encoding",
+                "connection",
+            ]
+            .iter()
+            .any(|reserved| name.eq_ignore_ascii_case(reserved))
             {
                 Some("this header is set by the sink itself")
             } else {
                 None
             };
             if let Some(reason) = reason {
-                return Err(OtlpError::InvalidHeader { url, name: name.clone(), reason });
+                return Err(OtlpError::InvalidHeader {
+                    url,
+                    name: name.clone(),
+                    reason,
+                });
             }
         }
-        let describe = format!("otlp http://{}:{}{}", endpoint.host, endpoint.port, endpoint.path);
+        let describe = format!(
+            "otlp http://{}:{}{}",
+            endpoint.host, endpoint.port, endpoint.path
+        );
         let shared = Arc::new(Shared::new(
             self.queue_batches,
             self.queue_bytes,
@@ -301,13 +318,20 @@ impl OtlpBuilder {
             ("process.pid", Value::Int(i64::from(std::process::id()))),
             ("telemetry.sdk.name", Value::Str("tachylog")),
             ("telemetry.sdk.language", Value::Str("rust")),
-            ("telemetry.sdk.version", Value::Str(env!("CARGO_PKG_VERSION"))),
+            (
+                "telemetry.sdk.version",
+                Value::Str(env!("CARGO_PKG_VERSION")),
+            ),
         ];
         let replaced = |key: &str| self.resource_attributes.iter().any(|(k, _)| k == key);
         let attributes: Vec<(&str, Value<'_>)> = defaults
             .into_iter()
             .filter(|(key, _)| !replaced(key))
-            .chain(self.resource_attributes.iter().map(|(k, v)| (k.as_str(), Value::Str(v))))
+            .chain(
+                self.resource_attributes
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), Value::Str(v))),
+            )
             .collect();
         encode::resource(&attributes)
     }

@@ -139,7 +139,8 @@ fn put_any_value(out: &mut Vec<u8>, value: Value<'_>) {
 /// buffer.
 pub(super) fn put_key_value(out: &mut Vec<u8>, field: u32, key: &str, value: Value<'_>) {
     let any_len = any_value_len(value);
-    let kv_len = 1 + varint_len(key.len() as u64) + key.len() + 1 + varint_len(any_len as u64) + any_len;
+    let kv_len =
+        1 + varint_len(key.len() as u64) + key.len() + 1 + varint_len(any_len as u64) + any_len;
     put_tag(out, field, LEN);
     put_varint(out, kv_len as u64);
     put_len_field(out, KV_KEY, key.as_bytes());
@@ -155,9 +156,15 @@ fn field_value<'a>(value: FieldValue<'a>, digits: &'a mut itoa::Buffer) -> Value
         FieldValue::Null => Value::Empty,
         FieldValue::Bool(b) => Value::Bool(b),
         FieldValue::I64(i) => Value::Int(i),
-        FieldValue::U64(u) => i64::try_from(u).map_or_else(|_| Value::Str(digits.format(u)), Value::Int),
-        FieldValue::I128(i) => i64::try_from(i).map_or_else(|_| Value::Str(digits.format(i)), Value::Int),
-        FieldValue::U128(u) => i64::try_from(u).map_or_else(|_| Value::Str(digits.format(u)), Value::Int),
+        FieldValue::U64(u) => {
+            i64::try_from(u).map_or_else(|_| Value::Str(digits.format(u)), Value::Int)
+        }
+        FieldValue::I128(i) => {
+            i64::try_from(i).map_or_else(|_| Value::Str(digits.format(i)), Value::Int)
+        }
+        FieldValue::U128(u) => {
+            i64::try_from(u).map_or_else(|_| Value::Str(digits.format(u)), Value::Int)
+        }
         FieldValue::F64(d) => Value::Double(d),
         FieldValue::Str(s) => Value::Str(s),
     }
@@ -168,22 +175,57 @@ fn field_value<'a>(value: FieldValue<'a>, digits: &'a mut itoa::Buffer) -> Value
 /// own keys, typed, and the fields of the `tracing` spans it was logged in as
 /// `span_name.key`, outermost first.
 pub(super) fn encode_attributes(line: &Line<'_>, out: &mut Vec<u8>) {
-    put_key_value(out, RECORD_ATTRIBUTES, "code.namespace", Value::Str(line.target));
-    put_key_value(out, RECORD_ATTRIBUTES, "code.filepath", Value::Str(line.file));
-    put_key_value(out, RECORD_ATTRIBUTES, "code.lineno", Value::Int(i64::from(line.line_number)));
-    put_key_value(out, RECORD_ATTRIBUTES, "thread.name", Value::Str(line.thread_name));
+    put_key_value(
+        out,
+        RECORD_ATTRIBUTES,
+        "code.namespace",
+        Value::Str(line.target),
+    );
+    put_key_value(
+        out,
+        RECORD_ATTRIBUTES,
+        "code.filepath",
+        Value::Str(line.file),
+    );
+    put_key_value(
+        out,
+        RECORD_ATTRIBUTES,
+        "code.lineno",
+        Value::Int(i64::from(line.line_number)),
+    );
+    put_key_value(
+        out,
+        RECORD_ATTRIBUTES,
+        "thread.name",
+        Value::Str(line.thread_name),
+    );
     // Thread ids are small positive numbers on every OS we run on; wrapping is the
     // two's-complement reading of a `u64` that cannot happen in practice.
-    put_key_value(out, RECORD_ATTRIBUTES, "thread.id", Value::Int(line.thread_id as i64));
+    put_key_value(
+        out,
+        RECORD_ATTRIBUTES,
+        "thread.id",
+        Value::Int(line.thread_id as i64),
+    );
     let mut digits = itoa::Buffer::new();
     for span in line.fields.spans() {
         for field in span.fields() {
             let key = format!("{}.{}", span.name(), field.key);
-            put_key_value(out, RECORD_ATTRIBUTES, &key, field_value(field.value, &mut digits));
+            put_key_value(
+                out,
+                RECORD_ATTRIBUTES,
+                &key,
+                field_value(field.value, &mut digits),
+            );
         }
     }
     for field in line.fields.iter() {
-        put_key_value(out, RECORD_ATTRIBUTES, field.key, field_value(field.value, &mut digits));
+        put_key_value(
+            out,
+            RECORD_ATTRIBUTES,
+            field.key,
+            field_value(field.value, &mut digits),
+        );
     }
 }
 
@@ -234,7 +276,11 @@ pub(super) fn resource(attributes: &[(&str, Value<'_>)]) -> Vec<u8> {
 pub(super) fn scope() -> Vec<u8> {
     let mut out = Vec::new();
     put_len_field(&mut out, SCOPE_NAME, b"tachylog");
-    put_len_field(&mut out, SCOPE_VERSION, env!("CARGO_PKG_VERSION").as_bytes());
+    put_len_field(
+        &mut out,
+        SCOPE_VERSION,
+        env!("CARGO_PKG_VERSION").as_bytes(),
+    );
     out
 }
 
@@ -264,8 +310,13 @@ pub(super) fn request(resource: &[u8], scope: &[u8], records: &[u8], out: &mut V
 /// error_message)`, or `None` when everything was accepted (or the body is not a response we
 /// can read, which a success status makes an acceptance).
 pub(super) fn partial_success(body: &[u8]) -> Option<(i64, String)> {
-    let partial = Reader(body).fields().find(|(f, _)| *f == RESPONSE_PARTIAL_SUCCESS)?.1;
-    let Field::Len(partial) = partial else { return None };
+    let partial = Reader(body)
+        .fields()
+        .find(|(f, _)| *f == RESPONSE_PARTIAL_SUCCESS)?
+        .1;
+    let Field::Len(partial) = partial else {
+        return None;
+    };
     let (mut rejected, mut message) = (0i64, String::new());
     for (field, value) in Reader(partial).fields() {
         match (field, value) {
@@ -356,7 +407,14 @@ mod tests {
     #[test]
     fn severities_start_each_otlp_range() {
         assert_eq!(
-            [Level::Trace, Level::Debug, Level::Info, Level::Warn, Level::Error].map(severity_number),
+            [
+                Level::Trace,
+                Level::Debug,
+                Level::Info,
+                Level::Warn,
+                Level::Error
+            ]
+            .map(severity_number),
             [1, 5, 9, 13, 17]
         );
     }
@@ -365,13 +423,19 @@ mod tests {
     fn key_values_read_back() {
         let mut out = Vec::new();
         put_key_value(&mut out, 6, "k", Value::Int(-1));
-        let (field, Field::Len(kv)) = Reader(&out).field().unwrap() else { panic!() };
+        let (field, Field::Len(kv)) = Reader(&out).field().unwrap() else {
+            panic!()
+        };
         assert_eq!(field, 6);
         let fields: Vec<_> = Reader(kv).fields().collect();
         assert_eq!(fields.len(), 2);
         assert!(matches!(fields[0], (1, Field::Len(b"k"))));
-        let (2, Field::Len(any)) = fields[1] else { panic!() };
-        let (3, Field::Varint(v)) = Reader(any).field().unwrap() else { panic!() };
+        let (2, Field::Len(any)) = fields[1] else {
+            panic!()
+        };
+        let (3, Field::Varint(v)) = Reader(any).field().unwrap() else {
+            panic!()
+        };
         assert_eq!(v as i64, -1);
     }
 

@@ -33,7 +33,10 @@ impl Endpoint {
     /// Parses `url`, appending `/v1/logs` to its path unless it already ends so. `Err` says
     /// what is wrong.
     pub(super) fn parse(url: &str) -> Result<Endpoint, &'static str> {
-        if url.get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://")) {
+        if url
+            .get(..8)
+            .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
+        {
             return Err("https is not supported (no TLS): send to a collector over http://, such as a local OpenTelemetry Collector");
         }
         let rest = match url.get(..7) {
@@ -50,7 +53,9 @@ impl Endpoint {
         let (host, port) = match authority.rfind(':') {
             // `[::1]` alone has colons but no port.
             Some(i) if !authority[i..].contains(']') => {
-                let port = authority[i + 1..].parse::<u16>().map_err(|_| "the port is not a number from 1 to 65535")?;
+                let port = authority[i + 1..]
+                    .parse::<u16>()
+                    .map_err(|_| "the port is not a number from 1 to 65535")?;
                 (&authority[..i], port)
             }
             _ => (authority, 80),
@@ -62,8 +67,16 @@ impl Endpoint {
             return Err("the host is malformed");
         }
         let base = path.trim_end_matches('/');
-        let path = if base.ends_with("/v1/logs") { base.to_string() } else { format!("{base}/v1/logs") };
-        Ok(Endpoint { host: host.to_string(), port, path })
+        let path = if base.ends_with("/v1/logs") {
+            base.to_string()
+        } else {
+            format!("{base}/v1/logs")
+        };
+        Ok(Endpoint {
+            host: host.to_string(),
+            port,
+            path,
+        })
     }
 
     /// The value of the `Host` header.
@@ -102,7 +115,12 @@ pub(super) struct Client {
 
 impl Client {
     /// `headers` are the extra header lines (`Name: value`), already validated.
-    pub(super) fn new(endpoint: Endpoint, headers: &[(String, String)], gzip: bool, connect_timeout: Duration) -> Client {
+    pub(super) fn new(
+        endpoint: Endpoint,
+        headers: &[(String, String)],
+        gzip: bool,
+        connect_timeout: Duration,
+    ) -> Client {
         let mut head = format!(
             "POST {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: tachylog/{}\r\nContent-Type: application/x-protobuf\r\n",
             endpoint.path,
@@ -118,7 +136,12 @@ impl Client {
             head.push_str(value);
             head.push_str("\r\n");
         }
-        Client { endpoint, head_prefix: head, stream: None, connect_timeout }
+        Client {
+            endpoint,
+            head_prefix: head,
+            stream: None,
+            connect_timeout,
+        }
     }
 
     /// Sends `body` and reads the response, all before `deadline`. `Err` is a transport error
@@ -213,7 +236,8 @@ impl Incoming<'_> {
             self.buf.clear();
             self.pos = 0;
         }
-        self.stream.set_read_timeout(Some(remaining(self.deadline)?))?;
+        self.stream
+            .set_read_timeout(Some(remaining(self.deadline)?))?;
         let mut chunk = [0u8; 16 * 1024];
         let n = loop {
             match self.stream.read(&mut chunk) {
@@ -237,7 +261,10 @@ impl Incoming<'_> {
                 return Err(malformed("response line too long"));
             }
             if !self.fill()? {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "connection closed mid-response"));
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "connection closed mid-response",
+                ));
             }
         }
     }
@@ -246,7 +273,10 @@ impl Incoming<'_> {
     fn body(&mut self, mut n: usize, body: &mut Vec<u8>) -> io::Result<()> {
         while n > 0 {
             if self.pos == self.buf.len() && !self.fill()? {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "connection closed mid-body"));
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "connection closed mid-body",
+                ));
             }
             let take = n.min(self.buf.len() - self.pos);
             let keep = take.min(BODY_KEPT.saturating_sub(body.len()));
@@ -259,12 +289,20 @@ impl Incoming<'_> {
 }
 
 fn malformed(why: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, format!("malformed HTTP response: {why}"))
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("malformed HTTP response: {why}"),
+    )
 }
 
 /// Reads one response; also says whether the connection may carry the next request.
 fn read_response(stream: &mut TcpStream, deadline: Instant) -> io::Result<(Response, bool)> {
-    let mut incoming = Incoming { stream, buf: Vec::new(), pos: 0, deadline };
+    let mut incoming = Incoming {
+        stream,
+        buf: Vec::new(),
+        pos: 0,
+        deadline,
+    };
     let (status, mut keep_alive) = loop {
         let status_line = incoming.line()?;
         let mut parts = status_line.splitn(3, ' ');
@@ -291,7 +329,13 @@ fn read_response(stream: &mut TcpStream, deadline: Instant) -> io::Result<(Respo
         };
         let value = value.trim();
         match name.trim().to_ascii_lowercase().as_str() {
-            "content-length" => length = Some(value.parse::<usize>().map_err(|_| malformed("bad Content-Length"))?),
+            "content-length" => {
+                length = Some(
+                    value
+                        .parse::<usize>()
+                        .map_err(|_| malformed("bad Content-Length"))?,
+                )
+            }
             "transfer-encoding" => chunked = value.to_ascii_lowercase().ends_with("chunked"),
             "connection" => {
                 let value = value.to_ascii_lowercase();
@@ -339,7 +383,9 @@ fn read_response(stream: &mut TcpStream, deadline: Instant) -> io::Result<(Respo
         // No length: the body ends with the connection.
         keep_alive = false;
         loop {
-            let kept = BODY_KEPT.saturating_sub(body.len()).min(incoming.buf.len() - incoming.pos);
+            let kept = BODY_KEPT
+                .saturating_sub(body.len())
+                .min(incoming.buf.len() - incoming.pos);
             body.extend_from_slice(&incoming.buf[incoming.pos..incoming.pos + kept]);
             incoming.pos = incoming.buf.len();
             if body.len() >= BODY_KEPT || !incoming.fill()? {
@@ -351,7 +397,14 @@ fn read_response(stream: &mut TcpStream, deadline: Instant) -> io::Result<(Respo
     if incoming.pos != incoming.buf.len() {
         keep_alive = false;
     }
-    Ok((Response { status, retry_after, body }, keep_alive))
+    Ok((
+        Response {
+            status,
+            retry_after,
+            body,
+        },
+        keep_alive,
+    ))
 }
 
 /// `Retry-After` as a delay: delta-seconds (`120`) or an HTTP-date (`Wed, 21 Oct 2015 07:28:00
@@ -362,7 +415,9 @@ pub(super) fn parse_retry_after(value: &str) -> Option<Duration> {
         return Some(Duration::from_secs(seconds));
     }
     let when = jiff::fmt::rfc2822::parse(value).ok()?.timestamp();
-    let delay = when.as_duration().checked_sub(jiff::Timestamp::now().as_duration())?;
+    let delay = when
+        .as_duration()
+        .checked_sub(jiff::Timestamp::now().as_duration())?;
     Some(Duration::try_from(delay).unwrap_or(Duration::ZERO))
 }
 
@@ -373,11 +428,20 @@ mod tests {
     #[test]
     fn endpoints_parse_and_get_the_logs_path() {
         let e = Endpoint::parse("http://127.0.0.1:4318").unwrap();
-        assert_eq!((e.host.as_str(), e.port, e.path.as_str()), ("127.0.0.1", 4318, "/v1/logs"));
+        assert_eq!(
+            (e.host.as_str(), e.port, e.path.as_str()),
+            ("127.0.0.1", 4318, "/v1/logs")
+        );
         let e = Endpoint::parse("HTTP://collector/otlp/").unwrap();
-        assert_eq!((e.host.as_str(), e.port, e.path.as_str()), ("collector", 80, "/otlp/v1/logs"));
+        assert_eq!(
+            (e.host.as_str(), e.port, e.path.as_str()),
+            ("collector", 80, "/otlp/v1/logs")
+        );
         let e = Endpoint::parse("http://[::1]:4318/v1/logs").unwrap();
-        assert_eq!((e.host.as_str(), e.port, e.path.as_str()), ("[::1]", 4318, "/v1/logs"));
+        assert_eq!(
+            (e.host.as_str(), e.port, e.path.as_str()),
+            ("[::1]", 4318, "/v1/logs")
+        );
         assert_eq!(e.host_header(), "[::1]:4318");
         // A multi-byte character where the scheme would end must not panic the parser.
         assert_eq!(Endpoint::parse("http://é").unwrap().host, "é");
@@ -406,11 +470,19 @@ mod tests {
     fn retry_after_takes_seconds_and_http_dates() {
         assert_eq!(parse_retry_after("7"), Some(Duration::from_secs(7)));
         assert_eq!(parse_retry_after(" 0 "), Some(Duration::ZERO));
-        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), Some(Duration::ZERO));
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(Duration::ZERO)
+        );
         let later = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(30);
-        let date = jiff::fmt::rfc2822::DateTimePrinter::new().timestamp_to_rfc9110_string(&later).unwrap();
+        let date = jiff::fmt::rfc2822::DateTimePrinter::new()
+            .timestamp_to_rfc9110_string(&later)
+            .unwrap();
         let delay = parse_retry_after(&date).unwrap();
-        assert!(delay > Duration::from_secs(27) && delay <= Duration::from_secs(30), "{delay:?} from {date}");
+        assert!(
+            delay > Duration::from_secs(27) && delay <= Duration::from_secs(30),
+            "{delay:?} from {date}"
+        );
         assert_eq!(parse_retry_after("soon"), None);
     }
 }

@@ -31,11 +31,11 @@ pub use builder::{OtlpBuilder, OtlpError};
 use super::{Line, RecordDropped, Sink};
 use encode::RecordEncoder;
 use export::{Batch, Shared};
-use std::{fmt, io};
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::{fmt, io};
 
 /// A batch goes to the exporter once it holds this many bytes of encoded records, whatever
 /// [`OtlpBuilder::max_batch_records`] says: requests stay far below the collectors' usual
@@ -231,7 +231,10 @@ impl OtlpSink {
     fn queue_last(&mut self) {
         let count = std::mem::take(&mut self.batch_count);
         self.batch_due = None;
-        self.shared.push_last(Batch { records: std::mem::take(&mut self.batch), count });
+        self.shared.push_last(Batch {
+            records: std::mem::take(&mut self.batch),
+            count,
+        });
         self.shared.held.store(0, Ordering::Release);
     }
 
@@ -245,7 +248,10 @@ impl OtlpSink {
         if self.batch_count == 0 {
             return;
         }
-        let batch = Batch { records: std::mem::take(&mut self.batch), count: self.batch_count };
+        let batch = Batch {
+            records: std::mem::take(&mut self.batch),
+            count: self.batch_count,
+        };
         match self.shared.offer(batch) {
             Ok(()) => {
                 self.shared.held.store(0, Ordering::Release);
@@ -335,7 +341,9 @@ impl Drop for OtlpSink {
             self.queue_last();
         }
         self.shared.stop(Instant::now() + self.shutdown_timeout);
-        let Some((handle, done)) = self.exporter.take() else { return };
+        let Some((handle, done)) = self.exporter.take() else {
+            return;
+        };
         match done.recv_timeout(self.shutdown_timeout + Duration::from_secs(1)) {
             Err(mpsc::RecvTimeoutError::Timeout) => eprintln!(
                 "tachylog: sink {}: the exporter did not finish within {:?}; {} record(s) still \
@@ -376,6 +384,8 @@ impl fmt::Debug for OtlpStats {
 
 /// The wall-clock time `delay` from now, in nanoseconds since the Unix epoch.
 fn unix_nanos_in(delay: Duration) -> i64 {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
     (now + delay).as_nanos() as i64
 }
