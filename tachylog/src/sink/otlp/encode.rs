@@ -23,6 +23,7 @@ use crate::{FieldValue, Level};
 const VARINT: u8 = 0;
 const FIXED64: u8 = 1;
 const LEN: u8 = 2;
+const FIXED32: u8 = 5;
 
 // ExportLogsServiceRequest
 const REQUEST_RESOURCE_LOGS: u32 = 1;
@@ -43,6 +44,9 @@ const RECORD_SEVERITY_NUMBER: u32 = 2;
 const RECORD_SEVERITY_TEXT: u32 = 3;
 const RECORD_BODY: u32 = 5;
 const RECORD_ATTRIBUTES: u32 = 6;
+const RECORD_FLAGS: u32 = 8;
+const RECORD_TRACE_ID: u32 = 9;
+const RECORD_SPAN_ID: u32 = 10;
 const RECORD_OBSERVED_TIME: u32 = 11;
 // KeyValue
 const KV_KEY: u32 = 1;
@@ -170,11 +174,71 @@ fn field_value<'a>(value: FieldValue<'a>, digits: &'a mut itoa::Buffer) -> Value
     }
 }
 
+/// A record's trace context, from its fields named `trace_id`, `span_id` and `trace_flags`.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct TraceContext {
+    trace_id: Option<[u8; 16]>,
+    span_id: Option<[u8; 8]>,
+    flags: Option<u8>,
+}
+
+impl TraceContext {
+    /// Takes `key = value` into the context if it is one of its fields with a valid value
+    /// (hex of the right length and not all zeros, as W3C Trace Context requires; flags 0 to
+    /// 255); `false` leaves it an attribute.
+    fn take(&mut self, key: &str, value: FieldValue<'_>) -> bool {
+        match (key, value) {
+            ("trace_id", FieldValue::Str(hex)) => {
+                hex_id(hex).map(|id| self.trace_id = Some(id)).is_some()
+            }
+            ("span_id", FieldValue::Str(hex)) => {
+                hex_id(hex).map(|id| self.span_id = Some(id)).is_some()
+            }
+            ("trace_flags", FieldValue::I64(n)) => {
+                u8::try_from(n).map(|f| self.flags = Some(f)).is_ok()
+            }
+            ("trace_flags", FieldValue::U64(n)) => {
+                u8::try_from(n).map(|f| self.flags = Some(f)).is_ok()
+            }
+            _ => false,
+        }
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        if let Some(flags) = self.flags {
+            put_tag(out, RECORD_FLAGS, FIXED32);
+            out.extend_from_slice(&u32::from(flags).to_le_bytes());
+        }
+        if let Some(id) = &self.trace_id {
+            put_len_field(out, RECORD_TRACE_ID, id);
+        }
+        if let Some(id) = &self.span_id {
+            put_len_field(out, RECORD_SPAN_ID, id);
+        }
+    }
+}
+
+/// `N` bytes from `2 * N` hex digits, not all zero.
+fn hex_id<const N: usize>(hex: &str) -> Option<[u8; N]> {
+    let hex = hex.as_bytes();
+    if hex.len() != 2 * N {
+        return None;
+    }
+    let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut id = [0u8; N];
+    for (byte, pair) in id.iter_mut().zip(hex.chunks_exact(2)) {
+        *byte = digit(pair[0])? << 4 | digit(pair[1])?;
+    }
+    (id != [0; N]).then_some(id)
+}
+
 /// The attributes of one record, as `LogRecord.attributes` fields, named after the OpenTelemetry
 /// semantic conventions for code and threads, then the record's structured fields under their
 /// own keys, typed, and the fields of the `tracing` spans it was logged in as
-/// `span_name.key`, outermost first.
-pub(super) fn encode_attributes(line: &Line<'_>, out: &mut Vec<u8>) {
+/// `span_name.key`, outermost first. Fields that make the trace context are not attributes:
+/// they go into `trace`, the innermost span's over the outer ones and the record's over its
+/// spans'.
+pub(super) fn encode_attributes(line: &Line<'_>, out: &mut Vec<u8>, trace: &mut TraceContext) {
     put_key_value(
         out,
         RECORD_ATTRIBUTES,
@@ -210,6 +274,9 @@ pub(super) fn encode_attributes(line: &Line<'_>, out: &mut Vec<u8>) {
     let mut digits = itoa::Buffer::new();
     for span in line.fields.spans() {
         for field in span.fields() {
+            if trace.take(field.key, field.value) {
+                continue;
+            }
             let key = format!("{}.{}", span.name(), field.key);
             put_key_value(
                 out,
@@ -220,12 +287,14 @@ pub(super) fn encode_attributes(line: &Line<'_>, out: &mut Vec<u8>) {
         }
     }
     for field in line.fields.iter() {
-        put_key_value(
-            out,
-            RECORD_ATTRIBUTES,
-            field.key,
-            field_value(field.value, &mut digits),
-        );
+        if !trace.take(field.key, field.value) {
+            put_key_value(
+                out,
+                RECORD_ATTRIBUTES,
+                field.key,
+                field_value(field.value, &mut digits),
+            );
+        }
     }
 }
 
@@ -252,7 +321,9 @@ impl RecordEncoder {
         put_tag(record, RECORD_BODY, LEN);
         put_varint(record, body_len as u64);
         put_any_value(record, Value::Str(line.message));
-        encode_attributes(line, record);
+        let mut trace = TraceContext::default();
+        encode_attributes(line, record, &mut trace);
+        trace.encode(record);
         // The record is stamped on the calling thread: that is also when it was observed.
         put_fixed64_field(record, RECORD_OBSERVED_TIME, nanos);
         put_len_field(batch, SCOPE_LOGS_LOG_RECORDS, record);
@@ -437,6 +508,48 @@ mod tests {
             panic!()
         };
         assert_eq!(v as i64, -1);
+    }
+
+    #[test]
+    fn trace_context_takes_valid_ids_only() {
+        let mut t = TraceContext::default();
+        assert!(t.take(
+            "trace_id",
+            FieldValue::Str("4bf92f3577b34da6a3ce929d0e0e4736")
+        ));
+        assert!(t.take("span_id", FieldValue::Str("00F067AA0BA902B7")));
+        assert!(t.take("trace_flags", FieldValue::U64(1)));
+        assert_eq!(t.trace_id.unwrap()[..3], [0x4b, 0xf9, 0x2f]);
+        assert_eq!(
+            t.span_id.unwrap(),
+            [0, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7]
+        );
+        for (key, value) in [
+            (
+                "trace_id",
+                FieldValue::Str("00000000000000000000000000000000"),
+            ),
+            (
+                "trace_id",
+                FieldValue::Str("4bf92f3577b34da6a3ce929d0e0e473"),
+            ),
+            (
+                "trace_id",
+                FieldValue::Str("4bf92f3577b34da6a3ce929d0e0e473g"),
+            ),
+            ("span_id", FieldValue::Str("é0f067aa0ba902b")),
+            ("span_id", FieldValue::I64(7)),
+            ("trace_flags", FieldValue::I64(256)),
+            ("trace_flags", FieldValue::I64(-1)),
+            ("trace", FieldValue::Str("4bf92f3577b34da6a3ce929d0e0e4736")),
+        ] {
+            assert!(!t.take(key, value), "{key} = {value:?}");
+        }
+        let mut out = Vec::new();
+        t.encode(&mut out);
+        let fields: Vec<_> = Reader(&out).fields().map(|(f, _)| f).collect();
+        assert_eq!(fields, [RECORD_FLAGS, RECORD_TRACE_ID, RECORD_SPAN_ID]);
+        assert_eq!(out.len(), 5 + 18 + 10);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The exporter: a thread owned by an [`OtlpSink`](super::OtlpSink) that takes finished
 //! batches from a bounded queue and `POST`s them, retrying on 429, 502, 503, 504 and transport
-//! errors with exponential backoff and jitter (or the collector's `Retry-After`), within a
+//! errors (not on a certificate the sink does not trust) with exponential backoff and jitter (or the collector's `Retry-After`), within a
 //! retry budget per batch. It is the only thread that touches the network, so the back end
 //! never waits on the collector.
 //!
@@ -428,7 +428,13 @@ impl Exporter {
                         snippet(&r.body)
                     ))
                 }
-                Err(e) => (format!("{describe}: {e}"), None),
+                Err(failure) if !failure.retryable => {
+                    return Outcome::Failed(format!(
+                        "{describe}: {} (not retryable)",
+                        failure.message
+                    ))
+                }
+                Err(failure) => (format!("{describe}: {}", failure.message), None),
             };
             let delay = retry_after.unwrap_or_else(|| jitter(&mut self.rng, backoff));
             backoff = (backoff * 2).min(BACKOFF_MAX);

@@ -6,7 +6,8 @@
 //! buffers have grown) and hands a full or timed-out batch to a bounded queue; it never waits
 //! on the network. The sink's own exporter thread (`tachylog-otlp`, in `export.rs`) takes
 //! batches from that queue and does the HTTP, with its retries and backoff; `http.rs` is its
-//! client, `encode.rs` the protobuf both sides write.
+//! client (`ureq`, rustls with `otlp-tls`), `encode.rs` the protobuf both sides write, `env.rs`
+//! the OpenTelemetry environment variables the builder starts from.
 //!
 //! Accounting, to fit [`SinkSlot`](super::SinkSlot)'s rule: a record in a batch waiting for
 //! the exporter is not lost, so `write_line` returns `Ok` for it. When the queue is full and
@@ -20,6 +21,7 @@
 mod at_exit;
 mod builder;
 mod encode;
+mod env;
 mod export;
 mod http;
 
@@ -73,8 +75,31 @@ const HAND_OFF_RETRY: Duration = Duration::from_millis(50);
 /// with jitter, for at most [`max_retry_time`](OtlpBuilder::max_retry_time) (30 s) per batch;
 /// then its records are counted lost. Any other status is final: the status and the start of
 /// the response body are reported on stderr and the batch's records counted lost. Records the
-/// collector reports as rejected (`partial_success`) are counted lost too. Only `http://` is
-/// supported: there is no TLS; send to a local collector or a proxy that adds it.
+/// collector reports as rejected (`partial_success`) are counted lost too. A certificate the
+/// sink does not trust is final as well: retrying cannot fix it.
+///
+/// Transport: `http://`, or `https://` with the `otlp-tls` feature (rustls; the system's roots,
+/// or the CA given with [`ca_certificate_pem`](OtlpBuilder::ca_certificate_pem); a client
+/// certificate for mutual TLS with
+/// [`client_certificate_pem`](OtlpBuilder::client_certificate_pem)). Through the proxy that
+/// `HTTPS_PROXY`, `HTTP_PROXY` or `ALL_PROXY` names unless `NO_PROXY` excludes the host, or the
+/// one given with [`proxy`](OtlpBuilder::proxy). Connections are kept alive between requests.
+///
+/// Environment: every builder starts from the OpenTelemetry variables,
+/// `OTEL_EXPORTER_OTLP_LOGS_*` over `OTEL_EXPORTER_OTLP_*` (`ENDPOINT`, `HEADERS`,
+/// `COMPRESSION`, `TIMEOUT`, `CERTIFICATE`, `CLIENT_CERTIFICATE`, `CLIENT_KEY`), and
+/// `OTEL_SERVICE_NAME` over `OTEL_RESOURCE_ATTRIBUTES`; what the code sets wins. The endpoint
+/// is read only by [`OtlpSink::from_env`]: the signal's variable is used as is, the generic one
+/// gets `/v1/logs`. A value that cannot be used is ignored with a warning on stderr.
+///
+/// Trace context: a structured field `trace_id` of 32 hex digits and `span_id` of 16, on the
+/// record or on one of its `tracing` spans (the innermost wins, the record over its spans),
+/// fill the `LogRecord`'s `trace_id` and `span_id` instead of becoming attributes, and
+/// `trace_flags` (an integer from 0 to 255) its `flags`.
+///
+/// Records logged by the sink's own HTTP stack (targets `ureq*` and `rustls*`, and anything
+/// logged on its exporter thread) are not sent to it, since each request would log more; the
+/// logger's other sinks still get them.
 ///
 /// Losses are never silent: when the queue of finished batches is full (see
 /// [`queue_limit`](OtlpBuilder::queue_limit)) the newest record is dropped and counted by the
@@ -179,7 +204,23 @@ impl OtlpSink {
     /// let sink = tachylog::OtlpSink::builder("http://127.0.0.1:4318").build().unwrap();
     /// ```
     pub fn builder(endpoint: impl Into<String>) -> OtlpBuilder {
-        OtlpBuilder::new(endpoint.into())
+        OtlpBuilder::new(Some(endpoint.into()))
+    }
+
+    /// The settings for a sink sending where the environment says, as OpenTelemetry SDKs do:
+    /// `OTEL_EXPORTER_OTLP_LOGS_ENDPOINT` as is, else `OTEL_EXPORTER_OTLP_ENDPOINT` with
+    /// `/v1/logs` appended, else `http://localhost:4318/v1/logs`. The other variables apply as
+    /// to every builder (see [`OtlpSink`]).
+    ///
+    /// ```
+    /// // With OTEL_EXPORTER_OTLP_ENDPOINT unset:
+    /// # if std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT").is_none() && std::env::var_os("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT").is_none() {
+    /// let sink = tachylog::OtlpSink::from_env().build().unwrap();
+    /// assert_eq!(sink.describe_target(), "otlp http://localhost:4318/v1/logs");
+    /// # }
+    /// ```
+    pub fn from_env() -> OtlpBuilder {
+        OtlpBuilder::new(None)
     }
 
     fn new(
@@ -276,6 +317,9 @@ impl OtlpSink {
 
 impl Sink for OtlpSink {
     fn write_line(&mut self, line: &Line<'_>) -> io::Result<()> {
+        if is_own_transport(line) {
+            return Ok(());
+        }
         if self.batch_full() {
             self.hand_off();
             if self.batch_full() {
@@ -380,6 +424,14 @@ impl fmt::Debug for OtlpStats {
             .field("requests", &self.requests())
             .finish()
     }
+}
+
+/// Whether `line` was logged by this sink's own HTTP stack: `ureq` and `rustls` log through the
+/// `log` crate, which tachylog serves. Sending those records would make the exporter log more
+/// with every request it sends, without end; they still reach the logger's other sinks.
+fn is_own_transport(line: &Line<'_>) -> bool {
+    let target = line.target;
+    line.thread_name == "tachylog-otlp" || target.starts_with("ureq") || target.starts_with("rustls")
 }
 
 /// The wall-clock time `delay` from now, in nanoseconds since the Unix epoch.
