@@ -297,12 +297,15 @@ fn failure(error: ureq::Error) -> Failure {
     }
 }
 
-/// Whether an I/O error is rustls refusing the peer's certificate: no retry makes it trusted.
+/// Whether an I/O error is rustls refusing the collector's certificate, or the collector
+/// refusing ours (or its absence): retrying cannot fix either. rustls's errors reach us as
+/// text inside `io::Error`, so this reads their `Display`.
 fn is_certificate_error(error: &io::Error) -> bool {
     let text = error.to_string();
     text.contains("invalid peer certificate")
-        || text.contains("UnknownIssuer")
-        || text.contains("NotValidForName")
+        || ["CertificateRequired", "BadCertificate", "UnknownCA", "CertificateUnknown", "UnsupportedCertificate"]
+            .iter()
+            .any(|alert| text.contains(&format!("received fatal alert: {alert}")))
 }
 
 #[cfg(not(feature = "otlp-tls"))]
