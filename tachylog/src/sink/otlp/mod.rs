@@ -245,6 +245,24 @@ impl OtlpSink {
         }
     }
 
+    /// For `examples/otlp_encoder_vs_prost.rs` only, the benchmark behind the choice of
+    /// encoder: a function that encodes a record as `write_line` does, appending it to a batch.
+    /// Not a public API.
+    #[doc(hidden)]
+    pub fn __bench_record_encoder() -> impl FnMut(&Line<'_>, &mut Vec<u8>) {
+        let mut encoder = RecordEncoder::default();
+        move |line, batch| encoder.encode(line, batch)
+    }
+
+    /// For `examples/otlp_encoder_vs_prost.rs` only: the request the exporter sends for a batch
+    /// of encoded records, with a resource of string attributes and tachylog's scope. Not a
+    /// public API.
+    #[doc(hidden)]
+    pub fn __bench_request(resource: &[(&str, &str)], records: &[u8], out: &mut Vec<u8>) {
+        let resource: Vec<_> = resource.iter().map(|(k, v)| (*k, encode::Value::Str(v))).collect();
+        encode::request(&encode::resource(&resource), &encode::scope(), records, out);
+    }
+
     /// Where records go, such as `otlp http://127.0.0.1:4318/v1/logs` (also the name in error
     /// reports).
     ///
