@@ -359,28 +359,8 @@ impl OtlpBuilder {
                 reason,
             }
         })?;
-        let headers = self.headers();
-        for (name, value) in &headers {
-            let reason = if name.is_empty() || !name.bytes().all(is_token_byte) {
-                Some("the name must be a non-empty HTTP token (letters, digits, !#$%&'*+-.^_`|~)")
-            } else if value.chars().any(|c| c.is_control() && c != '\t') {
-                Some("the value may not hold control characters such as CR or LF")
-            } else if [
-                "content-length",
-                "content-type",
-                "content-encoding",
-                "host",
-                "transfer-encoding",
-                "connection",
-            ]
-            .iter()
-            .any(|reserved| name.eq_ignore_ascii_case(reserved))
-            {
-                Some("this header is set by the sink itself")
-            } else {
-                None
-            };
-            if let Some(reason) = reason {
+        for (name, value) in &self.headers {
+            if let Some(reason) = header_problem(name, value) {
                 return Err(OtlpError::InvalidHeader {
                     url,
                     name: name.clone(),
@@ -388,8 +368,21 @@ impl OtlpBuilder {
                 });
             }
         }
+        let mut warnings = self.env.warnings.clone();
+        let headers: Vec<(String, String)> = self
+            .headers()
+            .into_iter()
+            .filter(|(name, value)| match header_problem(name, value) {
+                // Only the environment's can be wrong here: ignored, as the specification asks.
+                Some(reason) => {
+                    warnings.push(format!("ignoring the header {name:?} from OTEL_EXPORTER_OTLP_[LOGS_]HEADERS: {reason}"));
+                    false
+                }
+                None => true,
+            })
+            .collect();
         let describe = format!("otlp {}", endpoint.url());
-        for warning in &self.env.warnings {
+        for warning in &warnings {
             eprintln!("tachylog: sink {describe}: {warning}");
         }
         let proxy = http::proxy_for(&endpoint, self.proxy.as_deref(), &|name| {
@@ -442,6 +435,7 @@ impl OtlpBuilder {
         let handle = std::thread::Builder::new()
             .name("tachylog-otlp".into())
             .spawn(move || {
+                super::mark_exporter_thread();
                 exporter.run();
                 let _ = done_tx.send(());
             })
@@ -519,6 +513,30 @@ impl OtlpBuilder {
             )
             .collect();
         encode::resource(&attributes)
+    }
+}
+
+/// Why a header cannot be sent, if it cannot.
+fn header_problem(name: &str, value: &str) -> Option<&'static str> {
+    const RESERVED: [&str; 6] = [
+        "content-length",
+        "content-type",
+        "content-encoding",
+        "host",
+        "transfer-encoding",
+        "connection",
+    ];
+    if name.is_empty() || !name.bytes().all(is_token_byte) {
+        Some("the name must be a non-empty HTTP token (letters, digits, !#$%&'*+-.^_`|~)")
+    } else if value.chars().any(|c| c.is_control() && c != '\t') {
+        Some("the value may not hold control characters such as CR or LF")
+    } else if RESERVED
+        .iter()
+        .any(|reserved| name.eq_ignore_ascii_case(reserved))
+    {
+        Some("this header is set by the sink itself")
+    } else {
+        None
     }
 }
 

@@ -303,9 +303,15 @@ fn failure(error: ureq::Error) -> Failure {
 fn is_certificate_error(error: &io::Error) -> bool {
     let text = error.to_string();
     text.contains("invalid peer certificate")
-        || ["CertificateRequired", "BadCertificate", "UnknownCA", "CertificateUnknown", "UnsupportedCertificate"]
-            .iter()
-            .any(|alert| text.contains(&format!("received fatal alert: {alert}")))
+        || [
+            "CertificateRequired",
+            "BadCertificate",
+            "UnknownCA",
+            "CertificateUnknown",
+            "UnsupportedCertificate",
+        ]
+        .iter()
+        .any(|alert| text.contains(&format!("received fatal alert: {alert}")))
 }
 
 #[cfg(not(feature = "otlp-tls"))]

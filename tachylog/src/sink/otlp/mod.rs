@@ -79,10 +79,8 @@ const HAND_OFF_RETRY: Duration = Duration::from_millis(50);
 /// sink does not trust is final as well: retrying cannot fix it.
 ///
 /// Transport: `http://`, or `https://` with the `otlp-tls` feature (rustls; the system's roots,
-/// or the CA given with [`ca_certificate_pem`](OtlpBuilder::ca_certificate_pem); a client
-/// certificate for mutual TLS with
-/// [`client_certificate_pem`](OtlpBuilder::client_certificate_pem)). Through the proxy that
-/// `HTTPS_PROXY`, `HTTP_PROXY` or `ALL_PROXY` names unless `NO_PROXY` excludes the host, or the
+/// or the CA given with `OtlpBuilder::ca_certificate_pem`; a client certificate for mutual
+/// TLS with `client_certificate_pem`). Through the proxy that `HTTPS_PROXY`, `HTTP_PROXY` or `ALL_PROXY` names unless `NO_PROXY` excludes the host, or the
 /// one given with [`proxy`](OtlpBuilder::proxy). Connections are kept alive between requests.
 ///
 /// Environment: every builder starts from the OpenTelemetry variables,
@@ -97,9 +95,8 @@ const HAND_OFF_RETRY: Duration = Duration::from_millis(50);
 /// fill the `LogRecord`'s `trace_id` and `span_id` instead of becoming attributes, and
 /// `trace_flags` (an integer from 0 to 255) its `flags`.
 ///
-/// Records logged by the sink's own HTTP stack (targets `ureq*` and `rustls*`, and anything
-/// logged on its exporter thread) are not sent to it, since each request would log more; the
-/// logger's other sinks still get them.
+/// What the sink's own HTTP stack (`ureq`, `rustls`) logs on its exporter thread is dropped,
+/// as OpenTelemetry SDKs suppress their exporters' own telemetry: each request would log more.
 ///
 /// Losses are never silent: when the queue of finished batches is full (see
 /// [`queue_limit`](OtlpBuilder::queue_limit)) the newest record is dropped and counted by the
@@ -259,7 +256,10 @@ impl OtlpSink {
     /// public API.
     #[doc(hidden)]
     pub fn __bench_request(resource: &[(&str, &str)], records: &[u8], out: &mut Vec<u8>) {
-        let resource: Vec<_> = resource.iter().map(|(k, v)| (*k, encode::Value::Str(v))).collect();
+        let resource: Vec<_> = resource
+            .iter()
+            .map(|(k, v)| (*k, encode::Value::Str(v)))
+            .collect();
         encode::request(&encode::resource(&resource), &encode::scope(), records, out);
     }
 
@@ -444,12 +444,30 @@ impl fmt::Debug for OtlpStats {
     }
 }
 
-/// Whether `line` was logged by this sink's own HTTP stack: `ureq` and `rustls` log through the
-/// `log` crate, which tachylog serves. Sending those records would make the exporter log more
-/// with every request it sends, without end; they still reach the logger's other sinks.
+/// Whether `line` was logged on an exporter's thread. Such records never come through the
+/// `log` bridge, which drops them (see [`on_exporter_thread`]); this catches those that take
+/// another way in (`tracing-log`).
 fn is_own_transport(line: &Line<'_>) -> bool {
-    let target = line.target;
-    line.thread_name == "tachylog-otlp" || target.starts_with("ureq") || target.starts_with("rustls")
+    line.thread_name == "tachylog-otlp"
+}
+
+thread_local! {
+    /// Set once, on each exporter's thread, before it sends anything.
+    static EXPORTER_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks the calling thread as an exporter's.
+fn mark_exporter_thread() {
+    EXPORTER_THREAD.with(|t| t.set(true));
+}
+
+/// Whether the calling thread is an `OtlpSink`'s exporter. `ureq` and `rustls` log through the
+/// `log` crate, which tachylog may serve: the `log` bridge drops what this thread logs, as
+/// OpenTelemetry SDKs suppress their exporters' own telemetry, since sending it would make
+/// every request log more, without end, and a sink that is failing would look as if it
+/// worked. One thread-local read.
+pub(crate) fn on_exporter_thread() -> bool {
+    EXPORTER_THREAD.with(|t| t.get())
 }
 
 /// The wall-clock time `delay` from now, in nanoseconds since the Unix epoch.
