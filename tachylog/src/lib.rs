@@ -63,6 +63,7 @@
 //! - `color` (default): the level coloured on a terminal (`ColorChoice`, `Builder::color`);
 //!   without it the console is never coloured.
 //! - `otlp`: `OtlpSink`, OTLP/HTTP logs to an OpenTelemetry collector.
+//! - `otlp-tls`: `https://` for `OtlpSink` (rustls), with custom CAs and client certificates.
 //! - `tracing`: `tracing_layer()`, a `tracing_subscriber` layer.
 //! - `testing`: `FaultSink` and `Faults`, which inject sink failures; a test tool.
 

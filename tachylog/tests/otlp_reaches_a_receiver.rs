@@ -5,9 +5,13 @@
 //! a 400 loses the batch, counted and announced; a collector that starts late still gets
 //! everything; hostile messages arrive intact; a full queue drops records and counts each one;
 //! what cannot be sent before the shutdown deadline is reported on stderr; `exit()` with the
-//! logger running still delivers, and so does SIGTERM. The receiver is in `otlp/receiver.rs`.
+//! logger running still delivers, and so does SIGTERM; the OpenTelemetry environment variables
+//! set the endpoint, headers and compression; records that the sink's own HTTP stack logs are
+//! not fed back to it. The receiver is in `otlp/receiver.rs`.
 #![cfg(feature = "otlp")]
 
+#[path = "otlp/child.rs"]
+mod child;
 mod common;
 #[path = "otlp/receiver.rs"]
 mod receiver;
@@ -15,11 +19,11 @@ mod receiver;
 use opentelemetry_proto::tonic::collector::logs::v1::{
     ExportLogsPartialSuccess, ExportLogsServiceResponse,
 };
-use opentelemetry_proto::tonic::common::v1::{any_value, KeyValue};
+use opentelemetry_proto::tonic::common::v1::any_value;
 use opentelemetry_proto::tonic::logs::v1::LogRecord;
 use prost::Message as _;
-use receiver::{delivered, Receiver, Reply};
-use std::collections::{HashMap, HashSet};
+use receiver::{attributes, body, delivered, int, numbers, string, Receiver, Reply};
+use std::collections::HashMap;
 use std::net::TcpListener;
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -30,56 +34,6 @@ fn unix_nanos() -> u64 {
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_nanos() as u64
-}
-
-fn attributes(list: &[KeyValue]) -> HashMap<String, any_value::Value> {
-    list.iter()
-        .map(|kv| {
-            (
-                kv.key.clone(),
-                kv.value
-                    .clone()
-                    .and_then(|v| v.value)
-                    .expect("attribute without a value"),
-            )
-        })
-        .collect()
-}
-
-fn string(v: &any_value::Value) -> &str {
-    match v {
-        any_value::Value::StringValue(s) => s,
-        other => panic!("not a string: {other:?}"),
-    }
-}
-
-fn int(v: &any_value::Value) -> i64 {
-    match v {
-        any_value::Value::IntValue(i) => *i,
-        other => panic!("not an int: {other:?}"),
-    }
-}
-
-fn body(record: &LogRecord) -> &str {
-    string(
-        record
-            .body
-            .as_ref()
-            .and_then(|b| b.value.as_ref())
-            .expect("record without a body"),
-    )
-}
-
-/// The numbers `n` of the `record n` bodies, asserting none arrived twice.
-fn numbers(records: &[LogRecord]) -> Vec<u64> {
-    let mut seen = HashSet::new();
-    let mut out: Vec<u64> = records
-        .iter()
-        .filter_map(|r| body(r).strip_prefix("record ")?.parse().ok())
-        .inspect(|n| assert!(seen.insert(*n), "record {n} arrived twice"))
-        .collect();
-    out.sort_unstable();
-    out
 }
 
 fn builder(receiver: &Receiver) -> OtlpBuilder {
@@ -643,4 +597,107 @@ fn structured_fields_arrive_as_typed_attributes() {
     let b = typed("log key-values");
     assert_eq!(b["user"], Some(V::IntValue(7)));
     assert_eq!(b["admin"], Some(V::BoolValue(false)));
+}
+
+/// `OtlpSink::from_env` in a child with the OpenTelemetry variables set: the logs endpoint is
+/// used as is (no `/v1/logs` appended), the logs headers replace the generic ones and their
+/// values are percent-decoded, compression is off, the timeout parses; an unusable protocol or
+/// header is ignored with a warning.
+#[test]
+fn the_environment_variables_set_endpoint_headers_and_compression() {
+    let scenario = "the_environment_variables_set_endpoint_headers_and_compression";
+    if child::is_child(scenario) {
+        let sink = OtlpSink::from_env()
+            .batch_timeout(Duration::from_millis(50))
+            .build()
+            .unwrap();
+        println!("target: {}", sink.describe_target());
+        let guard = init(sink);
+        for i in 0..20u64 {
+            tachylog::info!("record {}", i);
+        }
+        drop(guard);
+        return;
+    }
+    let _lock = common::logger_lock();
+    let receiver = Receiver::start();
+    let run = child::run_child(
+        scenario,
+        &[
+            (
+                "OTEL_EXPORTER_OTLP_ENDPOINT",
+                "http://127.0.0.1:9/generic".to_string(),
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT",
+                format!("{}/custom/logs", receiver.url()),
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "authorization=Bearer%20generic".into(),
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_LOGS_HEADERS",
+                "authorization=Bearer%20logs%3D%3D,x-tenant=shop,content-type=text%2Fplain".into(),
+            ),
+            ("OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", "none".into()),
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "3000".into()),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc".into()),
+        ],
+    );
+    assert!(run.status.success(), "{run}");
+    assert!(
+        run.stdout
+            .contains(&format!("target: otlp {}/custom/logs", receiver.url())),
+        "{run}"
+    );
+    assert!(
+        run.stderr.contains(
+            "ignoring OTEL_EXPORTER_OTLP_PROTOCOL=\"grpc\": tachylog sends http/protobuf only"
+        ),
+        "{run}"
+    );
+    assert!(
+        run.stderr.contains("ignoring the header \"content-type\""),
+        "{run}"
+    );
+    let received = receiver.received.lock().unwrap();
+    assert_eq!(numbers(&delivered(&received)), (0..20).collect::<Vec<_>>());
+    for r in received.iter() {
+        assert_eq!(r.path, "/custom/logs");
+        assert_eq!(r.headers["authorization"], "Bearer logs==");
+        assert_eq!(r.headers["x-tenant"], "shop");
+        assert_eq!(r.headers["content-type"], "application/x-protobuf");
+        assert!(!r.headers.contains_key("content-encoding"));
+    }
+}
+
+/// `ureq` and `rustls` log through the `log` crate, which tachylog serves: at TRACE, every
+/// request would log records that the sink would send, which would log more. What the exporter's
+/// thread logs is dropped; the same crates used by the application still log.
+#[test]
+fn the_exporters_own_logs_are_not_sent_back() {
+    let _lock = common::logger_lock();
+    let _dog = common::watchdog("feedback test", Duration::from_secs(60));
+    let receiver = Receiver::start();
+    let guard = init(builder(&receiver).build().unwrap());
+    for i in 0..200u64 {
+        tachylog::info!("record {}", i);
+    }
+    log::debug!(target: "ureq::pool", "the application's own ureq");
+    receiver.wait_until("200 records", |r| delivered(r).len() >= 201);
+    // Quiet for a while: nothing more may come, though each request made ureq log.
+    thread::sleep(Duration::from_millis(500));
+    drop(guard);
+    let records = receiver.delivered();
+    assert_eq!(
+        records.len(),
+        201,
+        "{:?}",
+        records
+            .iter()
+            .map(body)
+            .filter(|b| !b.starts_with("record "))
+            .collect::<Vec<_>>()
+    );
 }

@@ -6,6 +6,13 @@
 
 use opentelemetry::trace::{TraceContextExt, Tracer, TracerProvider as _};
 
+/// With the `otlp` feature, the records also go to an OTLP receiver on loopback, which checks
+/// the `LogRecord`'s own `trace_id`, `span_id` and `flags`.
+#[cfg(feature = "otlp")]
+#[path = "otlp/receiver.rs"]
+#[allow(dead_code)]
+mod receiver;
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -18,7 +25,17 @@ fn records_inside_a_span_carry_its_ids_in_every_format() {
         dir.path().join("a.jsonl"),
         dir.path().join("a.logfmt"),
     );
-    let guard = tachylog::builder()
+    #[cfg(feature = "otlp")]
+    let collector = receiver::Receiver::start();
+    let builder = tachylog::builder();
+    #[cfg(feature = "otlp")]
+    let builder = builder.sink(
+        tachylog::OtlpSink::builder(collector.url())
+            .batch_timeout(std::time::Duration::from_millis(50))
+            .build()
+            .unwrap(),
+    );
+    let guard = builder
         .file(&text)
         .file(&json)
         .sink_format(tachylog::Format::Json)
@@ -66,6 +83,35 @@ fn records_inside_a_span_carry_its_ids_in_every_format() {
     };
     tachylog::flush();
     drop(guard);
+
+    #[cfg(feature = "otlp")]
+    {
+        let records = collector.delivered();
+        let find = |marker: &str| {
+            records
+                .iter()
+                .find(|r| receiver::body(r).contains(marker))
+                .unwrap_or_else(|| panic!("no OTLP record with {marker}"))
+                .clone()
+        };
+        for marker in ["inside the span", "from the log facade"] {
+            let record = find(marker);
+            assert_eq!(
+                hex(&record.trace_id),
+                trace_id,
+                "the LogRecord's own trace_id"
+            );
+            assert_eq!(hex(&record.span_id), span_id);
+            assert_eq!(record.flags & 0xff, 1);
+            let attributes = receiver::attributes(&record.attributes);
+            assert!(
+                !attributes.contains_key("trace_id"),
+                "ids are fields of the record, not attributes"
+            );
+        }
+        let outside = find("outside any span");
+        assert!(outside.trace_id.is_empty() && outside.span_id.is_empty());
+    }
 
     let read = |path| std::fs::read_to_string(path).unwrap();
     let (text, json, logfmt) = (read(&text), read(&json), read(&logfmt));

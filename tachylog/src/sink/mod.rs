@@ -29,6 +29,8 @@ pub use file::FileSink;
 pub(crate) use otlp::{deliver_before_exit, mark_exiting};
 #[cfg(feature = "otlp")]
 pub use otlp::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats};
+#[cfg(feature = "otlp")]
+pub(crate) use otlp::on_exporter_thread;
 #[cfg(feature = "rolling")]
 pub use rolling::{Compression, FileNamePatternError, Period, RollingFile, RollingFileBuilder};
 #[cfg(feature = "syslog")]

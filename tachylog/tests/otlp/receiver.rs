@@ -2,14 +2,16 @@
 //! connection (HTTP/1.1, keep-alive), decoding each request with the official protobuf
 //! definitions (`opentelemetry-proto`, `prost`) after gunzipping it if it says gzip, and
 //! answering as the test scripts it. Every loop is bounded: it stops when dropped or after
-//! 120 s.
+//! 120 s. Also the helpers that read what it received.
+#![allow(dead_code)] // each test binary uses its own part
 
 use opentelemetry_proto::tonic::collector::logs::v1::{
     ExportLogsServiceRequest, ExportLogsServiceResponse,
 };
+use opentelemetry_proto::tonic::common::v1::{any_value, KeyValue};
 use opentelemetry_proto::tonic::logs::v1::LogRecord;
 use prost::Message as _;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -165,6 +167,56 @@ pub fn delivered(received: &[Received]) -> Vec<LogRecord> {
         .flat_map(|rl| &rl.scope_logs)
         .flat_map(|sl| sl.log_records.iter().cloned())
         .collect()
+}
+
+pub fn attributes(list: &[KeyValue]) -> HashMap<String, any_value::Value> {
+    list.iter()
+        .map(|kv| {
+            (
+                kv.key.clone(),
+                kv.value
+                    .clone()
+                    .and_then(|v| v.value)
+                    .expect("attribute without a value"),
+            )
+        })
+        .collect()
+}
+
+pub fn string(v: &any_value::Value) -> &str {
+    match v {
+        any_value::Value::StringValue(s) => s,
+        other => panic!("not a string: {other:?}"),
+    }
+}
+
+pub fn int(v: &any_value::Value) -> i64 {
+    match v {
+        any_value::Value::IntValue(i) => *i,
+        other => panic!("not an int: {other:?}"),
+    }
+}
+
+pub fn body(record: &LogRecord) -> &str {
+    string(
+        record
+            .body
+            .as_ref()
+            .and_then(|b| b.value.as_ref())
+            .expect("record without a body"),
+    )
+}
+
+/// The numbers `n` of the `record n` bodies, asserting none arrived twice.
+pub fn numbers(records: &[LogRecord]) -> Vec<u64> {
+    let mut seen = HashSet::new();
+    let mut out: Vec<u64> = records
+        .iter()
+        .filter_map(|r| body(r).strip_prefix("record ")?.parse().ok())
+        .inspect(|n| assert!(seen.insert(*n), "record {n} arrived twice"))
+        .collect();
+    out.sort_unstable();
+    out
 }
 
 /// Serves one keep-alive connection until the peer closes it or the receiver stops.

@@ -1,9 +1,11 @@
 //! The settings of an [`OtlpSink`] and the errors of building one. Runs on the thread that
-//! builds the sink; [`OtlpBuilder::build`] starts the exporter's thread.
+//! builds the sink; [`OtlpBuilder::build`] starts the exporter's thread. A builder starts from
+//! the OpenTelemetry environment variables (`env.rs`); what the code sets wins.
 
 use super::encode::{self, Value};
+use super::env::{EnvConfig, DEFAULT_ENDPOINT};
 use super::export::{self, Exporter, Settings, Shared};
-use super::http::{Client, Endpoint};
+use super::http::{self, Client, Endpoint, Pem, TlsFiles};
 use super::OtlpSink;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
@@ -11,14 +13,15 @@ use std::time::Duration;
 /// Why an [`OtlpSink`] could not be built.
 ///
 /// ```
-/// let err = tachylog::OtlpSink::builder("https://collector:4318").build().unwrap_err();
-/// assert!(err.to_string().contains("https://collector:4318"));
+/// let err = tachylog::OtlpSink::builder("collector:4318").build().unwrap_err();
+/// assert!(err.to_string().contains("collector:4318"));
 /// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum OtlpError {
-    /// The endpoint is not an `http://host[:port][/path]` URL.
-    #[error("invalid OTLP endpoint {url:?}: {reason} (expected http://host:port, such as http://127.0.0.1:4318)")]
+    /// The endpoint is not an `http[s]://host[:port][/path]` URL, or is `https://` without the
+    /// `otlp-tls` feature.
+    #[error("invalid OTLP endpoint {url:?}: {reason} (expected http://host:port or https://host:port, such as http://127.0.0.1:4318)")]
     InvalidEndpoint {
         /// The endpoint as given.
         url: String,
@@ -34,6 +37,15 @@ pub enum OtlpError {
         name: String,
         /// What is wrong with it.
         reason: &'static str,
+    },
+    /// The proxy, a certificate or a key cannot be used: a file that cannot be read, PEM
+    /// without a certificate or key, a malformed proxy URL.
+    #[error("cannot connect to OTLP endpoint {url} as configured: {reason}")]
+    Transport {
+        /// The endpoint.
+        url: String,
+        /// What is wrong, with the file or URL involved.
+        reason: String,
     },
     /// The exporter's thread could not be started.
     #[error("cannot start the OTLP exporter thread for {url}: {source}")]
@@ -64,9 +76,16 @@ pub enum OtlpError {
 #[derive(Debug, Clone)]
 pub struct OtlpBuilder {
     endpoint: String,
+    /// The endpoint came from `OTEL_EXPORTER_OTLP_LOGS_ENDPOINT`: no `/v1/logs` is appended.
+    endpoint_exact: bool,
     service_name: Option<String>,
     resource_attributes: Vec<(String, String)>,
     headers: Vec<(String, String)>,
+    /// The proxy set by the code (`Some("")`: none); `None`: the environment's.
+    proxy: Option<String>,
+    tls: TlsFiles,
+    /// What the environment said, for what the code did not set.
+    env: EnvConfig,
     gzip: bool,
     max_batch_records: usize,
     batch_timeout: Duration,
@@ -79,25 +98,47 @@ pub struct OtlpBuilder {
 }
 
 impl OtlpBuilder {
-    pub(super) fn new(endpoint: String) -> OtlpBuilder {
+    /// Settings from the environment, with `endpoint` if given (else the environment's, else
+    /// `http://localhost:4318`).
+    pub(super) fn new(endpoint: Option<String>) -> OtlpBuilder {
+        let env = EnvConfig::read(&|name| std::env::var(name).ok());
+        let (endpoint, endpoint_exact) = match endpoint {
+            Some(endpoint) => (endpoint, false),
+            None => env
+                .endpoint
+                .clone()
+                .unwrap_or_else(|| (DEFAULT_ENDPOINT.to_string(), false)),
+        };
+        let mut tls = TlsFiles::default();
+        if let Some(ca) = &env.ca_file {
+            tls.ca = Some(Pem::File(ca.clone()));
+        }
+        if let Some((cert, key)) = &env.client_files {
+            tls.client = Some((Pem::File(cert.clone()), Pem::File(key.clone())));
+        }
         OtlpBuilder {
             endpoint,
+            endpoint_exact,
             service_name: None,
             resource_attributes: Vec::new(),
             headers: Vec::new(),
-            gzip: true,
+            proxy: None,
+            tls,
+            gzip: env.gzip.unwrap_or(true),
             max_batch_records: 512,
             batch_timeout: Duration::from_secs(1),
             queue_batches: 64,
             queue_bytes: 32 << 20,
             connect_timeout: Duration::from_secs(2),
-            request_timeout: Duration::from_secs(10),
+            request_timeout: env.timeout.unwrap_or(Duration::from_secs(10)),
             max_retry_time: Duration::from_secs(30),
             shutdown_timeout: Duration::from_secs(5),
+            env,
         }
     }
 
-    /// The `service.name` resource attribute (default: the executable's file name).
+    /// The `service.name` resource attribute (default: `OTEL_SERVICE_NAME`, else a
+    /// `service.name` in `OTEL_RESOURCE_ATTRIBUTES`, else the executable's file name).
     ///
     /// ```
     /// let b = tachylog::OtlpSink::builder("http://127.0.0.1:4318").service_name("shop");
@@ -108,7 +149,8 @@ impl OtlpBuilder {
     }
 
     /// Adds a string attribute to the resource of every batch, or replaces one of the
-    /// defaults (`service.name`, `host.name`, `process.pid`, `telemetry.sdk.*`).
+    /// defaults (`service.name`, `host.name`, `process.pid`, `telemetry.sdk.*`) or of
+    /// `OTEL_RESOURCE_ATTRIBUTES`.
     ///
     /// ```
     /// let b = tachylog::OtlpSink::builder("http://127.0.0.1:4318")
@@ -119,7 +161,8 @@ impl OtlpBuilder {
         self
     }
 
-    /// Adds a header to every request, such as `authorization`. Checked by
+    /// Adds a header to every request, such as `authorization`; it replaces a header of the
+    /// same name from `OTEL_EXPORTER_OTLP_[LOGS_]HEADERS`. Checked by
     /// [`build`](OtlpBuilder::build): the name must be an HTTP token, the value free of
     /// control characters.
     ///
@@ -131,7 +174,8 @@ impl OtlpBuilder {
         self
     }
 
-    /// Whether request bodies are gzip-compressed (`Content-Encoding: gzip`; default on).
+    /// Whether request bodies are gzip-compressed (`Content-Encoding: gzip`; default on, or
+    /// as `OTEL_EXPORTER_OTLP_[LOGS_]COMPRESSION` says: `gzip` or `none`).
     ///
     /// ```
     /// let b = tachylog::OtlpSink::builder("http://127.0.0.1:4318").gzip(false);
@@ -177,8 +221,9 @@ impl OtlpBuilder {
         self
     }
 
-    /// How long a connect may take, and one whole request (connect, send, response; default
-    /// 2 s and 10 s). A request that times out is retried.
+    /// How long a connect may take (TCP, proxy and TLS handshakes), and one whole request
+    /// (connect, send, response; default 2 s, and 10 s or
+    /// `OTEL_EXPORTER_OTLP_[LOGS_]TIMEOUT` milliseconds). A request that times out is retried.
     ///
     /// ```
     /// use std::time::Duration;
@@ -188,6 +233,90 @@ impl OtlpBuilder {
     pub fn timeouts(mut self, connect: Duration, request: Duration) -> Self {
         self.connect_timeout = connect.max(Duration::from_millis(1));
         self.request_timeout = request.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Sends through this proxy instead of the one the environment names (`HTTPS_PROXY` for an
+    /// `https://` endpoint, `HTTP_PROXY` for `http://`, else `ALL_PROXY`, unless `NO_PROXY`
+    /// names the host). An `http://` proxy is asked to `CONNECT` to the collector, so TLS goes
+    /// end to end; `socks5://` works too. An empty string means no proxy at all.
+    ///
+    /// ```
+    /// let b = tachylog::OtlpSink::builder("http://collector.internal:4318").proxy("http://proxy:3128");
+    /// let direct = tachylog::OtlpSink::builder("http://127.0.0.1:4318").proxy("");
+    /// ```
+    pub fn proxy(mut self, url: impl Into<String>) -> Self {
+        self.proxy = Some(url.into());
+        self
+    }
+
+    /// Trusts only the CA certificates in `pem` (one or more `-----BEGIN CERTIFICATE-----`
+    /// blocks) for an `https://` endpoint, instead of the system's roots. The default is
+    /// `OTEL_EXPORTER_OTLP_[LOGS_]CERTIFICATE`, a file, else the system's roots.
+    ///
+    /// ```no_run
+    /// let ca = std::fs::read("/etc/otel/ca.pem").unwrap();
+    /// let sink = tachylog::OtlpSink::builder("https://collector:4318").ca_certificate_pem(ca).build().unwrap();
+    /// ```
+    #[cfg(feature = "otlp-tls")]
+    pub fn ca_certificate_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.tls.ca = Some(Pem::Text(pem.into()));
+        self
+    }
+
+    /// Like [`ca_certificate_pem`](OtlpBuilder::ca_certificate_pem), reading the file when the
+    /// sink is built.
+    ///
+    /// ```no_run
+    /// let sink = tachylog::OtlpSink::builder("https://collector:4318")
+    ///     .ca_certificate_file("/etc/otel/ca.pem")
+    ///     .build()
+    ///     .unwrap();
+    /// ```
+    #[cfg(feature = "otlp-tls")]
+    pub fn ca_certificate_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.tls.ca = Some(Pem::File(path.into()));
+        self
+    }
+
+    /// Presents this client certificate (PEM chain, leaf first) with its private key (PEM:
+    /// PKCS#8, PKCS#1 or SEC1) to a collector that asks for one (mutual TLS). The default is
+    /// `OTEL_EXPORTER_OTLP_[LOGS_]CLIENT_CERTIFICATE` and `..._CLIENT_KEY`, files.
+    ///
+    /// ```no_run
+    /// let cert = std::fs::read("/etc/otel/client.pem").unwrap();
+    /// let key = std::fs::read("/etc/otel/client.key").unwrap();
+    /// let sink = tachylog::OtlpSink::builder("https://collector:4318")
+    ///     .client_certificate_pem(cert, key)
+    ///     .build()
+    ///     .unwrap();
+    /// ```
+    #[cfg(feature = "otlp-tls")]
+    pub fn client_certificate_pem(
+        mut self,
+        chain: impl Into<Vec<u8>>,
+        key: impl Into<Vec<u8>>,
+    ) -> Self {
+        self.tls.client = Some((Pem::Text(chain.into()), Pem::Text(key.into())));
+        self
+    }
+
+    /// Like [`client_certificate_pem`](OtlpBuilder::client_certificate_pem), reading the files
+    /// when the sink is built.
+    ///
+    /// ```no_run
+    /// let sink = tachylog::OtlpSink::builder("https://collector:4318")
+    ///     .client_certificate_files("/etc/otel/client.pem", "/etc/otel/client.key")
+    ///     .build()
+    ///     .unwrap();
+    /// ```
+    #[cfg(feature = "otlp-tls")]
+    pub fn client_certificate_files(
+        mut self,
+        chain: impl Into<std::path::PathBuf>,
+        key: impl Into<std::path::PathBuf>,
+    ) -> Self {
+        self.tls.client = Some((Pem::File(chain.into()), Pem::File(key.into())));
         self
     }
 
@@ -224,26 +353,61 @@ impl OtlpBuilder {
     /// ```
     pub fn build(self) -> Result<OtlpSink, OtlpError> {
         let url = self.endpoint.clone();
-        let endpoint =
-            Endpoint::parse(&self.endpoint).map_err(|reason| OtlpError::InvalidEndpoint { url: url.clone(), reason })?;
+        let endpoint = Endpoint::parse(&self.endpoint, self.endpoint_exact).map_err(|reason| {
+            OtlpError::InvalidEndpoint {
+                url: url.clone(),
+                reason,
+            }
+        })?;
         for (name, value) in &self.headers {
-            let reason = if name.is_empty() || !name.bytes().all(is_token_byte) {
-                Some("the name must be a non-empty HTTP token (letters, digits, !#$%&'*+-.^_`|~)")
-            } else if value.chars().any(|c| c.is_control() && c != '\t') {
-                Some("the value may not hold control characters such as CR or LF")
-            } else if ["content-length", "content-type", "content-encoding", "host", "transfer-encoding", "connection"]
-                .iter()
-                .any(|reserved| name.eq_ignore_ascii_case(reserved))
-            {
-                Some("this header is set by the sink itself")
-            } else {
-                None
-            };
-            if let Some(reason) = reason {
-                return Err(OtlpError::InvalidHeader { url, name: name.clone(), reason });
+            if let Some(reason) = header_problem(name, value) {
+                return Err(OtlpError::InvalidHeader {
+                    url,
+                    name: name.clone(),
+                    reason,
+                });
             }
         }
-        let describe = format!("otlp http://{}:{}{}", endpoint.host, endpoint.port, endpoint.path);
+        let mut warnings = self.env.warnings.clone();
+        let headers: Vec<(String, String)> = self
+            .headers()
+            .into_iter()
+            .filter(|(name, value)| match header_problem(name, value) {
+                // Only the environment's can be wrong here: ignored, as the specification asks.
+                Some(reason) => {
+                    warnings.push(format!("ignoring the header {name:?} from OTEL_EXPORTER_OTLP_[LOGS_]HEADERS: {reason}"));
+                    false
+                }
+                None => true,
+            })
+            .collect();
+        let describe = format!("otlp {}", endpoint.url());
+        for warning in &warnings {
+            eprintln!("tachylog: sink {describe}: {warning}");
+        }
+        let proxy = http::proxy_for(&endpoint, self.proxy.as_deref(), &|name| {
+            self.env.proxy_var(name)
+        });
+        let client = Client::new(
+            &endpoint,
+            &headers,
+            self.gzip,
+            self.connect_timeout,
+            proxy.as_ref().map(|(proxy, _)| proxy.as_str()),
+            &self.tls,
+        )
+        .map_err(|reason| {
+            let reason = match &proxy {
+                Some((_, from)) if reason.starts_with("invalid proxy") => {
+                    format!("{reason} (from {from})")
+                }
+                _ => reason,
+            };
+            OtlpError::Transport {
+                url: url.clone(),
+                reason,
+            }
+        })?;
         let shared = Arc::new(Shared::new(
             self.queue_batches,
             self.queue_bytes,
@@ -253,7 +417,7 @@ impl OtlpBuilder {
         super::at_exit::register(&shared);
         let exporter = Exporter {
             shared: shared.clone(),
-            client: Client::new(endpoint, &self.headers, self.gzip, self.connect_timeout),
+            client,
             settings: Settings {
                 describe: describe.clone(),
                 resource: self.resource(),
@@ -271,6 +435,7 @@ impl OtlpBuilder {
         let handle = std::thread::Builder::new()
             .name("tachylog-otlp".into())
             .spawn(move || {
+                super::mark_exporter_thread();
                 exporter.run();
                 let _ = done_tx.send(());
             })
@@ -285,15 +450,39 @@ impl OtlpBuilder {
         ))
     }
 
-    /// The encoded resource: the default attributes, less those the user replaces, then the
-    /// user's.
+    /// The headers of every request: the environment's, less those the code replaces, then the
+    /// code's.
+    fn headers(&self) -> Vec<(String, String)> {
+        let replaced = |key: &str| {
+            self.headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case(key))
+        };
+        let env = self.env.headers.iter().filter(|(k, _)| !replaced(k));
+        env.chain(&self.headers).cloned().collect()
+    }
+
+    /// The encoded resource: the default attributes, less those the environment or the code
+    /// replaces, then the environment's (`OTEL_RESOURCE_ATTRIBUTES`, `OTEL_SERVICE_NAME`) less
+    /// those the code replaces, then the code's.
     fn resource(&self) -> Vec<u8> {
-        let service = self.service_name.clone().unwrap_or_else(|| {
-            std::env::current_exe()
-                .ok()
-                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-                .unwrap_or_else(|| "unknown_service".to_string())
-        });
+        let by_code = |key: &str| self.resource_attributes.iter().any(|(k, _)| k == key);
+        let env_service = self
+            .env
+            .resource
+            .iter()
+            .find(|(k, _)| k == "service.name")
+            .map(|(_, v)| v.clone());
+        let service = self
+            .service_name
+            .clone()
+            .or(env_service)
+            .unwrap_or_else(|| {
+                std::env::current_exe()
+                    .ok()
+                    .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .unwrap_or_else(|| "unknown_service".to_string())
+            });
         let host = crate::sink::system_hostname();
         let defaults = [
             ("service.name", Value::Str(&service)),
@@ -301,15 +490,53 @@ impl OtlpBuilder {
             ("process.pid", Value::Int(i64::from(std::process::id()))),
             ("telemetry.sdk.name", Value::Str("tachylog")),
             ("telemetry.sdk.language", Value::Str("rust")),
-            ("telemetry.sdk.version", Value::Str(env!("CARGO_PKG_VERSION"))),
+            (
+                "telemetry.sdk.version",
+                Value::Str(env!("CARGO_PKG_VERSION")),
+            ),
         ];
-        let replaced = |key: &str| self.resource_attributes.iter().any(|(k, _)| k == key);
+        let by_env =
+            |key: &str| key != "service.name" && self.env.resource.iter().any(|(k, _)| k == key);
+        let from_env = self
+            .env
+            .resource
+            .iter()
+            .filter(|(k, _)| k != "service.name" && !by_code(k));
         let attributes: Vec<(&str, Value<'_>)> = defaults
             .into_iter()
-            .filter(|(key, _)| !replaced(key))
-            .chain(self.resource_attributes.iter().map(|(k, v)| (k.as_str(), Value::Str(v))))
+            .filter(|(key, _)| !by_code(key) && !by_env(key))
+            .chain(from_env.map(|(k, v)| (k.as_str(), Value::Str(v))))
+            .chain(
+                self.resource_attributes
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), Value::Str(v))),
+            )
             .collect();
         encode::resource(&attributes)
+    }
+}
+
+/// Why a header cannot be sent, if it cannot.
+fn header_problem(name: &str, value: &str) -> Option<&'static str> {
+    const RESERVED: [&str; 6] = [
+        "content-length",
+        "content-type",
+        "content-encoding",
+        "host",
+        "transfer-encoding",
+        "connection",
+    ];
+    if name.is_empty() || !name.bytes().all(is_token_byte) {
+        Some("the name must be a non-empty HTTP token (letters, digits, !#$%&'*+-.^_`|~)")
+    } else if value.chars().any(|c| c.is_control() && c != '\t') {
+        Some("the value may not hold control characters such as CR or LF")
+    } else if RESERVED
+        .iter()
+        .any(|reserved| name.eq_ignore_ascii_case(reserved))
+    {
+        Some("this header is set by the sink itself")
+    } else {
+        None
     }
 }
 

@@ -1,6 +1,6 @@
 //! The exporter: a thread owned by an [`OtlpSink`](super::OtlpSink) that takes finished
 //! batches from a bounded queue and `POST`s them, retrying on 429, 502, 503, 504 and transport
-//! errors with exponential backoff and jitter (or the collector's `Retry-After`), within a
+//! errors (not on a certificate the sink does not trust) with exponential backoff and jitter (or the collector's `Retry-After`), within a
 //! retry budget per batch. It is the only thread that touches the network, so the back end
 //! never waits on the collector.
 //!
@@ -89,7 +89,12 @@ impl State {
 }
 
 impl Shared {
-    pub(super) fn new(max_batches: usize, max_bytes: usize, describe: String, shutdown_timeout: Duration) -> Shared {
+    pub(super) fn new(
+        max_batches: usize,
+        max_bytes: usize,
+        describe: String,
+        shutdown_timeout: Duration,
+    ) -> Shared {
         Shared {
             state: Mutex::new(State {
                 batches: VecDeque::new(),
@@ -195,7 +200,9 @@ impl Shared {
                 return left;
             }
             // `held` changes without a signal: poll it.
-            let _ = self.wake.wait_timeout(state, time.min(Duration::from_millis(10)));
+            let _ = self
+                .wake
+                .wait_timeout(state, time.min(Duration::from_millis(10)));
         }
     }
 
@@ -222,7 +229,11 @@ impl Shared {
             if left.is_zero() {
                 return;
             }
-            state = self.wake.wait_timeout(state, left).unwrap_or_else(|p| p.into_inner()).0;
+            state = self
+                .wake
+                .wait_timeout(state, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
     }
 }
@@ -273,9 +284,17 @@ impl Exporter {
             match self.export(&batch) {
                 Outcome::Delivered { rejected, why } => {
                     let counters = &self.shared.counters;
-                    counters.exported.fetch_add(batch.count - rejected.min(batch.count), Ordering::Relaxed);
+                    counters
+                        .exported
+                        .fetch_add(batch.count - rejected.min(batch.count), Ordering::Relaxed);
                     if rejected > 0 {
-                        self.lose(rejected, format!("{} rejected {rejected} record(s): {why}", self.settings.describe));
+                        self.lose(
+                            rejected,
+                            format!(
+                                "{} rejected {rejected} record(s): {why}",
+                                self.settings.describe
+                            ),
+                        );
                     } else {
                         self.recovered();
                     }
@@ -285,7 +304,10 @@ impl Exporter {
             }
             self.shared.recycle(batch.records);
         }
-        self.shared.counters.lost.fetch_add(undelivered, Ordering::Relaxed);
+        self.shared
+            .counters
+            .lost
+            .fetch_add(undelivered, Ordering::Relaxed);
         let describe = &self.settings.describe;
         if undelivered > 0 {
             eprintln!(
@@ -298,7 +320,10 @@ impl Exporter {
     }
 
     fn lose(&mut self, count: u64, why: String) {
-        self.shared.counters.lost.fetch_add(count, Ordering::Relaxed);
+        self.shared
+            .counters
+            .lost
+            .fetch_add(count, Ordering::Relaxed);
         match &mut self.failing {
             Some((lost, _)) => *lost += count,
             None => {
@@ -314,9 +339,13 @@ impl Exporter {
     /// A batch went through: if records were lost before, say so on stderr and to the
     /// collector, once.
     fn recovered(&mut self) {
-        let Some((lost, why)) = self.failing.take() else { return };
+        let Some((lost, why)) = self.failing.take() else {
+            return;
+        };
         let describe = self.settings.describe.clone();
-        eprintln!("tachylog: sink {describe} works again; {lost} record(s) were lost while it failed");
+        eprintln!(
+            "tachylog: sink {describe} works again; {lost} record(s) were lost while it failed"
+        );
         let message = format!("{lost} records lost while {describe} failed: {why}");
         let mut line = Line::new(Level::Warn, unix_nanos_now(), b"");
         line.message = &message;
@@ -325,7 +354,10 @@ impl Exporter {
         line.line_number = line!();
         line.thread_name = "tachylog-otlp";
         line.thread_id = crate::queue::registry::os_thread_id();
-        let mut notice = Batch { records: Vec::new(), count: 1 };
+        let mut notice = Batch {
+            records: Vec::new(),
+            count: 1,
+        };
         RecordEncoder::default().encode(&line, &mut notice.records);
         if !matches!(self.export(&notice), Outcome::Delivered { .. }) {
             // The loss is still unannounced: the next recovery announces it.
@@ -335,15 +367,25 @@ impl Exporter {
 
     /// Sends one batch, retrying as the collector and the budget allow.
     fn export(&mut self, batch: &Batch) -> Outcome {
-        encode::request(&self.settings.resource, &self.settings.scope, &batch.records, &mut self.body);
+        encode::request(
+            &self.settings.resource,
+            &self.settings.scope,
+            &batch.records,
+            &mut self.body,
+        );
         if self.settings.gzip {
             self.compressed.clear();
-            let mut gz = flate2::write::GzEncoder::new(&mut self.compressed, flate2::Compression::default());
+            let mut gz =
+                flate2::write::GzEncoder::new(&mut self.compressed, flate2::Compression::default());
             // Writing into a Vec cannot fail.
             let _ = gz.write_all(&self.body);
             let _ = gz.finish();
         }
-        let payload = if self.settings.gzip { &self.compressed } else { &self.body };
+        let payload = if self.settings.gzip {
+            &self.compressed
+        } else {
+            &self.body
+        };
         let started = Instant::now();
         let give_up_at = started + self.settings.max_retry_time;
         let mut backoff = BACKOFF_START;
@@ -354,18 +396,31 @@ impl Exporter {
             if stop_by.is_some_and(|s| now >= s) {
                 return Outcome::Stopped;
             }
-            let deadline = stop_by.map_or(now + self.settings.request_timeout, |s| s.min(now + self.settings.request_timeout));
+            let deadline = stop_by.map_or(now + self.settings.request_timeout, |s| {
+                s.min(now + self.settings.request_timeout)
+            });
             attempts += 1;
-            self.shared.counters.requests.fetch_add(1, Ordering::Relaxed);
+            self.shared
+                .counters
+                .requests
+                .fetch_add(1, Ordering::Relaxed);
             let describe = &self.settings.describe;
             let (why, retry_after) = match self.client.post(payload, deadline) {
-                Ok(Response { status: 200..=299, body, .. }) => {
+                Ok(Response {
+                    status: 200..=299,
+                    body,
+                    ..
+                }) => {
                     let (rejected, why) = encode::partial_success(&body).unwrap_or_default();
-                    return Outcome::Delivered { rejected: rejected.max(0) as u64, why };
+                    return Outcome::Delivered {
+                        rejected: rejected.max(0) as u64,
+                        why,
+                    };
                 }
-                Ok(r) if matches!(r.status, 429 | 502 | 503 | 504) => {
-                    (format!("{describe} answered HTTP {}{}", r.status, snippet(&r.body)), r.retry_after)
-                }
+                Ok(r) if matches!(r.status, 429 | 502 | 503 | 504) => (
+                    format!("{describe} answered HTTP {}{}", r.status, snippet(&r.body)),
+                    r.retry_after,
+                ),
                 Ok(r) => {
                     return Outcome::Failed(format!(
                         "{describe} answered HTTP {} (not retryable){}",
@@ -373,7 +428,13 @@ impl Exporter {
                         snippet(&r.body)
                     ))
                 }
-                Err(e) => (format!("{describe}: {e}"), None),
+                Err(failure) if !failure.retryable => {
+                    return Outcome::Failed(format!(
+                        "{describe}: {} (not retryable)",
+                        failure.message
+                    ))
+                }
+                Err(failure) => (format!("{describe}: {}", failure.message), None),
             };
             let delay = retry_after.unwrap_or_else(|| jitter(&mut self.rng, backoff));
             backoff = (backoff * 2).min(BACKOFF_MAX);
@@ -387,7 +448,6 @@ impl Exporter {
             self.shared.pause_until(Instant::now() + delay);
         }
     }
-
 }
 
 /// A delay between half of `backoff` and all of it, so that many processes retrying after one
@@ -402,7 +462,10 @@ fn jitter(rng: &mut u64, backoff: Duration) -> Duration {
 
 /// A seed for the jitter that differs between processes and between sinks.
 pub(super) fn seed() -> u64 {
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos() as u64;
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos() as u64;
     (nanos ^ u64::from(std::process::id()) << 32) | 1
 }
 
@@ -412,11 +475,17 @@ fn snippet(body: &[u8]) -> String {
         return String::new();
     }
     let text = String::from_utf8_lossy(&body[..body.len().min(SNIPPET)]);
-    let text: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let text: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     let more = if body.len() > SNIPPET { "..." } else { "" };
     format!(": {}{more}", text.trim())
 }
 
 fn unix_nanos_now() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos() as i64
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos() as i64
 }

@@ -1,27 +1,25 @@
-//! A minimal HTTP/1.1 client for one job: `POST` a body to the collector and read the status,
-//! `Retry-After` and a bounded piece of the response body. Runs on the exporter's thread only.
+//! The exporter's HTTP client: `POST` one body to the collector, read the status, `Retry-After`
+//! and a bounded piece of the response body, all before a deadline. Runs on the exporter's
+//! thread only.
 //!
-//! Why not a client crate (`ureq`, `hyper`): we send one kind of request to one host, over
-//! plain TCP (no TLS), and need every step bounded by the time left before a deadline (connect,
-//! write and each read take the remaining time as their timeout), which is simplest to see in
-//! 200 lines over `std::net::TcpStream`. The connection is kept alive between requests when
-//! the collector allows it; a request that fails on a reused connection is tried once more on a
-//! fresh one, since the collector may have closed an idle connection.
+//! The transport is `ureq` (blocking, keep-alive pool, one timeout for the whole request,
+//! CONNECT proxies), and with the `otlp-tls` feature rustls with the `ring` provider. It
+//! replaced a hand-written HTTP/1.1 client that could not do TLS or proxies. This file keeps
+//! what is ours: parsing the endpoint, choosing the proxy from the environment, loading the
+//! certificates, and sorting errors into retryable (the network, the collector restarting) and
+//! final (the certificate is not trusted: retrying cannot fix it).
 
-use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::io::{self, Read};
 use std::time::{Duration, Instant};
 
 /// At most this much of a response body is kept (for error reports and `partial_success`).
 const BODY_KEPT: usize = 64 * 1024;
-/// A response body longer than this is not read to its end: the connection is dropped instead.
-const BODY_DRAINED: usize = 4 << 20;
-/// The status line and headers may not exceed this.
-const HEAD_MAX: usize = 64 * 1024;
 
-/// A parsed `http://host:port/path` URL.
+/// A parsed `http[s]://host:port/path` URL.
 #[derive(Debug, Clone)]
 pub(super) struct Endpoint {
+    /// Whether the scheme is `https`.
+    pub(super) tls: bool,
     /// `host` or `[v6]`, as written.
     pub(super) host: String,
     pub(super) port: u16,
@@ -30,15 +28,19 @@ pub(super) struct Endpoint {
 }
 
 impl Endpoint {
-    /// Parses `url`, appending `/v1/logs` to its path unless it already ends so. `Err` says
-    /// what is wrong.
-    pub(super) fn parse(url: &str) -> Result<Endpoint, &'static str> {
-        if url.get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://")) {
-            return Err("https is not supported (no TLS): send to a collector over http://, such as a local OpenTelemetry Collector");
-        }
-        let rest = match url.get(..7) {
-            Some(scheme) if scheme.eq_ignore_ascii_case("http://") => &url[7..],
-            _ => return Err("the URL must start with http://"),
+    /// Parses `url`; unless `exact`, appends `/v1/logs` to its path when it does not already
+    /// end so (`exact` is for `OTEL_EXPORTER_OTLP_LOGS_ENDPOINT`, which the specification says
+    /// is used as is). `Err` says what is wrong.
+    pub(super) fn parse(url: &str, exact: bool) -> Result<Endpoint, &'static str> {
+        let (tls, rest) = if let Some(rest) = strip_prefix_ignore_case(url, "https://") {
+            if !cfg!(feature = "otlp-tls") {
+                return Err("https needs tachylog's `otlp-tls` feature (rustls)");
+            }
+            (true, rest)
+        } else if let Some(rest) = strip_prefix_ignore_case(url, "http://") {
+            (false, rest)
+        } else {
+            return Err("the URL must start with http:// or https://");
         };
         let (authority, path) = rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()));
         if path.contains(['?', '#']) {
@@ -47,13 +49,16 @@ impl Endpoint {
         if authority.contains('@') {
             return Err("credentials in the URL are not supported: use a header");
         }
+        let default_port = if tls { 443 } else { 80 };
         let (host, port) = match authority.rfind(':') {
             // `[::1]` alone has colons but no port.
             Some(i) if !authority[i..].contains(']') => {
-                let port = authority[i + 1..].parse::<u16>().map_err(|_| "the port is not a number from 1 to 65535")?;
+                let port = authority[i + 1..]
+                    .parse::<u16>()
+                    .map_err(|_| "the port is not a number from 1 to 65535")?;
                 (&authority[..i], port)
             }
-            _ => (authority, 80),
+            _ => (authority, default_port),
         };
         if host.is_empty() || port == 0 {
             return Err("the host or port is missing");
@@ -61,23 +66,110 @@ impl Endpoint {
         if host.starts_with('[') != host.ends_with(']') || host.contains(char::is_whitespace) {
             return Err("the host is malformed");
         }
-        let base = path.trim_end_matches('/');
-        let path = if base.ends_with("/v1/logs") { base.to_string() } else { format!("{base}/v1/logs") };
-        Ok(Endpoint { host: host.to_string(), port, path })
-    }
-
-    /// The value of the `Host` header.
-    fn host_header(&self) -> String {
-        if self.port == 80 {
-            self.host.clone()
+        let path = if exact {
+            if path.is_empty() {
+                "/".to_string()
+            } else {
+                path.to_string()
+            }
         } else {
-            format!("{}:{}", self.host, self.port)
-        }
+            let base = path.trim_end_matches('/');
+            if base.ends_with("/v1/logs") {
+                base.to_string()
+            } else {
+                format!("{base}/v1/logs")
+            }
+        };
+        Ok(Endpoint {
+            tls,
+            host: host.to_string(),
+            port,
+            path,
+        })
     }
 
-    fn resolve(&self) -> io::Result<Vec<SocketAddr>> {
-        let host = self.host.trim_start_matches('[').trim_end_matches(']');
-        Ok((host, self.port).to_socket_addrs()?.collect())
+    /// The URL requests go to, such as `https://collector:4318/v1/logs`.
+    pub(super) fn url(&self) -> String {
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}:{}{}", self.host, self.port, self.path)
+    }
+
+    /// The host without the brackets of an IPv6 literal, for `NO_PROXY` matching.
+    fn bare_host(&self) -> &str {
+        self.host.trim_start_matches('[').trim_end_matches(']')
+    }
+}
+
+fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
+    s.get(..prefix.len())
+        .filter(|p| p.eq_ignore_ascii_case(prefix))
+        .map(|_| &s[prefix.len()..])
+}
+
+/// The proxy for requests to `endpoint`, as curl and most clients read the environment:
+/// `HTTPS_PROXY` (or `https_proxy`) for an `https://` endpoint, `HTTP_PROXY` (or `http_proxy`)
+/// for an `http://` one, else `ALL_PROXY`; none if `NO_PROXY` names the host (exactly, as a
+/// domain suffix, or `*`). `explicit` (from the builder) wins over the environment; an empty
+/// value means no proxy. Returns the proxy URL and the variable it came from.
+pub(super) fn proxy_for(
+    endpoint: &Endpoint,
+    explicit: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Option<(String, &'static str)> {
+    if let Some(proxy) = explicit {
+        return (!proxy.is_empty()).then(|| (proxy.to_string(), "the builder's proxy"));
+    }
+    let names: &[&'static str] = if endpoint.tls {
+        &["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"]
+    } else {
+        &["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]
+    };
+    let (proxy, name) = names
+        .iter()
+        .find_map(|n| env(n).filter(|v| !v.trim().is_empty()).map(|v| (v, *n)))?;
+    let no_proxy = env("NO_PROXY")
+        .or_else(|| env("no_proxy"))
+        .unwrap_or_default();
+    let host = endpoint.bare_host().to_ascii_lowercase();
+    let bypass = no_proxy
+        .split(',')
+        .map(|e| e.trim().to_ascii_lowercase())
+        .any(|entry| {
+            let entry = entry.trim_start_matches("*.").trim_start_matches('.');
+            let entry = entry.trim_start_matches('[').trim_end_matches(']');
+            entry == "*"
+                || (!entry.is_empty() && (host == entry || host.ends_with(&format!(".{entry}"))))
+        });
+    (!bypass).then(|| (proxy.trim().to_string(), name))
+}
+
+/// Where the trusted roots and the client certificate come from, read by [`Client::new`].
+#[derive(Debug, Clone, Default)]
+pub(super) struct TlsFiles {
+    /// PEM: the CAs to trust instead of the system's roots.
+    pub(super) ca: Option<Pem>,
+    /// PEM: the client's certificate chain and its private key (mTLS).
+    pub(super) client: Option<(Pem, Pem)>,
+}
+
+/// PEM text, given as such or as a file to read at build time. Read only with `otlp-tls`.
+#[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "otlp-tls"), allow(dead_code))]
+pub(super) enum Pem {
+    Text(Vec<u8>),
+    File(std::path::PathBuf),
+}
+
+#[cfg_attr(not(feature = "otlp-tls"), allow(dead_code))]
+impl Pem {
+    /// The text, and where it came from (for errors).
+    fn read(&self, what: &str) -> Result<(Vec<u8>, String), String> {
+        match self {
+            Pem::Text(text) => Ok((text.clone(), format!("the {what} given as PEM"))),
+            Pem::File(path) => std::fs::read(path)
+                .map(|text| (text, path.display().to_string()))
+                .map_err(|e| format!("cannot read the {what} {}: {e}", path.display())),
+        }
     }
 }
 
@@ -91,267 +183,194 @@ pub(super) struct Response {
     pub(super) body: Vec<u8>,
 }
 
-/// A connection to the collector, opened on demand and kept alive.
+/// Why a request got no response.
+#[derive(Debug)]
+pub(super) struct Failure {
+    pub(super) message: String,
+    /// A transport error worth retrying (no connection, a timeout, a broken response); `false`
+    /// when retrying cannot help, such as a certificate the sink does not trust.
+    pub(super) retryable: bool,
+}
+
+/// An agent with its pool of kept-alive connections to the collector (or the proxy).
 pub(super) struct Client {
-    endpoint: Endpoint,
-    /// The request line and fixed headers, up to and without `Content-Length`.
-    head_prefix: String,
-    stream: Option<TcpStream>,
-    connect_timeout: Duration,
+    agent: ureq::Agent,
+    url: String,
+    headers: Vec<(String, String)>,
+    gzip: bool,
 }
 
 impl Client {
-    /// `headers` are the extra header lines (`Name: value`), already validated.
-    pub(super) fn new(endpoint: Endpoint, headers: &[(String, String)], gzip: bool, connect_timeout: Duration) -> Client {
-        let mut head = format!(
-            "POST {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: tachylog/{}\r\nContent-Type: application/x-protobuf\r\n",
-            endpoint.path,
-            endpoint.host_header(),
-            env!("CARGO_PKG_VERSION")
-        );
-        if gzip {
-            head.push_str("Content-Encoding: gzip\r\n");
-        }
-        for (name, value) in headers {
-            head.push_str(name);
-            head.push_str(": ");
-            head.push_str(value);
-            head.push_str("\r\n");
-        }
-        Client { endpoint, head_prefix: head, stream: None, connect_timeout }
-    }
-
-    /// Sends `body` and reads the response, all before `deadline`. `Err` is a transport error
-    /// (no connection, a timeout, a broken or malformed response): worth retrying.
-    pub(super) fn post(&mut self, body: &[u8], deadline: Instant) -> io::Result<Response> {
-        let reused = self.stream.is_some();
-        match self.try_post(body, deadline) {
-            Err(_) if reused && Instant::now() < deadline => {
-                self.stream = None;
-                self.try_post(body, deadline)
+    /// `headers` are already validated. `Err` says what is wrong with the proxy or the TLS
+    /// files.
+    pub(super) fn new(
+        endpoint: &Endpoint,
+        headers: &[(String, String)],
+        gzip: bool,
+        connect_timeout: Duration,
+        proxy: Option<&str>,
+        tls: &TlsFiles,
+    ) -> Result<Client, String> {
+        let proxy = match proxy {
+            Some(url) => {
+                Some(ureq::Proxy::new(url).map_err(|e| format!("invalid proxy {url:?}: {e}"))?)
             }
-            result => result,
-        }
-    }
-
-    fn try_post(&mut self, body: &[u8], deadline: Instant) -> io::Result<Response> {
-        let result = self.exchange(body, deadline);
-        if result.is_err() {
-            self.stream = None;
-        }
-        result
-    }
-
-    fn exchange(&mut self, body: &[u8], deadline: Instant) -> io::Result<Response> {
-        if self.stream.is_none() {
-            self.stream = Some(self.connect(deadline)?);
-        }
-        let stream = self.stream.as_mut().expect("connected above");
-        let mut head = String::with_capacity(self.head_prefix.len() + 32);
-        head.push_str(&self.head_prefix);
-        head.push_str("Content-Length: ");
-        head.push_str(itoa::Buffer::new().format(body.len()));
-        head.push_str("\r\n\r\n");
-        stream.set_write_timeout(Some(remaining(deadline)?))?;
-        stream.write_all(head.as_bytes())?;
-        write_until(stream, body, deadline)?;
-        let (response, keep_alive) = read_response(stream, deadline)?;
-        if !keep_alive {
-            self.stream = None;
-        }
-        Ok(response)
-    }
-
-    fn connect(&self, deadline: Instant) -> io::Result<TcpStream> {
-        let mut last = io::Error::new(io::ErrorKind::NotFound, "the host resolves to no address");
-        for addr in self.endpoint.resolve()? {
-            let timeout = remaining(deadline)?.min(self.connect_timeout);
-            match TcpStream::connect_timeout(&addr, timeout) {
-                Ok(stream) => {
-                    let _ = stream.set_nodelay(true);
-                    return Ok(stream);
-                }
-                Err(e) => last = e,
-            }
-        }
-        Err(last)
-    }
-}
-
-/// The time left before `deadline`, or a timeout error if none is.
-fn remaining(deadline: Instant) -> io::Result<Duration> {
-    let left = deadline.saturating_duration_since(Instant::now());
-    if left.is_zero() {
-        Err(io::Error::new(io::ErrorKind::TimedOut, "timed out"))
-    } else {
-        Ok(left)
-    }
-}
-
-/// Writes all of `data` in pieces, each write bounded by the time left.
-fn write_until(stream: &mut TcpStream, data: &[u8], deadline: Instant) -> io::Result<()> {
-    for piece in data.chunks(256 * 1024) {
-        stream.set_write_timeout(Some(remaining(deadline)?))?;
-        stream.write_all(piece)?;
-    }
-    Ok(())
-}
-
-/// A reader of one response, each read bounded by the time left.
-struct Incoming<'a> {
-    stream: &'a mut TcpStream,
-    buf: Vec<u8>,
-    /// Bytes of `buf` consumed.
-    pos: usize,
-    deadline: Instant,
-}
-
-impl Incoming<'_> {
-    /// Reads more bytes into `buf`; `Ok(false)` at end of stream.
-    fn fill(&mut self) -> io::Result<bool> {
-        if self.pos > 0 && self.pos == self.buf.len() {
-            self.buf.clear();
-            self.pos = 0;
-        }
-        self.stream.set_read_timeout(Some(remaining(self.deadline)?))?;
-        let mut chunk = [0u8; 16 * 1024];
-        let n = loop {
-            match self.stream.read(&mut chunk) {
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                other => break other?,
-            }
+            None => None,
         };
-        self.buf.extend_from_slice(&chunk[..n]);
-        Ok(n > 0)
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            // A redirect is the collector's misconfiguration: report it, do not POST elsewhere.
+            .max_redirects(0)
+            .user_agent(concat!("tachylog/", env!("CARGO_PKG_VERSION")))
+            .timeout_connect(Some(connect_timeout))
+            .proxy(proxy)
+            .max_idle_connections_per_host(2);
+        let config = tls_config(config, tls)?;
+        Ok(Client {
+            agent: config.build().new_agent(),
+            url: endpoint.url(),
+            headers: headers.to_vec(),
+            gzip,
+        })
     }
 
-    /// Takes the next line (without `\r\n`).
-    fn line(&mut self) -> io::Result<String> {
-        loop {
-            if let Some(i) = self.buf[self.pos..].windows(2).position(|w| w == b"\r\n") {
-                let line = String::from_utf8_lossy(&self.buf[self.pos..self.pos + i]).into_owned();
-                self.pos += i + 2;
-                return Ok(line);
-            }
-            if self.buf.len() - self.pos > HEAD_MAX {
-                return Err(malformed("response line too long"));
-            }
-            if !self.fill()? {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "connection closed mid-response"));
-            }
+    /// Sends `body` and reads the response, all before `deadline`.
+    pub(super) fn post(&mut self, body: &[u8], deadline: Instant) -> Result<Response, Failure> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Failure {
+                message: "timed out".into(),
+                retryable: true,
+            });
         }
-    }
-
-    /// Reads `n` body bytes, keeping those that fit in `body`.
-    fn body(&mut self, mut n: usize, body: &mut Vec<u8>) -> io::Result<()> {
-        while n > 0 {
-            if self.pos == self.buf.len() && !self.fill()? {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "connection closed mid-body"));
-            }
-            let take = n.min(self.buf.len() - self.pos);
-            let keep = take.min(BODY_KEPT.saturating_sub(body.len()));
-            body.extend_from_slice(&self.buf[self.pos..self.pos + keep]);
-            self.pos += take;
-            n -= take;
+        let mut request = self
+            .agent
+            .post(&self.url)
+            .config()
+            .timeout_global(Some(left))
+            .build()
+            .header("content-type", "application/x-protobuf");
+        if self.gzip {
+            request = request.header("content-encoding", "gzip");
         }
-        Ok(())
+        for (name, value) in &self.headers {
+            request = request.header(name.as_str(), value.as_str());
+        }
+        let mut response = request.send(body).map_err(failure)?;
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_retry_after);
+        let mut kept = Vec::new();
+        // A body longer than what we keep is not read to its end: ureq then closes that
+        // connection instead of pooling it. A body that breaks off does not undo the status.
+        let _ = response
+            .body_mut()
+            .as_reader()
+            .take(BODY_KEPT as u64)
+            .read_to_end(&mut kept);
+        Ok(Response {
+            status,
+            retry_after,
+            body: kept,
+        })
     }
 }
 
-fn malformed(why: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, format!("malformed HTTP response: {why}"))
-}
-
-/// Reads one response; also says whether the connection may carry the next request.
-fn read_response(stream: &mut TcpStream, deadline: Instant) -> io::Result<(Response, bool)> {
-    let mut incoming = Incoming { stream, buf: Vec::new(), pos: 0, deadline };
-    let (status, mut keep_alive) = loop {
-        let status_line = incoming.line()?;
-        let mut parts = status_line.splitn(3, ' ');
-        let version = parts.next().unwrap_or_default();
-        let status = parts.next().and_then(|s| s.parse::<u16>().ok());
-        let (Some(status), true) = (status, version.starts_with("HTTP/1.")) else {
-            return Err(malformed("bad status line"));
-        };
-        if (100..200).contains(&status) {
-            // An interim response (100 Continue): its headers end at an empty line.
-            while !incoming.line()?.is_empty() {}
-            continue;
-        }
-        break (status, version == "HTTP/1.1");
+/// Sorts a `ureq` error; the message names the cause as the user can act on it.
+fn failure(error: ureq::Error) -> Failure {
+    let retryable = match &error {
+        ureq::Error::Io(e) => !is_certificate_error(e),
+        ureq::Error::Timeout(_)
+        | ureq::Error::HostNotFound
+        | ureq::Error::ConnectionFailed
+        | ureq::Error::Protocol(_)
+        | ureq::Error::ConnectProxyFailed(_)
+        | ureq::Error::BodyStalled => true,
+        _ => false,
     };
-    let (mut length, mut chunked, mut retry_after) = (None, false, None);
-    loop {
-        let line = incoming.line()?;
-        if line.is_empty() {
-            break;
-        }
-        let Some((name, value)) = line.split_once(':') else {
-            return Err(malformed("header without a colon"));
-        };
-        let value = value.trim();
-        match name.trim().to_ascii_lowercase().as_str() {
-            "content-length" => length = Some(value.parse::<usize>().map_err(|_| malformed("bad Content-Length"))?),
-            "transfer-encoding" => chunked = value.to_ascii_lowercase().ends_with("chunked"),
-            "connection" => {
-                let value = value.to_ascii_lowercase();
-                if value.contains("close") {
-                    keep_alive = false;
-                } else if value.contains("keep-alive") {
-                    keep_alive = true;
-                }
-            }
-            "retry-after" => retry_after = parse_retry_after(value),
-            _ => {}
-        }
+    Failure {
+        message: error.to_string(),
+        retryable,
     }
-    let mut body = Vec::new();
-    if status == 204 || status == 304 {
-        // No body, whatever the headers say.
-    } else if chunked {
-        let mut total = 0usize;
-        loop {
-            let size_line = incoming.line()?;
-            let size = size_line.split(';').next().unwrap_or_default().trim();
-            let size = usize::from_str_radix(size, 16).map_err(|_| malformed("bad chunk size"))?;
-            total = total.saturating_add(size);
-            if total > BODY_DRAINED {
-                keep_alive = false;
-                break;
-            }
-            if size == 0 {
-                // Trailers, then the empty line.
-                while !incoming.line()?.is_empty() {}
-                break;
-            }
-            incoming.body(size, &mut body)?;
-            if !incoming.line()?.is_empty() {
-                return Err(malformed("chunk not followed by CRLF"));
-            }
-        }
-    } else if let Some(length) = length {
-        if length > BODY_DRAINED {
-            keep_alive = false;
-        } else {
-            incoming.body(length, &mut body)?;
-        }
-    } else {
-        // No length: the body ends with the connection.
-        keep_alive = false;
-        loop {
-            let kept = BODY_KEPT.saturating_sub(body.len()).min(incoming.buf.len() - incoming.pos);
-            body.extend_from_slice(&incoming.buf[incoming.pos..incoming.pos + kept]);
-            incoming.pos = incoming.buf.len();
-            if body.len() >= BODY_KEPT || !incoming.fill()? {
-                break;
-            }
-        }
+}
+
+/// Whether an I/O error is rustls refusing the collector's certificate, or the collector
+/// refusing ours (or its absence): retrying cannot fix either. rustls's errors reach us as
+/// text inside `io::Error`, so this reads their `Display`.
+fn is_certificate_error(error: &io::Error) -> bool {
+    let text = error.to_string();
+    text.contains("invalid peer certificate")
+        || [
+            "CertificateRequired",
+            "BadCertificate",
+            "UnknownCA",
+            "CertificateUnknown",
+            "UnsupportedCertificate",
+        ]
+        .iter()
+        .any(|alert| text.contains(&format!("received fatal alert: {alert}")))
+}
+
+#[cfg(not(feature = "otlp-tls"))]
+fn tls_config(
+    config: ureq::config::ConfigBuilder<ureq::typestate::AgentScope>,
+    tls: &TlsFiles,
+) -> Result<ureq::config::ConfigBuilder<ureq::typestate::AgentScope>, String> {
+    if tls.ca.is_some() || tls.client.is_some() {
+        return Err("certificates need tachylog's `otlp-tls` feature".into());
     }
-    // Bytes beyond this response on a connection we keep would be a protocol error.
-    if incoming.pos != incoming.buf.len() {
-        keep_alive = false;
-    }
-    Ok((Response { status, retry_after, body }, keep_alive))
+    Ok(config)
+}
+
+/// Trusts the system's roots (the platform verifier: on Linux the certificates in
+/// `/etc/ssl/certs` or `SSL_CERT_FILE`), or only the given CAs; presents the client
+/// certificate if one is given.
+#[cfg(feature = "otlp-tls")]
+fn tls_config(
+    config: ureq::config::ConfigBuilder<ureq::typestate::AgentScope>,
+    tls: &TlsFiles,
+) -> Result<ureq::config::ConfigBuilder<ureq::typestate::AgentScope>, String> {
+    use ureq::tls::{Certificate, ClientCert, PrivateKey, RootCerts, TlsConfig, TlsProvider};
+    let certificates = |pem: &Pem, what: &str| -> Result<Vec<Certificate<'static>>, String> {
+        let (text, source) = pem.read(what)?;
+        let certs: Vec<_> = ureq::tls::parse_pem(&text)
+            .filter_map(|item| match item {
+                Ok(ureq::tls::PemItem::Certificate(c)) => Some(Ok(c)),
+                Ok(_) => None,
+                Err(e) => Some(Err(format!("{source}: {e}"))),
+            })
+            .collect::<Result<_, _>>()?;
+        if certs.is_empty() {
+            return Err(format!(
+                "{source}: no PEM certificate (-----BEGIN CERTIFICATE-----) in it"
+            ));
+        }
+        Ok(certs)
+    };
+    let roots = match &tls.ca {
+        Some(ca) => RootCerts::new_with_certs(&certificates(ca, "CA certificate")?),
+        None => RootCerts::PlatformVerifier,
+    };
+    let client = match &tls.client {
+        Some((chain, key)) => {
+            let chain = certificates(chain, "client certificate")?;
+            let (text, source) = key.read("client key")?;
+            let key = PrivateKey::from_pem(&text).map_err(|e| {
+                format!("{source}: no PEM private key (PKCS#8, PKCS#1 or SEC1): {e}")
+            })?;
+            Some(ClientCert::new_with_certs(&chain, key))
+        }
+        None => None,
+    };
+    let tls = TlsConfig::builder()
+        .provider(TlsProvider::Rustls)
+        .root_certs(roots)
+        .client_cert(client)
+        .build();
+    Ok(config.tls_config(tls))
 }
 
 /// `Retry-After` as a delay: delta-seconds (`120`) or an HTTP-date (`Wed, 21 Oct 2015 07:28:00
@@ -362,7 +381,9 @@ pub(super) fn parse_retry_after(value: &str) -> Option<Duration> {
         return Some(Duration::from_secs(seconds));
     }
     let when = jiff::fmt::rfc2822::parse(value).ok()?.timestamp();
-    let delay = when.as_duration().checked_sub(jiff::Timestamp::now().as_duration())?;
+    let delay = when
+        .as_duration()
+        .checked_sub(jiff::Timestamp::now().as_duration())?;
     Some(Duration::try_from(delay).unwrap_or(Duration::ZERO))
 }
 
@@ -372,19 +393,34 @@ mod tests {
 
     #[test]
     fn endpoints_parse_and_get_the_logs_path() {
-        let e = Endpoint::parse("http://127.0.0.1:4318").unwrap();
-        assert_eq!((e.host.as_str(), e.port, e.path.as_str()), ("127.0.0.1", 4318, "/v1/logs"));
-        let e = Endpoint::parse("HTTP://collector/otlp/").unwrap();
-        assert_eq!((e.host.as_str(), e.port, e.path.as_str()), ("collector", 80, "/otlp/v1/logs"));
-        let e = Endpoint::parse("http://[::1]:4318/v1/logs").unwrap();
-        assert_eq!((e.host.as_str(), e.port, e.path.as_str()), ("[::1]", 4318, "/v1/logs"));
-        assert_eq!(e.host_header(), "[::1]:4318");
+        let e = Endpoint::parse("http://127.0.0.1:4318", false).unwrap();
+        assert_eq!(
+            (e.host.as_str(), e.port, e.path.as_str()),
+            ("127.0.0.1", 4318, "/v1/logs")
+        );
+        assert_eq!(e.url(), "http://127.0.0.1:4318/v1/logs");
+        let e = Endpoint::parse("HTTP://collector/otlp/", false).unwrap();
+        assert_eq!(
+            (e.host.as_str(), e.port, e.path.as_str()),
+            ("collector", 80, "/otlp/v1/logs")
+        );
+        let e = Endpoint::parse("http://[::1]:4318/v1/logs", false).unwrap();
+        assert_eq!(
+            (e.host.as_str(), e.port, e.path.as_str()),
+            ("[::1]", 4318, "/v1/logs")
+        );
+        // A signal-specific endpoint is used as is.
+        let e = Endpoint::parse("http://collector:4318/custom/logs", true).unwrap();
+        assert_eq!(e.path, "/custom/logs");
+        assert_eq!(
+            Endpoint::parse("http://collector:4318", true).unwrap().path,
+            "/"
+        );
         // A multi-byte character where the scheme would end must not panic the parser.
-        assert_eq!(Endpoint::parse("http://é").unwrap().host, "é");
-        let e = Endpoint::parse("http://[::1]").unwrap();
+        assert_eq!(Endpoint::parse("http://é", false).unwrap().host, "é");
+        let e = Endpoint::parse("http://[::1]", false).unwrap();
         assert_eq!((e.host.as_str(), e.port), ("[::1]", 80));
         for bad in [
-            "https://x:4318",
             "127.0.0.1:4318",
             "http://",
             "http://:4318",
@@ -396,21 +432,95 @@ mod tests {
             "http://[::1:4318",
             "é",
             "httpé://x",
+            "ftp://x",
             "",
         ] {
-            assert!(Endpoint::parse(bad).is_err(), "{bad}");
+            assert!(Endpoint::parse(bad, false).is_err(), "{bad}");
         }
+        let https = Endpoint::parse("https://collector", false);
+        if cfg!(feature = "otlp-tls") {
+            let e = https.unwrap();
+            assert_eq!(
+                (e.tls, e.port, e.url().as_str()),
+                (true, 443, "https://collector:443/v1/logs")
+            );
+        } else {
+            assert!(https.unwrap_err().contains("otlp-tls"));
+        }
+    }
+
+    #[test]
+    fn the_proxy_follows_the_scheme_and_no_proxy() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let http = Endpoint::parse("http://collector.internal:4318", false).unwrap();
+        let https = Endpoint {
+            tls: true,
+            ..http.clone()
+        };
+        let vars = env(&[
+            ("HTTPS_PROXY", "http://secure:3128"),
+            ("http_proxy", "http://plain:3128"),
+        ]);
+        assert_eq!(
+            proxy_for(&https, None, &vars),
+            Some(("http://secure:3128".into(), "HTTPS_PROXY"))
+        );
+        assert_eq!(
+            proxy_for(&http, None, &vars),
+            Some(("http://plain:3128".into(), "http_proxy"))
+        );
+        let all = env(&[("ALL_PROXY", "socks5://s:1080")]);
+        assert_eq!(proxy_for(&https, None, &all).unwrap().0, "socks5://s:1080");
+        assert_eq!(proxy_for(&https, None, &env(&[])), None);
+        for no_proxy in [
+            "collector.internal",
+            ".internal",
+            "*.internal",
+            "other, internal",
+            "*",
+        ] {
+            let vars = move |name: &str| match name {
+                "HTTPS_PROXY" => Some("http://secure:3128".to_string()),
+                "NO_PROXY" => Some(no_proxy.to_string()),
+                _ => None,
+            };
+            assert_eq!(proxy_for(&https, None, &vars), None, "NO_PROXY={no_proxy}");
+        }
+        let vars = env(&[
+            ("HTTPS_PROXY", "http://secure:3128"),
+            ("no_proxy", "ternal,other.internal"),
+        ]);
+        assert!(proxy_for(&https, None, &vars).is_some());
+        assert_eq!(
+            proxy_for(&https, Some("http://mine:1"), &vars).unwrap().0,
+            "http://mine:1"
+        );
+        assert_eq!(proxy_for(&https, Some(""), &vars), None);
     }
 
     #[test]
     fn retry_after_takes_seconds_and_http_dates() {
         assert_eq!(parse_retry_after("7"), Some(Duration::from_secs(7)));
         assert_eq!(parse_retry_after(" 0 "), Some(Duration::ZERO));
-        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), Some(Duration::ZERO));
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(Duration::ZERO)
+        );
         let later = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(30);
-        let date = jiff::fmt::rfc2822::DateTimePrinter::new().timestamp_to_rfc9110_string(&later).unwrap();
+        let date = jiff::fmt::rfc2822::DateTimePrinter::new()
+            .timestamp_to_rfc9110_string(&later)
+            .unwrap();
         let delay = parse_retry_after(&date).unwrap();
-        assert!(delay > Duration::from_secs(27) && delay <= Duration::from_secs(30), "{delay:?} from {date}");
+        assert!(
+            delay > Duration::from_secs(27) && delay <= Duration::from_secs(30),
+            "{delay:?} from {date}"
+        );
         assert_eq!(parse_retry_after("soon"), None);
     }
 }

@@ -6,7 +6,8 @@
 //! buffers have grown) and hands a full or timed-out batch to a bounded queue; it never waits
 //! on the network. The sink's own exporter thread (`tachylog-otlp`, in `export.rs`) takes
 //! batches from that queue and does the HTTP, with its retries and backoff; `http.rs` is its
-//! client, `encode.rs` the protobuf both sides write.
+//! client (`ureq`, rustls with `otlp-tls`), `encode.rs` the protobuf both sides write, `env.rs`
+//! the OpenTelemetry environment variables the builder starts from.
 //!
 //! Accounting, to fit [`SinkSlot`](super::SinkSlot)'s rule: a record in a batch waiting for
 //! the exporter is not lost, so `write_line` returns `Ok` for it. When the queue is full and
@@ -20,6 +21,7 @@
 mod at_exit;
 mod builder;
 mod encode;
+mod env;
 mod export;
 mod http;
 
@@ -31,11 +33,11 @@ pub use builder::{OtlpBuilder, OtlpError};
 use super::{Line, RecordDropped, Sink};
 use encode::RecordEncoder;
 use export::{Batch, Shared};
-use std::{fmt, io};
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::{fmt, io};
 
 /// A batch goes to the exporter once it holds this many bytes of encoded records, whatever
 /// [`OtlpBuilder::max_batch_records`] says: requests stay far below the collectors' usual
@@ -73,8 +75,28 @@ const HAND_OFF_RETRY: Duration = Duration::from_millis(50);
 /// with jitter, for at most [`max_retry_time`](OtlpBuilder::max_retry_time) (30 s) per batch;
 /// then its records are counted lost. Any other status is final: the status and the start of
 /// the response body are reported on stderr and the batch's records counted lost. Records the
-/// collector reports as rejected (`partial_success`) are counted lost too. Only `http://` is
-/// supported: there is no TLS; send to a local collector or a proxy that adds it.
+/// collector reports as rejected (`partial_success`) are counted lost too. A certificate the
+/// sink does not trust is final as well: retrying cannot fix it.
+///
+/// Transport: `http://`, or `https://` with the `otlp-tls` feature (rustls; the system's roots,
+/// or the CA given with `OtlpBuilder::ca_certificate_pem`; a client certificate for mutual
+/// TLS with `client_certificate_pem`). Through the proxy that `HTTPS_PROXY`, `HTTP_PROXY` or `ALL_PROXY` names unless `NO_PROXY` excludes the host, or the
+/// one given with [`proxy`](OtlpBuilder::proxy). Connections are kept alive between requests.
+///
+/// Environment: every builder starts from the OpenTelemetry variables,
+/// `OTEL_EXPORTER_OTLP_LOGS_*` over `OTEL_EXPORTER_OTLP_*` (`ENDPOINT`, `HEADERS`,
+/// `COMPRESSION`, `TIMEOUT`, `CERTIFICATE`, `CLIENT_CERTIFICATE`, `CLIENT_KEY`), and
+/// `OTEL_SERVICE_NAME` over `OTEL_RESOURCE_ATTRIBUTES`; what the code sets wins. The endpoint
+/// is read only by [`OtlpSink::from_env`]: the signal's variable is used as is, the generic one
+/// gets `/v1/logs`. A value that cannot be used is ignored with a warning on stderr.
+///
+/// Trace context: a structured field `trace_id` of 32 hex digits and `span_id` of 16, on the
+/// record or on one of its `tracing` spans (the innermost wins, the record over its spans),
+/// fill the `LogRecord`'s `trace_id` and `span_id` instead of becoming attributes, and
+/// `trace_flags` (an integer from 0 to 255) its `flags`.
+///
+/// What the sink's own HTTP stack (`ureq`, `rustls`) logs on its exporter thread is dropped,
+/// as OpenTelemetry SDKs suppress their exporters' own telemetry: each request would log more.
 ///
 /// Losses are never silent: when the queue of finished batches is full (see
 /// [`queue_limit`](OtlpBuilder::queue_limit)) the newest record is dropped and counted by the
@@ -179,7 +201,23 @@ impl OtlpSink {
     /// let sink = tachylog::OtlpSink::builder("http://127.0.0.1:4318").build().unwrap();
     /// ```
     pub fn builder(endpoint: impl Into<String>) -> OtlpBuilder {
-        OtlpBuilder::new(endpoint.into())
+        OtlpBuilder::new(Some(endpoint.into()))
+    }
+
+    /// The settings for a sink sending where the environment says, as OpenTelemetry SDKs do:
+    /// `OTEL_EXPORTER_OTLP_LOGS_ENDPOINT` as is, else `OTEL_EXPORTER_OTLP_ENDPOINT` with
+    /// `/v1/logs` appended, else `http://localhost:4318/v1/logs`. The other variables apply as
+    /// to every builder (see [`OtlpSink`]).
+    ///
+    /// ```
+    /// // With OTEL_EXPORTER_OTLP_ENDPOINT unset:
+    /// # if std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT").is_none() && std::env::var_os("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT").is_none() {
+    /// let sink = tachylog::OtlpSink::from_env().build().unwrap();
+    /// assert_eq!(sink.describe_target(), "otlp http://localhost:4318/v1/logs");
+    /// # }
+    /// ```
+    pub fn from_env() -> OtlpBuilder {
+        OtlpBuilder::new(None)
     }
 
     fn new(
@@ -202,6 +240,27 @@ impl OtlpSink {
             exporter: Some(exporter),
             shutdown_timeout,
         }
+    }
+
+    /// For `examples/otlp_encoder_vs_prost.rs` only, the benchmark behind the choice of
+    /// encoder: a function that encodes a record as `write_line` does, appending it to a batch.
+    /// Not a public API.
+    #[doc(hidden)]
+    pub fn __bench_record_encoder() -> impl FnMut(&Line<'_>, &mut Vec<u8>) {
+        let mut encoder = RecordEncoder::default();
+        move |line, batch| encoder.encode(line, batch)
+    }
+
+    /// For `examples/otlp_encoder_vs_prost.rs` only: the request the exporter sends for a batch
+    /// of encoded records, with a resource of string attributes and tachylog's scope. Not a
+    /// public API.
+    #[doc(hidden)]
+    pub fn __bench_request(resource: &[(&str, &str)], records: &[u8], out: &mut Vec<u8>) {
+        let resource: Vec<_> = resource
+            .iter()
+            .map(|(k, v)| (*k, encode::Value::Str(v)))
+            .collect();
+        encode::request(&encode::resource(&resource), &encode::scope(), records, out);
     }
 
     /// Where records go, such as `otlp http://127.0.0.1:4318/v1/logs` (also the name in error
@@ -231,7 +290,10 @@ impl OtlpSink {
     fn queue_last(&mut self) {
         let count = std::mem::take(&mut self.batch_count);
         self.batch_due = None;
-        self.shared.push_last(Batch { records: std::mem::take(&mut self.batch), count });
+        self.shared.push_last(Batch {
+            records: std::mem::take(&mut self.batch),
+            count,
+        });
         self.shared.held.store(0, Ordering::Release);
     }
 
@@ -245,7 +307,10 @@ impl OtlpSink {
         if self.batch_count == 0 {
             return;
         }
-        let batch = Batch { records: std::mem::take(&mut self.batch), count: self.batch_count };
+        let batch = Batch {
+            records: std::mem::take(&mut self.batch),
+            count: self.batch_count,
+        };
         match self.shared.offer(batch) {
             Ok(()) => {
                 self.shared.held.store(0, Ordering::Release);
@@ -270,6 +335,9 @@ impl OtlpSink {
 
 impl Sink for OtlpSink {
     fn write_line(&mut self, line: &Line<'_>) -> io::Result<()> {
+        if is_own_transport(line) {
+            return Ok(());
+        }
         if self.batch_full() {
             self.hand_off();
             if self.batch_full() {
@@ -335,7 +403,9 @@ impl Drop for OtlpSink {
             self.queue_last();
         }
         self.shared.stop(Instant::now() + self.shutdown_timeout);
-        let Some((handle, done)) = self.exporter.take() else { return };
+        let Some((handle, done)) = self.exporter.take() else {
+            return;
+        };
         match done.recv_timeout(self.shutdown_timeout + Duration::from_secs(1)) {
             Err(mpsc::RecvTimeoutError::Timeout) => eprintln!(
                 "tachylog: sink {}: the exporter did not finish within {:?}; {} record(s) still \
@@ -374,8 +444,36 @@ impl fmt::Debug for OtlpStats {
     }
 }
 
+/// Whether `line` was logged on an exporter's thread. Such records never come through the
+/// `log` bridge, which drops them (see [`on_exporter_thread`]); this catches those that take
+/// another way in (`tracing-log`).
+fn is_own_transport(line: &Line<'_>) -> bool {
+    line.thread_name == "tachylog-otlp"
+}
+
+thread_local! {
+    /// Set once, on each exporter's thread, before it sends anything.
+    static EXPORTER_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks the calling thread as an exporter's.
+fn mark_exporter_thread() {
+    EXPORTER_THREAD.with(|t| t.set(true));
+}
+
+/// Whether the calling thread is an `OtlpSink`'s exporter. `ureq` and `rustls` log through the
+/// `log` crate, which tachylog may serve: the `log` bridge drops what this thread logs, as
+/// OpenTelemetry SDKs suppress their exporters' own telemetry, since sending it would make
+/// every request log more, without end, and a sink that is failing would look as if it
+/// worked. One thread-local read.
+pub(crate) fn on_exporter_thread() -> bool {
+    EXPORTER_THREAD.with(|t| t.get())
+}
+
 /// The wall-clock time `delay` from now, in nanoseconds since the Unix epoch.
 fn unix_nanos_in(delay: Duration) -> i64 {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
     (now + delay).as_nanos() as i64
 }
