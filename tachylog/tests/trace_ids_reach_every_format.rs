@@ -10,7 +10,6 @@ use opentelemetry::trace::{TraceContextExt, Tracer, TracerProvider as _};
 /// the `LogRecord`'s own `trace_id`, `span_id` and `flags`.
 #[cfg(feature = "otlp")]
 #[path = "otlp/receiver.rs"]
-#[allow(dead_code)]
 mod receiver;
 
 fn hex(bytes: &[u8]) -> String {
