@@ -32,6 +32,15 @@ pub(crate) const KIND_CALL_SITE_TRACED: u32 = 3;
 /// trace context's 25 bytes padded to 32.
 pub(crate) const TRACED_PREFIX: usize = 48;
 
+/// The prefix length and frame kind of a call-site record, traced or not.
+#[inline(always)]
+pub(crate) fn call_site_layout(trace: &Option<TraceContext>) -> (usize, u32) {
+    match trace {
+        Some(_) => (TRACED_PREFIX, KIND_CALL_SITE_TRACED),
+        None => (CALL_SITE_PREFIX, KIND_CALL_SITE),
+    }
+}
+
 /// The OpenTelemetry span a record was logged in: written on the record's line (` trace_id=…
 /// span_id=…` in text, fields in JSON) and into the OTLP `LogRecord`'s own fields.
 ///

@@ -14,9 +14,7 @@ use super::args::{Args, Stage};
 use crate::codec::ArgWriter;
 use crate::queue::registry::{ThreadQueue, REGISTRY};
 use crate::queue::ring::{ProducerCursor, Reservation};
-use crate::record::{
-    Site, TraceContext, CALL_SITE_PREFIX, KIND_CALL_SITE, KIND_CALL_SITE_TRACED, KIND_DYNAMIC, TRACED_PREFIX,
-};
+use crate::record::{call_site_layout, Site, TraceContext, CALL_SITE_PREFIX, KIND_DYNAMIC};
 use std::cell::{Cell, RefCell, UnsafeCell};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -100,10 +98,7 @@ pub fn log_record<A: Args>(site: &'static Site, stage: &Stage, args: &A) {
     let args_len = args.encoded_len(stage);
     // Inside an OpenTelemetry span (feature `opentelemetry`), the span's ids travel too.
     let trace = super::trace::current();
-    let (prefix, kind) = match trace {
-        Some(_) => (TRACED_PREFIX, KIND_CALL_SITE_TRACED),
-        None => (CALL_SITE_PREFIX, KIND_CALL_SITE),
-    };
+    let (prefix, kind) = call_site_layout(&trace);
     let body_len = prefix + args_len;
     let mut producer = CURRENT.with(|c| c.get());
     if producer.is_null() {
@@ -211,10 +206,7 @@ fn log_boxed(
     trace: Option<TraceContext>,
 ) {
     let args_len = args.encoded_len(stage);
-    let (prefix, kind) = match trace {
-        Some(_) => (TRACED_PREFIX, KIND_CALL_SITE_TRACED),
-        None => (CALL_SITE_PREFIX, KIND_CALL_SITE),
-    };
+    let (prefix, kind) = call_site_layout(&trace);
     let mut body = vec![0u8; prefix + args_len].into_boxed_slice();
     body[8..16].copy_from_slice(&(site as *const Site as usize).to_ne_bytes());
     if let Some(trace) = &trace {
