@@ -6,23 +6,8 @@
 use proptest::prelude::*;
 use std::sync::{Arc, Mutex};
 
-#[derive(Clone)]
-struct Collect(Arc<Mutex<Vec<String>>>);
-
-impl tachylog::Sink for Collect {
-    fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
-        let line = line.text;
-        let line = String::from_utf8(line.to_vec()).expect("lines are UTF-8");
-        self.0
-            .lock()
-            .unwrap()
-            .push(line.trim_end_matches('\n').to_string());
-        Ok(())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+mod common;
+use common::CollectLines;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Point {
@@ -57,9 +42,9 @@ macro_rules! both {
 
 #[test]
 fn messages_match_format() {
-    let lines = Arc::new(Mutex::new(Vec::new()));
+    let lines = CollectLines::default();
     let guard = tachylog::builder()
-        .sink(Collect(lines.clone()))
+        .sink(lines.clone())
         .pattern("{message}")
         .escape_control_chars(false)
         .init()
@@ -204,7 +189,7 @@ fn messages_match_format() {
     expected.extend(randomised.into_inner().unwrap());
 
     tachylog::flush();
-    let got = lines.lock().unwrap().clone();
+    let got = lines.lines();
     drop(guard);
     assert_eq!(got.len(), expected.len());
     for (g, e) in got.iter().zip(&expected) {

@@ -238,15 +238,7 @@ fn an_untrusted_certificate_is_not_retried_and_its_records_are_counted_lost() {
     let stats = sink.stats();
     let guard = init(sink);
     log_records(0, 30);
-    let started = Instant::now();
-    while stats.lost() < 30 {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "lost {} of 30",
-            stats.lost()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_until_lost(&stats, 30, Duration::from_secs(30));
     drop(guard);
     assert_eq!(receiver.count(), 0);
     assert_eq!((stats.exported(), stats.lost()), (0, 30));
@@ -272,15 +264,7 @@ fn mutual_tls_delivers_with_the_client_certificate_and_loses_without() {
     let guard = init(without);
     log_records(0, 50);
     // Refused for good, not retried for the minute the budget allows.
-    let started = Instant::now();
-    while stats.lost() < 50 {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "lost {} of 50: retried?",
-            stats.lost()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_until_lost(&stats, 50, Duration::from_secs(20));
     drop(guard);
     assert_eq!(
         (stats.exported(), stats.lost()),
@@ -508,4 +492,17 @@ fn a_collector_down_then_restarted_delivers_or_reports_every_record() {
     );
     assert_eq!(stats.exported(), delivered.len() as u64);
     assert_record_metadata(&records);
+}
+
+/// Polls until the sink has counted `n` records lost, failing after `limit`.
+fn wait_until_lost(stats: &tachylog::OtlpStats, n: u64, limit: Duration) {
+    let started = Instant::now();
+    while stats.lost() < n {
+        assert!(
+            started.elapsed() < limit,
+            "lost {} of {n} after {limit:?}: retried?",
+            stats.lost()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }

@@ -4,24 +4,10 @@
 //! records go through the real logger: the macro's table, the ring, the renderers.
 
 use proptest::prelude::*;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-#[derive(Clone)]
-struct Collect(Arc<Mutex<Vec<String>>>);
-
-impl tachylog::Sink for Collect {
-    fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
-        let text = String::from_utf8(line.text.to_vec()).expect("lines are UTF-8");
-        self.0
-            .lock()
-            .unwrap()
-            .push(text.trim_end_matches('\n').to_string());
-        Ok(())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+mod common;
+use common::CollectLines;
 
 /// Logs with tachylog and records what `format!` makes of the same call.
 macro_rules! both {
@@ -120,9 +106,9 @@ fn f32_edges() -> Vec<f32> {
 
 #[test]
 fn the_fast_path_writes_what_format_writes() {
-    let lines = Arc::new(Mutex::new(Vec::new()));
+    let lines = CollectLines::default();
     let guard = tachylog::builder()
-        .sink(Collect(lines.clone()))
+        .sink(lines.clone())
         .pattern("{message}")
         .escape_control_chars(false)
         .init()
@@ -211,7 +197,7 @@ fn the_fast_path_writes_what_format_writes() {
     });
 
     tachylog::flush();
-    let got = lines.lock().unwrap().clone();
+    let got = lines.lines();
     drop(guard);
     let expected = expected.into_inner().unwrap();
     assert_eq!(got.len(), expected.len());

@@ -1,7 +1,7 @@
 //! Helpers shared by the behaviour tests in `tests/`: a parser for the default line format,
 //! numbered-record writers and checkers, a runner for scenarios that must happen in a child
 //! process (exit, panic), a lock for tests that share the process-global logger, and a
-//! watchdog that turns a hang into a failure.
+//! watchdog that turns a hang into a failure, and a sink that keeps each line as a string.
 //!
 //! Each test binary compiles this module and uses only part of it.
 #![allow(dead_code)]
@@ -382,5 +382,31 @@ pub fn assert_no_duplicates(lines: &[Line<'_>]) {
             "message logged once appears twice: {:?}",
             line.message
         );
+    }
+}
+
+/// A sink that keeps every line it gets, without its newline, for tests that compare lines
+/// with what `format!` makes of the same call.
+#[derive(Clone, Default)]
+pub struct CollectLines(pub std::sync::Arc<Mutex<Vec<String>>>);
+
+impl CollectLines {
+    /// The lines so far.
+    pub fn lines(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+impl tachylog::Sink for CollectLines {
+    fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
+        let text = String::from_utf8(line.text.to_vec()).expect("lines are UTF-8");
+        self.0
+            .lock()
+            .unwrap()
+            .push(text.trim_end_matches('\n').to_string());
+        Ok(())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
