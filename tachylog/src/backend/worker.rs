@@ -61,6 +61,9 @@ struct Output {
     backend_thread: ThreadInfo,
     /// The kept records, with [`Builder::backtrace`](crate::Builder::backtrace).
     backtrace: Option<BacktraceRing>,
+    /// Every sink takes plain text lines only: a call-site record's message is rendered
+    /// straight into its line ([`LineFormatter::format_site`]), with no copy of its own.
+    text_only: bool,
 }
 
 impl Output {
@@ -210,8 +213,33 @@ impl Output {
             message,
             fields,
             lines,
+            text_only,
             ..
         } = self;
+        if let (Message::Site { site, args }, true, None) = (&record.message, *text_only, only) {
+            let text = &mut lines[Format::Text as usize];
+            text.clear();
+            formatter.format_site(record, site, args, fields, text);
+            for sink in sinks.iter_mut().filter(|sink| record.level <= sink.min_level()) {
+                sink.write_line(&Line {
+                    level: record.level,
+                    unix_nanos: record.unix_nanos,
+                    text,
+                    message: "",
+                    target: record.target,
+                    file: record.file,
+                    line_number: record.line,
+                    thread_name: &record.thread.name,
+                    thread_id: record.thread.id,
+                    fields,
+                    trace: record.trace,
+                });
+            }
+            if text.capacity() > 1 << 20 {
+                *text = Vec::with_capacity(1024);
+            }
+            return;
+        }
         formatter.render_message(&record.message, message, fields);
         let mut formatted = [false; FORMATS];
         for (i, sink) in sinks.iter_mut().enumerate() {
@@ -421,7 +449,9 @@ impl Worker {
             deadline: None,
             backend_thread: ThreadInfo::current(),
             backtrace: backtrace.map(BacktraceRing::new),
+            text_only: false,
         };
+        out.text_only = !out.sinks.is_empty() && out.sinks.iter().all(SinkSlot::takes_text_only);
         let mut dumped_up_to = 0u64;
         out.refresh_deadline();
         let mut reopened_up_to = 0u64;

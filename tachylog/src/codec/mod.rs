@@ -22,6 +22,7 @@
 //! pushed into a [`Fields`](crate::fields::Fields)).
 
 mod native;
+pub(crate) mod short_copy;
 mod plain;
 pub mod render;
 mod views;
@@ -69,7 +70,7 @@ pub trait Codec: 'static {
 #[inline]
 fn push_text(bytes: &[u8], out: &mut String) {
     match std::str::from_utf8(bytes) {
-        Ok(text) => out.push_str(text),
+        Ok(text) => short_copy::append_str(out, text),
         Err(_) => {
             for chunk in bytes.utf8_chunks() {
                 out.push_str(chunk.valid());

@@ -58,12 +58,12 @@ macro_rules! integer_args {
                 if precision.is_some() {
                     return false;
                 }
-                out.push_str(itoa::Buffer::new().format(*self));
+                crate::codec::short_copy::append_str(out, itoa::Buffer::new().format(*self));
                 true
             }
             #[inline]
             fn __fast_debug(&self, out: &mut String) -> bool {
-                out.push_str(itoa::Buffer::new().format(*self));
+                crate::codec::short_copy::append_str(out, itoa::Buffer::new().format(*self));
                 true
             }
         }

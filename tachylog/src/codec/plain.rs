@@ -239,7 +239,7 @@ fn push_positional(digits: &[u8], exponent: i32, min_fraction: usize, out: &mut 
         }
     }
     // Only ASCII digits and '.' were pushed, so this never fails.
-    out.push_str(std::str::from_utf8(&buf[..n]).unwrap_or_default());
+    super::short_copy::append_str(out, std::str::from_utf8(&buf[..n]).unwrap_or_default());
 }
 
 /// `{}` of a float, as `std` writes it.
@@ -263,7 +263,7 @@ pub(crate) fn push_display<F: PlainFloat>(value: F, out: &mut String) {
         return value.push_std(false, out);
     }
     if !text.as_bytes().contains(&b'e') {
-        out.push_str(text.strip_suffix(".0").unwrap_or(text));
+        super::short_copy::append_str(out, text.strip_suffix(".0").unwrap_or(text));
         return;
     }
     let d = parse_shortest(text);
@@ -291,7 +291,7 @@ pub(crate) fn push_debug<F: PlainFloat>(value: F, out: &mut String) {
     let positional = value.debug_is_positional();
     if positional && !text.as_bytes().contains(&b'e') {
         // `zmij`'s positional form keeps the `.0` of whole numbers, as `{:?}` does.
-        out.push_str(text);
+        super::short_copy::append_str(out, text);
         return;
     }
     let d = parse_shortest(text);

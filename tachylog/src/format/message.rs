@@ -4,6 +4,7 @@
 //! argument. No code generated per call site runs here, except a spec's flags function.
 
 use crate::codec::render::{Applied, RenderError};
+use crate::codec::short_copy::append_str;
 use crate::codec::Decoder;
 use crate::fields::Fields;
 use crate::record::{Count, Site};
@@ -31,7 +32,7 @@ pub(crate) fn render(
         (field.push)(&mut decoder, field.key, fields);
     }
     for placeholder in site.message {
-        out.push_str(placeholder.literal);
+        append_str(out, placeholder.literal);
         let precision = count(placeholder.precision, &mut decoder);
         let width = count(placeholder.width, &mut decoder);
         let spec = Applied {
@@ -41,7 +42,7 @@ pub(crate) fn render(
         };
         (placeholder.render)(&mut decoder, &spec, out).map_err(Problem::Render)?;
     }
-    out.push_str(site.tail);
+    append_str(out, site.tail);
     if decoder.is_malformed() {
         return Err(Problem::Malformed);
     }

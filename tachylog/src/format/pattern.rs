@@ -9,6 +9,9 @@ pub(crate) use super::view::{Message, RecordView};
 use super::message::Problem;
 use crate::codec::render::RenderError;
 use crate::fields::Fields;
+use crate::codec::short_copy::append_bytes;
+use crate::record::Site;
+use std::mem::MaybeUninit;
 #[cfg(feature = "color")]
 use crate::Level;
 use std::fmt::Write as _;
@@ -168,42 +171,15 @@ impl LineFormatter {
                 crate::fields::wire::decode(encoded, fields);
             }
             Message::Site { site, args } => {
-                let problem = match super::message::render(site, args, out, fields) {
-                    Ok(()) => None,
-                    Err(Problem::Malformed) => Some("malformed record".to_string()),
-                    Err(Problem::Render(RenderError::Format)) => {
-                        Some("a Display/Debug impl returned an error".to_string())
-                    }
-                    Err(Problem::Render(RenderError::Panicked(panic))) => {
-                        Some(format!("formatting panicked: {panic}"))
-                    }
-                };
-                if let Some(problem) = problem {
+                if let Err(problem) = super::message::render(site, args, out, fields) {
                     out.clear();
-                    let _ = write!(
-                        out,
-                        "<{problem}; call site {}:{} format {:?}>",
-                        site.file, site.line, site.format
-                    );
+                    write_problem(problem, site, out);
                 }
             }
         }
         if out.len() > self.max_message {
-            self.truncate_message(out);
+            truncate_message(out, 0, self.max_message);
         }
-    }
-
-    /// Truncates `message` to the limit, on a character boundary, and appends
-    /// `…[truncated N bytes]`.
-    #[cold]
-    fn truncate_message(&self, message: &mut String) {
-        let mut cut = self.max_message;
-        while !message.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let removed = message.len() - cut;
-        message.truncate(cut);
-        let _ = write!(message, "…[truncated {removed} bytes]");
     }
 
     /// Appends the record's text line, newline included, to `out`; `message` is the record's
@@ -254,6 +230,45 @@ impl LineFormatter {
         out.push(b'\n');
     }
 
+    /// Appends the text line of a call-site record, newline included, rendering its message
+    /// straight into the line: the same bytes as [`LineFormatter::render_message`] followed by
+    /// [`LineFormatter::format`] without colour, with one copy of the message fewer. `fields`
+    /// receives the record's structured fields, as `render_message` would fill it.
+    pub(crate) fn format_site(
+        &mut self,
+        record: &RecordView<'_>,
+        site: &'static Site,
+        args: &[MaybeUninit<u8>],
+        fields: &mut Fields,
+        out: &mut Vec<u8>,
+    ) {
+        fields.clear();
+        fields.limit_values(self.max_message);
+        let (escape, max_message) = (self.escape, self.max_message);
+        out.reserve(128 + record.target.len() + record.file.len());
+        for segment in &mut self.segments {
+            match segment {
+                Segment::Text(t) => append_bytes(out, t.as_bytes()),
+                Segment::Time => self.time.write(record.unix_nanos, out),
+                Segment::Level => append_bytes(out, record.level.padded().as_bytes()),
+                Segment::Thread(run) => run.write(record, escape, out),
+                Segment::Site(run) => run.write(record, escape, out),
+                Segment::Message => {
+                    if record.backtrace {
+                        out.extend_from_slice(b"[backtrace] ");
+                    }
+                    // A call site's fields are pairs; spans come only with `tracing` events.
+                    render_in_place(site, args, fields, escape, max_message, out);
+                    super::fields::write_pairs(fields, out);
+                    if let Some(trace) = &record.trace {
+                        crate::record::write_trace_pairs(trace, out);
+                    }
+                }
+            }
+        }
+        out.push(b'\n');
+    }
+
     /// Appends the record as one JSON object and a newline (see [`super::json`]).
     pub(crate) fn format_json(&mut self, record: &RecordView<'_>, message: &str, fields: &Fields, out: &mut Vec<u8>) {
         super::json::write_record(record, message, fields, &mut self.time, out);
@@ -263,6 +278,68 @@ impl LineFormatter {
     pub(crate) fn format_logfmt(&mut self, record: &RecordView<'_>, message: &str, fields: &Fields, out: &mut Vec<u8>) {
         super::logfmt::write_record(record, message, fields, &mut self.time, out);
     }
+}
+
+/// Appends the message of a call-site record to the text line `out`, cut to `max_message`
+/// bytes and escaped as [`EscapingWriter`] would: rendered in place, then scanned, and copied
+/// aside to be escaped only if a byte may need it.
+fn render_in_place(
+    site: &'static Site,
+    args: &[MaybeUninit<u8>],
+    fields: &mut Fields,
+    escape: bool,
+    max_message: usize,
+    out: &mut Vec<u8>,
+) {
+    let start = out.len();
+    debug_assert!(std::str::from_utf8(out).is_ok(), "a text line is built from text only");
+    // SAFETY: `out` is a text line being built by `format_site`, from `&str` pieces only
+    // (the cached date-time digits, the level, thread and site runs rendered from `str`s, and
+    // escaped text, which stays UTF-8); the renderers append only `str`s too. If one unwinds,
+    // the `String` is dropped with the bytes, and `out` stays empty.
+    let mut text = unsafe { String::from_utf8_unchecked(std::mem::take(out)) };
+    if let Err(problem) = super::message::render(site, args, &mut text, fields) {
+        text.truncate(start);
+        write_problem(problem, site, &mut text);
+    }
+    if text.len() - start > max_message {
+        truncate_message(&mut text, start, max_message);
+    }
+    if escape && super::escape::may_need_escape(&text.as_bytes()[start..]) {
+        let raw = text.split_off(start);
+        *out = text.into_bytes();
+        let _ = EscapingWriter { out, escape }.write_str(&raw);
+    } else {
+        *out = text.into_bytes();
+    }
+}
+
+/// The marker that replaces a message whose rendering failed, naming its call site.
+#[cold]
+fn write_problem(problem: Problem, site: &Site, out: &mut String) {
+    let problem = match problem {
+        Problem::Malformed => "malformed record".to_string(),
+        Problem::Render(RenderError::Format) => "a Display/Debug impl returned an error".to_string(),
+        Problem::Render(RenderError::Panicked(panic)) => format!("formatting panicked: {panic}"),
+    };
+    let _ = write!(
+        out,
+        "<{problem}; call site {}:{} format {:?}>",
+        site.file, site.line, site.format
+    );
+}
+
+/// Cuts the message that starts at `start` in `text` to `max` bytes, on a character boundary,
+/// and appends `…[truncated N bytes]`.
+#[cold]
+fn truncate_message(text: &mut String, start: usize, max: usize) {
+    let mut cut = start + max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let removed = text.len() - cut;
+    text.truncate(cut);
+    let _ = write!(text, "…[truncated {removed} bytes]");
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 //! Back end only.
 
 use super::escape::EscapingWriter;
+use crate::codec::short_copy::append_bytes;
 use super::pattern::Piece;
 use super::view::{Message, RecordView};
 use std::collections::HashMap;
@@ -170,7 +171,7 @@ impl Run<ThreadKey> {
         let thread = record.thread;
         if let Some(hit) = self.lookup(thread.id) {
             if *hit.name == *thread.name {
-                out.extend_from_slice(&hit.text);
+                append_bytes(out, &hit.text);
                 return;
             }
         }
@@ -190,7 +191,7 @@ impl Run<usize> {
         };
         let key = *site as *const _ as usize;
         if let Some(hit) = self.lookup(key) {
-            out.extend_from_slice(&hit.text);
+            append_bytes(out, &hit.text);
             return;
         }
         self.render(key, "", record, escape, out);

@@ -36,14 +36,16 @@ impl TimeCache {
         if second != self.second {
             self.refresh(second);
         }
-        out.extend_from_slice(&self.prefix);
-        let mut frac = *b".000000";
+        // One fixed-size copy of the whole column: the compiler inlines it.
+        let mut column = [0u8; 26];
+        column[..19].copy_from_slice(&self.prefix);
+        column[19] = b'.';
         let mut m = micros;
-        for slot in frac[1..].iter_mut().rev() {
+        for slot in column[20..].iter_mut().rev() {
             *slot = b'0' + (m % 10) as u8;
             m /= 10;
         }
-        out.extend_from_slice(&frac);
+        out.extend_from_slice(&column);
     }
 
     /// Appends the RFC 3339 date-time of `unix_nanos` with microseconds and the zone's offset:

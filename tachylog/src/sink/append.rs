@@ -10,11 +10,15 @@
 //! - At most once a second, at flush time, the path is checked to still name the open file;
 //!   if the file was deleted or moved away, it is recreated, so a log deleted by hand or moved
 //!   by a rotation tool without `copytruncate` is not written into the void forever.
+//! - A full batch is written by a [`BackgroundWriter`] thread while the next one fills; a
+//!   flush writes the rest itself after that batch is done (see its module for why).
 
+use super::background_write::BackgroundWriter;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Bytes of whole lines gathered before a `write`.
@@ -25,7 +29,8 @@ const IDENTITY_CHECK_INTERVAL: Duration = Duration::from_secs(1);
 
 pub(crate) struct AppendFile {
     path: PathBuf,
-    file: File,
+    /// Shared with the writing thread while it writes a batch.
+    file: Arc<File>,
     /// Device and inode of `file`, to notice when `path` names another file.
     identity: (u64, u64),
     /// Whole lines not yet written.
@@ -33,6 +38,8 @@ pub(crate) struct AppendFile {
     /// The file's length as of the last `stat` plus what this process wrote since.
     written_len: u64,
     last_identity_check: Instant,
+    /// Started at the first full batch: a logger that never fills one has no extra thread.
+    writer: Option<BackgroundWriter>,
 }
 
 impl AppendFile {
@@ -42,11 +49,12 @@ impl AppendFile {
         let meta = file.metadata()?;
         Ok(AppendFile {
             path: path.to_path_buf(),
-            file,
+            file: Arc::new(file),
             identity: (meta.dev(), meta.ino()),
             buf: Vec::with_capacity(BATCH),
             written_len: meta.len(),
             last_identity_check: Instant::now(),
+            writer: None,
         })
     }
 
@@ -57,24 +65,27 @@ impl AppendFile {
     /// The file's size including buffered lines, as far as this process knows.
     #[cfg(feature = "rolling")]
     pub(crate) fn len(&self) -> u64 {
-        self.written_len + self.buf.len() as u64
+        let in_flight = self.writer.as_ref().map_or(0, BackgroundWriter::in_flight);
+        self.written_len + (in_flight + self.buf.len()) as u64
     }
 
     /// Re-reads the file's size from the file system (other processes may have appended).
     #[cfg(feature = "rolling")]
     pub(crate) fn refresh_len(&mut self) -> io::Result<()> {
+        self.wait_for_writer()?;
         self.written_len = self.file.metadata()?.len();
         Ok(())
     }
 
-    /// Buffers one whole line, writing the buffer first if the line would not fit.
+    /// Buffers one whole line; a full buffer goes to the writing thread first.
     pub(crate) fn write_line(&mut self, line: &[u8]) -> io::Result<()> {
         if self.buf.len() + line.len() > BATCH && !self.buf.is_empty() {
-            self.write_buffer()?;
+            self.hand_off_buffer()?;
         }
         if line.len() >= BATCH {
-            // A huge line goes straight out, without a copy.
-            self.file.write_all(line)?;
+            // A huge line goes straight out, without a copy, after the batch before it.
+            self.wait_for_writer()?;
+            (&*self.file).write_all(line)?;
             self.written_len += line.len() as u64;
             return Ok(());
         }
@@ -82,15 +93,71 @@ impl AppendFile {
         Ok(())
     }
 
+    /// Takes over `previous`'s writing thread once its last batch is written (a rotation: the
+    /// next file needs no thread of its own).
+    #[cfg(feature = "rolling")]
+    pub(crate) fn take_writer_from(&mut self, previous: &mut AppendFile) {
+        if previous.wait_for_writer().is_ok() && self.writer.is_none() {
+            self.writer = previous.writer.take();
+        }
+    }
+
+    /// Gives the full buffer to the writing thread and continues in the one it finished with.
+    /// On an error the buffer is dropped like a failed write's (see [`Self::write_buffer`]).
+    fn hand_off_buffer(&mut self) -> io::Result<()> {
+        if self.writer.is_none() {
+            match BackgroundWriter::start() {
+                Ok(writer) => self.writer = Some(writer),
+                // No thread to be had: write here, as a flush does.
+                Err(_) => return self.write_buffer(),
+            }
+        }
+        let Some(writer) = &mut self.writer else {
+            unreachable!("started above")
+        };
+        let spare = match writer.wait() {
+            Ok((written, spare)) => {
+                self.written_len += written;
+                spare
+            }
+            Err(e) => {
+                self.buf.clear();
+                return Err(e);
+            }
+        };
+        let full = std::mem::replace(&mut self.buf, spare.unwrap_or_else(|| Vec::with_capacity(BATCH)));
+        writer.write(&self.file, full)
+    }
+
+    /// Waits until the batch on the writing thread, if any, is in the file (or failed: then
+    /// the buffered lines are dropped with it, as a failed write drops its batch).
+    fn wait_for_writer(&mut self) -> io::Result<()> {
+        let Some(writer) = &mut self.writer else {
+            return Ok(());
+        };
+        match writer.wait() {
+            Ok((written, _)) => {
+                self.written_len += written;
+                Ok(())
+            }
+            Err(e) => {
+                self.buf.clear();
+                Err(e)
+            }
+        }
+    }
+
     /// Writes the buffered lines; first, at most once a second, recreates the file if its path
     /// no longer names it (checking before writing sends those lines to the new file).
     pub(crate) fn flush(&mut self) -> io::Result<()> {
+        self.wait_for_writer()?;
         if self.last_identity_check.elapsed() >= IDENTITY_CHECK_INTERVAL {
             self.last_identity_check = Instant::now();
             if !self.still_at_path() {
                 match AppendFile::open(&self.path) {
                     Ok(mut recreated) => {
                         recreated.buf = std::mem::take(&mut self.buf);
+                        recreated.writer = self.writer.take();
                         *self = recreated;
                     }
                     // Cannot recreate it (its directory is gone too, say): report it, and
@@ -110,8 +177,11 @@ impl AppendFile {
 
     /// Writes what is buffered, then opens the path again (a new file if it was moved away).
     pub(crate) fn reopen(&mut self) -> io::Result<()> {
+        self.wait_for_writer()?;
         self.write_buffer()?;
+        let writer = self.writer.take();
         *self = AppendFile::open(&self.path)?;
+        self.writer = writer;
         Ok(())
     }
 
@@ -119,7 +189,7 @@ impl AppendFile {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let result = self.file.write_all(&self.buf);
+        let result = (&*self.file).write_all(&self.buf);
         if result.is_ok() {
             self.written_len += self.buf.len() as u64;
         }

@@ -75,6 +75,9 @@ macro_rules! console_sink {
             fn describe(&self) -> String {
                 $describe.into()
             }
+            fn reads_message(&self) -> bool {
+                false
+            }
         }
     };
 }

@@ -57,6 +57,9 @@ impl Sink for FileSink {
     fn describe(&self) -> String {
         self.file.path().display().to_string()
     }
+    fn reads_message(&self) -> bool {
+        false
+    }
 
     fn reopen(&mut self) -> io::Result<()> {
         self.file.reopen()

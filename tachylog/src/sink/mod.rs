@@ -6,6 +6,7 @@
 //! flush barrier for delivery at exit); never the worker, the hooks or the builder.
 
 mod append;
+mod background_write;
 mod console;
 #[cfg(feature = "testing")]
 mod fault;
@@ -119,6 +120,15 @@ pub trait Sink: Send + 'static {
     /// A short name for error messages, such as the file's path.
     fn describe(&self) -> String {
         std::any::type_name::<Self>().to_string()
+    }
+
+    /// Whether this sink reads [`Line::message`]. tachylog's file and console sinks read only
+    /// [`Line::text`] (and the level and time): when every sink is like them, the back end
+    /// renders the message straight into the text line and leaves `message` empty. Internal;
+    /// a sink of yours gets the message, whatever this says.
+    #[doc(hidden)]
+    fn reads_message(&self) -> bool {
+        true
     }
 
     /// Closes and reopens the destination, for example after an external tool moved the file
@@ -262,6 +272,12 @@ impl SinkSlot {
 
     pub(crate) fn colored(&self) -> bool {
         self.colored
+    }
+
+    /// Whether the sink takes uncoloured text lines and reads nothing of the message but
+    /// what the line holds (see [`Sink::reads_message`]).
+    pub(crate) fn takes_text_only(&self) -> bool {
+        self.format == Format::Text && !self.colored && !self.sink.reads_message()
     }
 
     pub(crate) fn write_line(&mut self, line: &Line<'_>) {

@@ -260,7 +260,11 @@ impl RollingFile {
         let path = self.current_path();
         self.last_open_attempt = Instant::now();
         match AppendFile::open(&path) {
-            Ok(file) => {
+            Ok(mut file) => {
+                // The next file writes through the previous one's thread: no thread per file.
+                if let Some(previous) = &mut self.file {
+                    file.take_writer_from(previous);
+                }
                 self.file = Some(file);
                 self.open_error = None;
                 if let Some(link) = &self.latest_symlink {
@@ -428,6 +432,10 @@ impl Sink for RollingFile {
 
     fn describe(&self) -> String {
         self.current_path().display().to_string()
+    }
+
+    fn reads_message(&self) -> bool {
+        false
     }
 
     fn reopen(&mut self) -> io::Result<()> {
