@@ -421,6 +421,27 @@ impl Ring {
     }
 
     /// Gives every frame advanced over back to the producer.
+    /// Asks the CPU to start loading the ring's bytes `distance` past the cursor: records the
+    /// back end reaches in a few hundred nanoseconds. Only a hint; it reads nothing and cannot
+    /// fault. When the rings have filled while the back end was busy, each record is a cache
+    /// miss otherwise (measured: ~20 ns of the back end's ~210 ns per record with 1M records
+    /// queued, `backend_iteration`).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, cursor: &ConsumerCursor, distance: usize) {
+        #[cfg(all(target_arch = "x86_64", not(loom)))]
+        {
+            let offset = cursor.read.wrapping_add(distance) & self.mask;
+            let address = self.storage.ptr_at(offset) as *const i8;
+            // SAFETY: `_mm_prefetch` only hints the cache; it dereferences nothing and does
+            // not fault, and `address` lies within the storage anyway (masked offset).
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(address)
+            };
+        }
+        #[cfg(not(all(target_arch = "x86_64", not(loom))))]
+        let _ = (cursor, distance);
+    }
+
     pub(crate) fn release(&self, cursor: &ConsumerCursor) {
         self.consumer.tail.store(cursor.read, Ordering::Release);
     }
