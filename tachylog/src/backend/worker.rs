@@ -217,27 +217,36 @@ impl Output {
             ..
         } = self;
         if let (Message::Site { site, args }, true, None) = (&record.message, *text_only, only) {
-            let text = &mut lines[Format::Text as usize];
-            text.clear();
-            formatter.format_site(record, site, args, fields, text);
-            for sink in sinks.iter_mut().filter(|sink| record.level <= sink.min_level()) {
-                sink.write_line(&Line {
-                    level: record.level,
-                    unix_nanos: record.unix_nanos,
-                    text,
-                    message: "",
-                    target: record.target,
-                    file: record.file,
-                    line_number: record.line,
-                    thread_name: &record.thread.name,
-                    thread_id: record.thread.id,
-                    fields,
-                    trace: record.trace,
-                });
+            'written: {
+                // One file: the line is formatted into the file's own batch buffer.
+                if let [sink] = &mut sinks[..] {
+                    let in_place = sink.write_text_in_place(record.level, |buffer| {
+                        formatter.format_site(record, site, args, fields, message, buffer)
+                    });
+                    if in_place {
+                        break 'written;
+                    }
+                }
+                let text = &mut lines[Format::Text as usize];
+                text.clear();
+                formatter.format_site(record, site, args, fields, message, text);
+                for sink in sinks.iter_mut().filter(|sink| record.level <= sink.min_level()) {
+                    sink.write_line(&Line {
+                        level: record.level,
+                        unix_nanos: record.unix_nanos,
+                        text,
+                        message: "",
+                        target: record.target,
+                        file: record.file,
+                        line_number: record.line,
+                        thread_name: &record.thread.name,
+                        thread_id: record.thread.id,
+                        fields,
+                        trace: record.trace,
+                    });
+                }
             }
-            if text.capacity() > 1 << 20 {
-                *text = Vec::with_capacity(1024);
-            }
+            release_huge_buffers(lines, message);
             return;
         }
         formatter.render_message(&record.message, message, fields);
@@ -280,13 +289,7 @@ impl Output {
                 None => sink.write_line(&line),
             }
         }
-        // One huge record must not pin its memory for the rest of the run.
-        for text in lines.iter_mut().filter(|t| t.capacity() > 1 << 20) {
-            *text = Vec::with_capacity(1024);
-        }
-        if message.capacity() > 1 << 20 {
-            *message = String::with_capacity(1024);
-        }
+        release_huge_buffers(lines, message);
     }
 
     fn flush(&mut self) {
@@ -354,6 +357,17 @@ impl Output {
 
     fn refresh_deadline(&mut self) {
         self.deadline = self.sinks.iter().filter_map(|s| s.next_deadline()).min();
+    }
+}
+
+/// One huge record must not pin its memory for the rest of the run.
+#[inline]
+fn release_huge_buffers(lines: &mut [Vec<u8>; FORMATS], message: &mut String) {
+    for text in lines.iter_mut().filter(|t| t.capacity() > 1 << 20) {
+        *text = Vec::with_capacity(1024);
+    }
+    if message.capacity() > 1 << 20 {
+        *message = String::with_capacity(1024);
     }
 }
 

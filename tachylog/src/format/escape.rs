@@ -84,7 +84,7 @@ mod sse2 {
             }
         };
         let mut blocks = bytes.chunks_exact(16);
-        if (&mut blocks).any(block_hits) {
+        if blocks.any(block_hits) {
             return true;
         }
         !blocks.remainder().is_empty() && block_hits(&bytes[bytes.len() - 16..])

@@ -171,10 +171,7 @@ impl LineFormatter {
                 crate::fields::wire::decode(encoded, fields);
             }
             Message::Site { site, args } => {
-                if let Err(problem) = super::message::render(site, args, out, fields) {
-                    out.clear();
-                    write_problem(problem, site, out);
-                }
+                return render_site_message(site, args, fields, self.max_message, out);
             }
         }
         if out.len() > self.max_message {
@@ -230,16 +227,17 @@ impl LineFormatter {
         out.push(b'\n');
     }
 
-    /// Appends the text line of a call-site record, newline included, rendering its message
-    /// straight into the line: the same bytes as [`LineFormatter::render_message`] followed by
-    /// [`LineFormatter::format`] without colour, with one copy of the message fewer. `fields`
-    /// receives the record's structured fields, as `render_message` would fill it.
+    /// Appends the text line of a call-site record, newline included: the same bytes as
+    /// [`LineFormatter::render_message`] followed by [`LineFormatter::format`] without colour,
+    /// in one pass that sinks can point at their own buffer. `message` is scratch space for the
+    /// message; `fields` receives the record's structured fields, as `render_message` fills it.
     pub(crate) fn format_site(
         &mut self,
         record: &RecordView<'_>,
         site: &'static Site,
         args: &[MaybeUninit<u8>],
         fields: &mut Fields,
+        message: &mut String,
         out: &mut Vec<u8>,
     ) {
         fields.clear();
@@ -258,7 +256,8 @@ impl LineFormatter {
                         out.extend_from_slice(b"[backtrace] ");
                     }
                     // A call site's fields are pairs; spans come only with `tracing` events.
-                    render_in_place(site, args, fields, escape, max_message, out);
+                    render_site_message(site, args, fields, max_message, message);
+                    let _ = EscapingWriter { out: &mut *out, escape }.write_str(message);
                     super::fields::write_pairs(fields, out);
                     if let Some(trace) = &record.trace {
                         crate::record::write_trace_pairs(trace, out);
@@ -280,37 +279,23 @@ impl LineFormatter {
     }
 }
 
-/// Appends the message of a call-site record to the text line `out`, cut to `max_message`
-/// bytes and escaped as [`EscapingWriter`] would: rendered in place, then scanned, and copied
-/// aside to be escaped only if a byte may need it.
-fn render_in_place(
+/// Renders a call-site record's message into `message` (cleared first) and its fields into
+/// `fields`; a failed rendering leaves a marker naming the call site instead, and a message
+/// longer than `max_message` bytes is cut.
+fn render_site_message(
     site: &'static Site,
     args: &[MaybeUninit<u8>],
     fields: &mut Fields,
-    escape: bool,
     max_message: usize,
-    out: &mut Vec<u8>,
+    message: &mut String,
 ) {
-    let start = out.len();
-    debug_assert!(std::str::from_utf8(out).is_ok(), "a text line is built from text only");
-    // SAFETY: `out` is a text line being built by `format_site`, from `&str` pieces only
-    // (the cached date-time digits, the level, thread and site runs rendered from `str`s, and
-    // escaped text, which stays UTF-8); the renderers append only `str`s too. If one unwinds,
-    // the `String` is dropped with the bytes, and `out` stays empty.
-    let mut text = unsafe { String::from_utf8_unchecked(std::mem::take(out)) };
-    if let Err(problem) = super::message::render(site, args, &mut text, fields) {
-        text.truncate(start);
-        write_problem(problem, site, &mut text);
+    message.clear();
+    if let Err(problem) = super::message::render(site, args, message, fields) {
+        message.clear();
+        write_problem(problem, site, message);
     }
-    if text.len() - start > max_message {
-        truncate_message(&mut text, start, max_message);
-    }
-    if escape && super::escape::may_need_escape(&text.as_bytes()[start..]) {
-        let raw = text.split_off(start);
-        *out = text.into_bytes();
-        let _ = EscapingWriter { out, escape }.write_str(&raw);
-    } else {
-        *out = text.into_bytes();
+    if message.len() > max_message {
+        truncate_message(message, 0, max_message);
     }
 }
 

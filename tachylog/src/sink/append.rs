@@ -102,6 +102,23 @@ impl AppendFile {
         }
     }
 
+    /// The batch buffer, for a line to be formatted straight into it; call
+    /// [`AppendFile::line_appended`] after each whole line.
+    #[inline]
+    pub(crate) fn line_buffer(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+
+    /// After a line was appended to [`AppendFile::line_buffer`]: a full batch goes to the
+    /// writing thread (a line longer than a batch goes with the lines before it).
+    #[inline]
+    pub(crate) fn line_appended(&mut self) -> io::Result<()> {
+        if self.buf.len() >= BATCH {
+            self.hand_off_buffer()?;
+        }
+        Ok(())
+    }
+
     /// Gives the full buffer to the writing thread and continues in the one it finished with.
     /// On an error the buffer is dropped like a failed write's (see [`Self::write_buffer`]).
     fn hand_off_buffer(&mut self) -> io::Result<()> {
@@ -125,6 +142,8 @@ impl AppendFile {
                 return Err(e);
             }
         };
+        // A buffer that grew around a huge line is not kept for the next batches.
+        let spare = spare.filter(|spare| spare.capacity() <= 4 * BATCH);
         let full = std::mem::replace(&mut self.buf, spare.unwrap_or_else(|| Vec::with_capacity(BATCH)));
         writer.write(&self.file, full)
     }

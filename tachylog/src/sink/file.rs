@@ -61,6 +61,14 @@ impl Sink for FileSink {
         false
     }
 
+    fn text_buffer(&mut self) -> Option<&mut Vec<u8>> {
+        Some(self.file.line_buffer())
+    }
+
+    fn text_appended(&mut self) -> io::Result<()> {
+        self.file.line_appended()
+    }
+
     fn reopen(&mut self) -> io::Result<()> {
         self.file.reopen()
     }

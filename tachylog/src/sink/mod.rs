@@ -131,6 +131,20 @@ pub trait Sink: Send + 'static {
         true
     }
 
+    /// The sink's own buffer of text lines, for the back end to format a line straight into
+    /// it (then it calls [`Sink::text_appended`] instead of [`Sink::write_line`]). Internal:
+    /// only [`FileSink`] has one, and the back end uses it only when that sink is the only one.
+    #[doc(hidden)]
+    fn text_buffer(&mut self) -> Option<&mut Vec<u8>> {
+        None
+    }
+
+    /// One whole line was appended to [`Sink::text_buffer`]. Internal.
+    #[doc(hidden)]
+    fn text_appended(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
     /// Closes and reopens the destination, for example after an external tool moved the file
     /// away. Called by [`reopen`](crate::reopen) and on `SIGHUP` when that handler is enabled.
     /// The default does nothing.
@@ -297,6 +311,26 @@ impl SinkSlot {
                 self.fail(e);
             }
         }
+    }
+
+    /// Formats a line with `format` straight into the sink's own buffer, if it has one (see
+    /// [`Sink::text_buffer`]), with the accounting of [`SinkSlot::write_line`]; returns false,
+    /// having done nothing, if it has none.
+    #[inline]
+    pub(crate) fn write_text_in_place(&mut self, level: Level, format: impl FnOnce(&mut Vec<u8>)) -> bool {
+        if level > self.min_level {
+            return true;
+        }
+        let Some(buffer) = self.sink.text_buffer() else {
+            return false;
+        };
+        format(buffer);
+        self.dirty = true;
+        self.unflushed += 1;
+        if let Err(e) = self.sink.text_appended() {
+            self.fail(e);
+        }
+        true
     }
 
     /// Writes tachylog's own line (a recovery notice), whatever this sink's level. It is not a
