@@ -23,7 +23,7 @@ use crate::report::{group_digits, Throughput};
 
 /// Bytes of whole lines per `write`: tachylog's file sink's batch (`BATCH` in
 /// `tachylog/src/sink/append.rs`, private there, so repeated here).
-pub const BATCH: usize = 256 * 1024;
+pub const BATCH: usize = 1024 * 1024;
 
 /// Name of the scratch file tachylog writes the lines into (deleted before the timed write,
 /// so the parent counts only the run's own file).
