@@ -4,14 +4,14 @@
 //! Why by hand: a default line is about fifteen appends of 1 to 30 bytes. Through
 //! `extend_from_slice` each one is a call into libc's `memmove`, which dispatches on the size
 //! before it copies; `perf` put 17% of the back end's time there (`backend_iteration`, 2-core
-//! VM). A slice of at most 32 bytes is copied here as two overlapping loads and stores of the
+//! VM). A slice of at most 64 bytes is copied here as two overlapping loads and stores of the
 //! largest power-of-two width that fits, which the compiler turns into a few moves. Longer
 //! slices keep `extend_from_slice`.
 
 use std::ptr;
 
 /// Slices at most this long are copied inline.
-const SHORT: usize = 32;
+const SHORT: usize = 64;
 
 /// Appends `bytes` to `out`.
 #[inline(always)]
@@ -31,7 +31,9 @@ pub(crate) fn append_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     unsafe {
         let src = bytes.as_ptr();
         let dst = out.as_mut_ptr().add(out.len());
-        if len >= 16 {
+        if len >= 32 {
+            copy_pair::<32>(src, dst, len);
+        } else if len >= 16 {
             copy_pair::<16>(src, dst, len);
         } else if len >= 8 {
             copy_pair::<8>(src, dst, len);

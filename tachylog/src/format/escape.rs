@@ -100,7 +100,7 @@ impl fmt::Write for EscapingWriter<'_> {
     #[inline]
     fn write_str(&mut self, s: &str) -> fmt::Result {
         if !self.escape || !may_need_escape(s.as_bytes()) {
-            self.out.extend_from_slice(s.as_bytes());
+            crate::codec::short_copy::append_bytes(self.out, s.as_bytes());
             return Ok(());
         }
         for c in s.chars() {

@@ -9,6 +9,14 @@
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
 
+/// `00`, `01`, .. `99`, back to back.
+const DIGIT_PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
 /// Formats `YYYY-MM-DD HH:MM:SS.ffffff` in a fixed time zone.
 pub(crate) struct TimeCache {
     zone: TimeZone,
@@ -40,10 +48,10 @@ impl TimeCache {
         let mut column = [0u8; 26];
         column[..19].copy_from_slice(&self.prefix);
         column[19] = b'.';
-        let mut m = micros;
-        for slot in column[20..].iter_mut().rev() {
-            *slot = b'0' + (m % 10) as u8;
-            m /= 10;
+        // Three pairs of digits from a table: two divisions instead of six.
+        let (high, rest) = (micros / 10_000, micros % 10_000);
+        for (slot, pair) in column[20..].chunks_exact_mut(2).zip([high, rest / 100, rest % 100]) {
+            slot.copy_from_slice(&DIGIT_PAIRS[pair as usize * 2..pair as usize * 2 + 2]);
         }
         out.extend_from_slice(&column);
     }
@@ -147,6 +155,18 @@ mod tests {
         out.clear();
         india.write_rfc3339(0, &mut out);
         assert_eq!(out, b"1969-12-31T14:30:00.000000-09:30");
+    }
+
+    #[test]
+    fn every_microsecond_of_a_second() {
+        let mut c = TimeCache::new(TimeZone::UTC);
+        let second = 1_795_277_045_000_000_000;
+        let mut out = Vec::new();
+        for micros in 0..1_000_000i64 {
+            out.clear();
+            c.write(second + micros * 1_000 + 999, &mut out);
+            assert_eq!(&out[19..], format!(".{micros:06}").as_bytes());
+        }
     }
 
     #[test]
