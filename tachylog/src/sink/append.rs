@@ -246,3 +246,80 @@ pub(crate) fn open_append(path: &Path) -> io::Result<File> {
         .mode(0o640)
         .open(path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A line of `len` bytes, newline included.
+    fn line(len: usize) -> Vec<u8> {
+        let mut line = vec![b'x'; len - 1];
+        line.push(b'\n');
+        line
+    }
+
+    #[test]
+    fn full_batches_reach_the_file_in_order_through_the_writing_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("batches.log");
+        let mut file = AppendFile::open(&path).unwrap();
+        let lines = 3 * BATCH / 100 + 7;
+        for i in 0..lines {
+            let mut text = format!("{i:08} ").into_bytes();
+            text.extend_from_slice(&line(91));
+            file.write_line(&text).unwrap();
+        }
+        assert!(file.writer.is_some(), "more than one batch started the writing thread");
+        assert_eq!(file.len(), lines as u64 * 100);
+        file.flush().unwrap();
+        let written = std::fs::read_to_string(&path).unwrap();
+        let numbers: Vec<usize> = written.lines().map(|l| l[..8].parse().unwrap()).collect();
+        assert_eq!(numbers, (0..lines).collect::<Vec<_>>());
+        // Lines formatted straight into the buffer go the same way.
+        for _ in 0..(BATCH / 100 + 1) {
+            file.line_buffer().extend_from_slice(&line(100));
+            file.line_appended().unwrap();
+        }
+        file.flush().unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), (lines + BATCH / 100 + 1) as u64 * 100);
+    }
+
+    /// `/dev/full` takes the open and fails every write with ENOSPC: the error of a batch written
+    /// on the writing thread comes back at the next hand-over or flush, and the lines it held
+    /// are dropped, not kept growing.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_full_disk_is_reported_from_the_writing_thread() {
+        let mut file = AppendFile::open(Path::new("/dev/full")).unwrap();
+        let mut first_error = None;
+        for _ in 0..(3 * BATCH / 100) {
+            if let Err(e) = file.write_line(&line(100)) {
+                first_error = Some(e);
+                break;
+            }
+        }
+        let error = first_error.expect("a failed batch is reported at the next hand-over");
+        assert_eq!(error.raw_os_error(), Some(libc::ENOSPC), "{error}");
+        assert!(file.buf.len() < BATCH, "failed lines are not kept");
+        file.write_line(&line(100)).unwrap();
+        let error = file.flush().expect_err("the flush writes and fails too");
+        assert_eq!(error.raw_os_error(), Some(libc::ENOSPC), "{error}");
+        assert!(file.buf.is_empty());
+    }
+
+    #[test]
+    fn a_huge_line_does_not_keep_its_buffer() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = AppendFile::open(&dir.path().join("huge.log")).unwrap();
+        file.line_buffer().extend_from_slice(&line(10 * BATCH));
+        file.line_appended().unwrap();
+        // Enough lines for one more hand-over, which gets the huge buffer back as the spare.
+        let lines = BATCH / 100 + 1;
+        for _ in 0..lines {
+            file.write_line(&line(100)).unwrap();
+        }
+        assert!(file.buf.capacity() <= 4 * BATCH, "the huge batch's buffer came back for reuse");
+        file.flush().unwrap();
+        assert_eq!(file.len(), (10 * BATCH + lines * 100) as u64);
+    }
+}
