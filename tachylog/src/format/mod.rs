@@ -15,7 +15,8 @@
 //! flags cannot be given to `core::fmt` at run time. The macro still runs the string through
 //! `format_args!` in dead code, for the compiler's own checks.
 //!
-//! **What the back end does per record** (`message`, then `pattern::LineFormatter::format`):
+//! **What the back end does per record** (`message`, then `pattern::LineFormatter`'s
+//! `format_site` for a call-site record's text line, `format` for the rest):
 //! 1. walks the site's table: copies each literal piece, reads the counts, calls the
 //!    renderer, which offers the bytes to the codec's fast path first:
 //!    - integers through `itoa`; `bool`, `char` and text copied;
@@ -23,10 +24,14 @@
 //!      and rounded exactly for `{:.N}` when the shortest digits decide it (`codec::plain`);
 //!    - text the caller already formatted copied as it is;
 //! 2. builds the line from the compiled pattern (`segments`): the date-time prefix, rebuilt
-//!    once a second with only the microseconds written per record (`time`); the level; the
-//!    thread's run (`[name/tid] `), rendered once per thread; the site's runs (`target: `,
-//!    ` (file:line)`), rendered once per call site; and the message, whose escaping first
-//!    checks eight bytes at a time whether any byte may need it (`escape`).
+//!    once a second with only the microseconds written per record (`time`); for a call-site
+//!    record, everything else but the message laid out once per (thread, call site)
+//!    (`site_lines`: for the default pattern, ` INFO  [name/tid] target: ` and
+//!    ` (file:line)`); for other records, the level, the thread's run (`[name/tid] `) rendered
+//!    once per thread, and the target and file; and the message, whose escaping first checks
+//!    sixteen bytes at a time whether any byte may need it (`escape`);
+//! 3. with one file as the only sink, all of it is written straight into the file's batch
+//!    buffer, and short pieces are copied without a call to `memcpy` (`codec::short_copy`).
 //!
 //! **When `core::fmt` is still used**: a spec with width, fill, alignment, sign, `#` or `0`;
 //! the hex, octal, binary, exponent and pointer traits; `{:?}` of text and `char` (escaping);
@@ -48,6 +53,7 @@ mod message;
 pub(crate) mod pattern;
 mod quote;
 mod segments;
+mod site_lines;
 pub(crate) mod time;
 mod view;
 

@@ -4,6 +4,7 @@
 
 use super::escape::EscapingWriter;
 use super::segments::Segment;
+use super::site_lines::Step;
 use super::time::TimeCache;
 pub(crate) use super::view::{Message, RecordView};
 use super::message::Problem;
@@ -135,6 +136,8 @@ fn level_color(level: Level) -> &'static str {
 pub(crate) struct LineFormatter {
     /// The pattern, compiled with its caches of thread and site runs.
     segments: Vec<Segment>,
+    /// Call-site records' lines laid out per (thread, site).
+    site_lines: super::site_lines::SiteLines,
     time: TimeCache,
     escape: bool,
     /// Bytes of formatted message kept before the rest is cut off (`usize::MAX`: no limit).
@@ -145,6 +148,7 @@ impl LineFormatter {
     pub(crate) fn new(pattern: Pattern, zone: jiff::tz::TimeZone, escape: bool) -> Self {
         LineFormatter {
             segments: super::segments::compile(pattern.pieces()),
+            site_lines: Default::default(),
             time: TimeCache::new(zone),
             escape,
             max_message: usize::MAX,
@@ -244,14 +248,14 @@ impl LineFormatter {
         fields.limit_values(self.max_message);
         let (escape, max_message) = (self.escape, self.max_message);
         out.reserve(128 + record.target.len() + record.file.len());
-        for segment in &mut self.segments {
-            match segment {
-                Segment::Text(t) => append_bytes(out, t.as_bytes()),
-                Segment::Time => self.time.write(record.unix_nanos, out),
-                Segment::Level => append_bytes(out, record.level.padded().as_bytes()),
-                Segment::Thread(run) => run.write(record, escape, out),
-                Segment::Site(run) => run.write(record, escape, out),
-                Segment::Message => {
+        let plan = self
+            .site_lines
+            .plan(&mut self.segments, record, site as *const Site as usize, escape);
+        for (step, text) in plan.steps() {
+            match step {
+                Step::Text { .. } => append_bytes(out, text),
+                Step::Time => self.time.write(record.unix_nanos, out),
+                Step::Message => {
                     if record.backtrace {
                         out.extend_from_slice(b"[backtrace] ");
                     }

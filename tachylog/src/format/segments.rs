@@ -198,6 +198,12 @@ impl Run<usize> {
     }
 }
 
+/// Renders `run`'s pieces for `record`, without its cache (for [`super::site_lines`], which
+/// keeps the result).
+pub(crate) fn write_run<K>(run: &Run<K>, record: &RecordView<'_>, escape: bool, out: &mut Vec<u8>) {
+    write_pieces(&run.pieces, record, escape, out);
+}
+
 /// Renders thread and site pieces, and literal text.
 fn write_pieces(pieces: &[Piece], record: &RecordView<'_>, escape: bool, out: &mut Vec<u8>) {
     for piece in pieces {
@@ -238,7 +244,8 @@ impl Hasher for AddressHasher {
         }
     }
     fn write_u64(&mut self, n: u64) {
-        self.0 = (n ^ (n >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        // Mixed into what came before, for keys of two integers (a thread and a site).
+        self.0 = (self.0 ^ n ^ (n >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
     fn write_usize(&mut self, n: usize) {
         self.write_u64(n as u64);
