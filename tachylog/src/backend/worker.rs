@@ -61,8 +61,9 @@ struct Output {
     backend_thread: ThreadInfo,
     /// The kept records, with [`Builder::backtrace`](crate::Builder::backtrace).
     backtrace: Option<BacktraceRing>,
-    /// Every sink takes plain text lines only: a call-site record's message is rendered
-    /// straight into its line ([`LineFormatter::format_site`]), with no copy of its own.
+    /// Every sink takes plain text lines only: a call-site record's line is laid out in one
+    /// pass ([`LineFormatter::format_site`]), straight into the file's buffer when a file is
+    /// the only sink.
     text_only: bool,
 }
 

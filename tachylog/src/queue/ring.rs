@@ -420,7 +420,6 @@ impl Ring {
         self.producer.head.load(Ordering::Acquire)
     }
 
-    /// Gives every frame advanced over back to the producer.
     /// Asks the CPU to start loading the ring's bytes `distance` past the cursor: records the
     /// back end reaches in a few hundred nanoseconds. Only a hint; it reads nothing and cannot
     /// fault. When the rings have filled while the back end was busy, each record is a cache
@@ -442,6 +441,7 @@ impl Ring {
         let _ = (cursor, distance);
     }
 
+    /// Gives every frame advanced over back to the producer.
     pub(crate) fn release(&self, cursor: &ConsumerCursor) {
         self.consumer.tail.store(cursor.read, Ordering::Release);
     }

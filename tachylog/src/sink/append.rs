@@ -151,7 +151,8 @@ impl AppendFile {
         // A buffer that grew around a huge line is not kept for the next batches.
         let spare = spare.filter(|spare| spare.capacity() <= 4 * BATCH);
         let full = std::mem::replace(&mut self.buf, spare.unwrap_or_else(|| Vec::with_capacity(BATCH)));
-        writer.write(&self.file, full)
+        self.written_len += writer.write(&self.file, full)?;
+        Ok(())
     }
 
     /// Waits until the batch on the writing thread, if any, is in the file (or failed: then

@@ -62,16 +62,17 @@ impl BackgroundWriter {
     }
 
     /// Hands `batch` to the thread. Call [`BackgroundWriter::wait`] first: one batch at a time.
-    pub(crate) fn write(&mut self, file: &Arc<File>, batch: Vec<u8>) -> io::Result<()> {
+    /// Returns the bytes written before returning: 0, or the batch's if the thread is gone (it
+    /// panicked) and the batch was written here instead.
+    pub(crate) fn write(&mut self, file: &Arc<File>, batch: Vec<u8>) -> io::Result<u64> {
         debug_assert_eq!(self.in_flight, 0, "one batch at a time");
         let len = batch.len();
         match self.jobs.as_ref().map(|jobs| jobs.send((file.clone(), batch))) {
             Some(Ok(())) => {
                 self.in_flight = len;
-                Ok(())
+                Ok(0)
             }
-            // The thread is gone (it panicked): write here, as without it.
-            Some(Err(mpsc::SendError((file, batch)))) => (&*file).write_all(&batch),
+            Some(Err(mpsc::SendError((file, batch)))) => (&*file).write_all(&batch).map(|()| len as u64),
             None => unreachable!("the sender lives until drop"),
         }
     }

@@ -124,8 +124,8 @@ pub trait Sink: Send + 'static {
 
     /// Whether this sink reads [`Line::message`]. tachylog's file and console sinks read only
     /// [`Line::text`] (and the level and time): when every sink is like them, the back end
-    /// renders the message straight into the text line and leaves `message` empty. Internal;
-    /// a sink of yours gets the message, whatever this says.
+    /// lays out call-site lines in one pass and leaves `message` empty. Internal: a sink
+    /// outside tachylog should not override it.
     #[doc(hidden)]
     fn reads_message(&self) -> bool {
         true
