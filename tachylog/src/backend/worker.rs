@@ -232,19 +232,7 @@ impl Output {
                 text.clear();
                 formatter.format_site(record, site, args, fields, message, text);
                 for sink in sinks.iter_mut().filter(|sink| record.level <= sink.min_level()) {
-                    sink.write_line(&Line {
-                        level: record.level,
-                        unix_nanos: record.unix_nanos,
-                        text,
-                        message: "",
-                        target: record.target,
-                        file: record.file,
-                        line_number: record.line,
-                        thread_name: &record.thread.name,
-                        thread_id: record.thread.id,
-                        fields,
-                        trace: record.trace,
-                    });
+                    sink.write_line(&line_of(record, text, "", fields));
                 }
             }
             release_huge_buffers(lines, message);
@@ -272,19 +260,7 @@ impl Output {
                     Format::Logfmt => formatter.format_logfmt(record, message, fields, text),
                 }
             }
-            let line = Line {
-                level: record.level,
-                unix_nanos: record.unix_nanos,
-                text,
-                message,
-                target: record.target,
-                file: record.file,
-                line_number: record.line,
-                thread_name: &record.thread.name,
-                thread_id: record.thread.id,
-                fields,
-                trace: record.trace,
-            };
+            let line = line_of(record, text, message, fields);
             match only {
                 Some(_) => sink.write_notice_line(&line),
                 None => sink.write_line(&line),
@@ -358,6 +334,23 @@ impl Output {
 
     fn refresh_deadline(&mut self) {
         self.deadline = self.sinks.iter().filter_map(|s| s.next_deadline()).min();
+    }
+}
+
+/// What a sink is given of `record`: its `text` in the sink's format, and its message and fields.
+fn line_of<'a>(record: &'a RecordView<'_>, text: &'a [u8], message: &'a str, fields: &'a Fields) -> Line<'a> {
+    Line {
+        level: record.level,
+        unix_nanos: record.unix_nanos,
+        text,
+        message,
+        target: record.target,
+        file: record.file,
+        line_number: record.line,
+        thread_name: &record.thread.name,
+        thread_id: record.thread.id,
+        fields,
+        trace: record.trace,
     }
 }
 
