@@ -57,6 +57,7 @@ impl BackgroundWriter {
     }
 
     /// Bytes handed over and not yet known to be written.
+    #[cfg(feature = "rolling")]
     pub(crate) fn in_flight(&self) -> usize {
         self.in_flight
     }
