@@ -113,7 +113,8 @@ mod tests {
     #[test]
     fn batches_are_whole_lines_within_the_limit() {
         let line = [b'x'; 99].iter().chain(b"\n").copied().collect::<Vec<u8>>();
-        let mut bytes: Vec<u8> = line.repeat(10_000);
+        // Three batches' worth of 100-byte lines.
+        let mut bytes: Vec<u8> = line.repeat(3 * BATCH / 100);
         // One line longer than a batch, then a short tail.
         bytes.extend(std::iter::repeat_n(b'y', BATCH + 10));
         bytes.extend(b"\nlast\n");
