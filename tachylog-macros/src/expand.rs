@@ -79,7 +79,7 @@ pub(crate) fn expand(mut call: LogCall) -> syn::Result<TokenStream> {
                 Piece::Placeholder(_) => unreachable!(),
             })
             .collect();
-        let site = site::constant(krate, &site_fields, &text);
+        let site = site::table(krate, &site_fields, &[], &text, &[]);
         return Ok(quote! {{
             #target_check
             static __INTEREST: #krate::__private::Interest = #krate::__private::Interest::new();
@@ -94,7 +94,6 @@ pub(crate) fn expand(mut call: LogCall) -> syn::Result<TokenStream> {
         .map(|k| format_ident!("__s{}", k))
         .collect();
     let mut slot_lets = Vec::new();
-    let mut site_args = Vec::new();
     let mut part = 0usize;
     for (k, slot) in slots.iter().enumerate() {
         let ident = &slot_idents[k];
@@ -139,7 +138,6 @@ pub(crate) fn expand(mut call: LogCall) -> syn::Result<TokenStream> {
                         &#krate::__private::Applied { width: #width, precision: #precision, flags: #flags },
                     );
                 });
-                site_args.push(quote!(&#ident));
                 part += 1;
             }
         }
@@ -171,13 +169,9 @@ pub(crate) fn expand(mut call: LogCall) -> syn::Result<TokenStream> {
                 });
             }
             Sigil::Display | Sigil::Debug => {
-                let marker = if field.sigil == Sigil::Display {
-                    quote!(Display)
-                } else {
-                    quote!(Debug)
-                };
+                let role = field.sigil.role();
                 field_slot_lets.push(quote_spanned! {span=>
-                    let #ident = (&&&&&#krate::__private::Wrap(#binding)).__tachylog_slot::<#krate::__private::fmt_trait::#marker>(
+                    let #ident = (&&&&&#krate::__private::Wrap(#binding)).__tachylog_slot::<#krate::__private::field_role::#role>(
                         #stage,
                         &#krate::__private::Applied {
                             width: ::core::option::Option::None,
@@ -191,7 +185,7 @@ pub(crate) fn expand(mut call: LogCall) -> syn::Result<TokenStream> {
     }
     let all_slot_idents: Vec<&Ident> = field_slot_idents.iter().chain(slot_idents.iter()).collect();
     let args = nest(all_slot_idents.iter().map(|ident| quote!(#ident)).collect());
-    let site = site::generic(krate, &site_fields, &slots, &parts, &tail, &call.fields);
+    let site = site::table(krate, &site_fields, &parts, &tail, &call.fields);
     let limit_open = limit.as_ref().map(|limit| limit.open(krate));
 
     Ok(quote! {{
@@ -212,7 +206,7 @@ pub(crate) fn expand(mut call: LogCall) -> syn::Result<TokenStream> {
                     #(#field_slot_lets)*
                     #(#slot_lets)*
                     #site
-                    #krate::__private::log_record(__site(#(&#field_slot_idents,)* #(#site_args),*), &__stage, &#args);
+                    #krate::__private::log_record(&__SITE, &__stage, &#args);
                 }
                 }
             }

@@ -3,7 +3,7 @@
 //! keys) and what each sigil asks of the value and of the back end.
 //!
 //! Parsing and that per-sigil vocabulary only: the code that encodes a field on the caller's
-//! thread is emitted by `expand`, the table entry the back end records it through by `site`.
+//! thread is emitted by `expand`, the key in the call site's table by `site`.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -22,22 +22,12 @@ pub(crate) enum Sigil {
 }
 
 impl Sigil {
-    /// The trait the decoded value must implement for the back end to record it this way
-    /// (a bound of `__site`).
-    pub(crate) fn bound(self, krate: &TokenStream) -> TokenStream {
+    /// The runtime crate's marker of this way of recording a value (`__private::field_role`).
+    pub(crate) fn role(self) -> TokenStream {
         match self {
-            Sigil::Native => quote!(#krate::__private::NativeField),
-            Sigil::Display => quote!(::core::fmt::Display),
-            Sigil::Debug => quote!(::core::fmt::Debug),
-        }
-    }
-
-    /// The runtime crate's function that records the value this way.
-    pub(crate) fn push_fn(self) -> TokenStream {
-        match self {
-            Sigil::Native => quote!(push_native),
-            Sigil::Display => quote!(push_display),
-            Sigil::Debug => quote!(push_debug),
+            Sigil::Native => quote!(Native),
+            Sigil::Display => quote!(Display),
+            Sigil::Debug => quote!(Debug),
         }
     }
 }

@@ -50,8 +50,8 @@ pub(crate) struct Plan {
 pub(crate) struct Part {
     /// Literal text before the placeholder.
     pub(crate) literal: String,
-    /// The slot of its value; a precision and a width taken from arguments travel just before.
-    pub(crate) value_slot: usize,
+    /// Its spec. Its precision and width, when taken from arguments, travel just before its
+    /// value (the back end reads them in that order).
     pub(crate) placeholder: Placeholder,
 }
 
@@ -165,7 +165,6 @@ pub(crate) fn plan(call: &LogCall, pieces: &[Piece]) -> syn::Result<Plan> {
                 });
                 parts.push(Part {
                     literal: std::mem::take(&mut literal),
-                    value_slot: slots.len() - 1,
                     placeholder: p.clone(),
                 });
             }

@@ -129,7 +129,8 @@ pub mod __private {
         NativeViaBytes, NativeViaCopy, NativeViaCopyRef, NativeViaDisplay,
     };
     pub use crate::frontend::args::{
-        fmt_trait, Args, CountSlot, FmtTrait, Slot, Stage, ViaBytes, ViaCopy, ViaCopyRef, ViaFallback, ViaList, Wrap,
+        field_role, fmt_trait, Args, CountSlot, Decodes, Encode, FmtTrait, Marked, Slot, Stage, ViaBytes, ViaCopy,
+        ViaCopyRef, ViaFallback, ViaList, Wrap,
     };
     pub use crate::filter::Interest;
     pub use crate::frontend::gate::enabled;
@@ -137,7 +138,7 @@ pub mod __private {
     pub use crate::frontend::producer::log_record;
     pub use crate::codec::render::{self, Applied, Fmt};
     pub use crate::queue::control::hold_backend;
-    pub use crate::record::{Count, FieldSlot, Placeholder, Site};
+    pub use crate::record::{Count, Decode, Placeholder, Site};
     pub use tachylog_macros::__log;
 
     /// Whether a custom target is free of the characters that text lines escape in messages:

@@ -1,10 +1,12 @@
 //! The record format shared by the front end (which writes it) and the back end (which reads it).
 //!
 //! A record is one ring frame. Its body starts with the timestamp in clock ticks (`u64`), then:
-//! - [`KIND_CALL_SITE`]: a `&'static Site` pointer, then the call's argument bytes (see
-//!   [`crate::codec`]): its structured fields' first, then its message's;
-//! - [`KIND_CALL_SITE_TRACED`]: the same, logged inside an OpenTelemetry span: after the site
-//!   pointer, the span's [`TraceContext`] (25 bytes, padded to 32), then the arguments;
+//! - [`KIND_CALL_SITE`]: a `&'static Site` pointer, a `&'static Decode` pointer (how to read
+//!   the arguments, shared by every call site whose arguments have the same types), then the
+//!   call's argument bytes (see [`crate::codec`]): its structured fields' first, then its
+//!   message's;
+//! - [`KIND_CALL_SITE_TRACED`]: the same, logged inside an OpenTelemetry span: after the two
+//!   pointers, the span's [`TraceContext`] (25 bytes, padded to 32), then the arguments;
 //! - [`KIND_DYNAMIC`]: a record whose metadata is only known at run time (the `log` facade, the
 //!   panic hook, `tracing`): level (`u64`), line (`u64`), then target, file and message, each a
 //!   `usize` length followed by UTF-8 bytes, then the structured fields and spans in the
@@ -21,16 +23,16 @@ pub(crate) const KIND_CALL_SITE: u32 = 1;
 /// Frame kind of a record with run-time metadata.
 pub(crate) const KIND_DYNAMIC: u32 = 2;
 
-/// Bytes before the arguments in a call-site record: timestamp and site pointer.
-pub(crate) const CALL_SITE_PREFIX: usize = 16;
+/// Bytes before the arguments in a call-site record: timestamp, site and decode pointers.
+pub(crate) const CALL_SITE_PREFIX: usize = 24;
 
 /// Frame kind of a record from a tachylog macro logged inside an OpenTelemetry span: a
 /// call-site record whose prefix also holds the span's [`TraceContext`].
 pub(crate) const KIND_CALL_SITE_TRACED: u32 = 3;
 
-/// Bytes before the arguments in a traced call-site record: timestamp, site pointer, then the
-/// trace context's 25 bytes padded to 32.
-pub(crate) const TRACED_PREFIX: usize = 48;
+/// Bytes before the arguments in a traced call-site record: timestamp, site and decode
+/// pointers, then the trace context's 25 bytes padded to 32.
+pub(crate) const TRACED_PREFIX: usize = CALL_SITE_PREFIX + 32;
 
 /// The prefix length and frame kind of a call-site record, traced or not.
 #[inline(always)]
@@ -123,9 +125,10 @@ fn hex(bytes: &[u8]) -> String {
 
 /// Static metadata of one log call site, created at compile time; records carry a pointer to it.
 ///
-/// The message is data, not code: its literal pieces and placeholders, each placeholder
-/// pointing at a renderer shared by every call site with the same argument type and trait
-/// (see [`crate::codec::render`]). The back end walks this table (`format::message`).
+/// Plain data, the same whatever the arguments' types: the message's literal pieces and
+/// placeholder specs, and the fields' keys. How to read the arguments travels beside it as a
+/// [`Decode`], which every call site with the same argument types shares, so a call site emits
+/// no code for its formatting. The back end walks both together (`format::message`).
 #[derive(Debug)]
 pub struct Site {
     /// The call's level.
@@ -142,8 +145,8 @@ pub struct Site {
     pub message: &'static [Placeholder],
     /// The literal text after the last placeholder (all of it for a message without any).
     pub tail: &'static str,
-    /// The structured fields, whose bytes come first in a record's arguments.
-    pub fields: &'static [FieldSlot],
+    /// The structured fields' keys, in the order their values come first in the arguments.
+    pub fields: &'static [&'static str],
 }
 
 /// One `{...}` of a call site's format string.
@@ -157,8 +160,6 @@ pub struct Placeholder {
     pub width: Count,
     /// The call site's function for a spec with flags (fill, alignment, sign, `#`, `0`).
     pub flags: Option<FlagsFn>,
-    /// Appends the argument, formatted with the placeholder's trait.
-    pub render: RenderFn,
 }
 
 /// A width or precision.
@@ -172,11 +173,17 @@ pub enum Count {
     Arg,
 }
 
-/// One structured field of a call site.
-#[derive(Debug)]
-pub struct FieldSlot {
-    /// Its key.
-    pub key: &'static str,
-    /// Records its value, decoded with its type's codec, as its sigil asks.
-    pub push: PushFn,
+/// How the back end reads a call's arguments, in the order they travel: a constant of the
+/// arguments' types (`Args::DECODE`), so every call site whose arguments have the same types,
+/// and the same formatting traits, points at the same one.
+#[derive(Debug, Clone, Copy)]
+pub enum Decode {
+    /// A width or precision argument (`usize`), read by the placeholder it belongs to.
+    Count,
+    /// The value of the site's next placeholder, appended by this renderer.
+    Message(RenderFn),
+    /// The value of the site's next field, recorded by this function.
+    Field(PushFn),
+    /// Arguments grouped together (the macro nests long lists by eight).
+    List(&'static [Decode]),
 }

@@ -12,12 +12,14 @@ use super::backtrace::{BacktraceConfig, BacktraceRing};
 use super::clock::{WallClock, RESYNC_INTERVAL};
 use super::merge::{DrainMode, Merger, SLACK, STALL_LIMIT};
 use crate::fields::Fields;
-use crate::format::pattern::{LineFormatter, Message, RecordView};
+use crate::format::pattern::{LineFormatter, Message, RecordView, SiteMessage};
 use crate::format::Format;
 use crate::frontend::gate::GATE;
 use crate::queue::control::{self, Control};
 use crate::queue::registry::{ThreadInfo, ThreadQueue, REGISTRY};
-use crate::record::{Site, TraceContext, KIND_CALL_SITE, KIND_CALL_SITE_TRACED, KIND_DYNAMIC, TRACED_PREFIX};
+use crate::record::{
+    Decode, Site, TraceContext, CALL_SITE_PREFIX, KIND_CALL_SITE, KIND_CALL_SITE_TRACED, KIND_DYNAMIC, TRACED_PREFIX,
+};
 use crate::sink::{Line, SinkSlot};
 use crate::Level;
 use std::mem::MaybeUninit;
@@ -113,10 +115,15 @@ impl Output {
         };
         match kind {
             KIND_CALL_SITE | KIND_CALL_SITE_TRACED => {
+                if body.len() < CALL_SITE_PREFIX {
+                    return;
+                }
                 let site_addr = usize::from_ne_bytes(init(&body[8..16]));
+                let decode_addr = usize::from_ne_bytes(init(&body[16..CALL_SITE_PREFIX]));
                 // SAFETY: call-site records are written only by `log_record`, which stores the
-                // address of a `&'static Site`.
-                let site: &'static Site = unsafe { &*(site_addr as *const Site) };
+                // addresses of a `&'static Site` and of a `&'static Decode`.
+                let (site, decode): (&'static Site, &'static Decode) =
+                    unsafe { (&*(site_addr as *const Site), &*(decode_addr as *const Decode)) };
                 if site.level > self.most_verbose_sink {
                     return;
                 }
@@ -124,9 +131,10 @@ impl Output {
                     if body.len() < TRACED_PREFIX {
                         return;
                     }
-                    (TraceContext::decode(&init::<{ TraceContext::ENCODED }>(&body[16..16 + TraceContext::ENCODED])), &body[TRACED_PREFIX..])
+                    let encoded = &body[CALL_SITE_PREFIX..CALL_SITE_PREFIX + TraceContext::ENCODED];
+                    (TraceContext::decode(&init::<{ TraceContext::ENCODED }>(encoded)), &body[TRACED_PREFIX..])
                 } else {
-                    (None, &body[16..])
+                    (None, &body[CALL_SITE_PREFIX..])
                 };
                 self.write(&RecordView {
                     unix_nanos,
@@ -135,7 +143,7 @@ impl Output {
                     file: site.file,
                     line: site.line,
                     thread,
-                    message: Message::Site { site, args },
+                    message: Message::Site(SiteMessage { site, decode, args }),
                     static_metadata: true,
                     backtrace: from_backtrace,
                     trace,
@@ -217,12 +225,12 @@ impl Output {
             text_only,
             ..
         } = self;
-        if let (Message::Site { site, args }, true, None) = (&record.message, *text_only, only) {
+        if let (Message::Site(site_message), true, None) = (&record.message, *text_only, only) {
             'written: {
                 // One file: the line is formatted into the file's own batch buffer.
                 if let [sink] = &mut sinks[..] {
                     let in_place = sink.write_text_in_place(record.level, |buffer| {
-                        formatter.format_site(record, site, args, fields, message, buffer)
+                        formatter.format_site(record, site_message, fields, message, buffer)
                     });
                     if in_place {
                         break 'written;
@@ -230,7 +238,7 @@ impl Output {
                 }
                 let text = &mut lines[Format::Text as usize];
                 text.clear();
-                formatter.format_site(record, site, args, fields, message, text);
+                formatter.format_site(record, site_message, fields, message, text);
                 for sink in sinks.iter_mut().filter(|sink| record.level <= sink.min_level()) {
                     sink.write_line(&line_of(record, text, "", fields));
                 }

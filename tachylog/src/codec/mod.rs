@@ -1,8 +1,9 @@
 //! How a log call's arguments travel from the calling thread to the back end.
 //!
 //! The calling thread appends each argument's bytes, in placeholder order, through a
-//! [`frontend`](crate::frontend) slot; the back end walks them with a [`Decoder`] as the call
-//! site's table says and formats each through a renderer of [`render`]: the fast path of
+//! [`frontend`](crate::frontend) slot; the back end walks them with a [`Decoder`] as the
+//! record's `Decode` (a constant of the arguments' types) says and formats each through a
+//! renderer of [`render`]: the fast path of
 //! `plain` when it applies, else a [`View`], whose `fmt` traits reproduce those of the original
 //! type. Encodings:
 //!

@@ -5,20 +5,24 @@
 //! # The fast path
 //!
 //! **What a call site emits.** `info!("took {:.3} ms: {}", ms, path)` compiles to a
-//! `&'static Site` holding data: level, target, file, line, and the message as a table, one
-//! entry per placeholder with the literal text before it, its width and precision (literal, or
-//! "read a `usize` from the record"), and a pointer to a *renderer*
-//! (`codec::render::display::<CopyCodec<f64>>`). Renderers are generic over the argument's
-//! codec and the formatting trait only, so every call site that logs an `f64` with `{}` shares
-//! one. The only function a call site emits for its formatting is a one-line `write!` for a
+//! `static` [`Site`](crate::record::Site) holding plain data: level, target, file, line, and
+//! the message as a table, one entry per placeholder with the literal text before it and its
+//! width and precision (literal, or "read a `usize` from the record"), and the fields' keys.
+//! How to read the arguments comes from their types: `Args::DECODE`, a constant of the
+//! arguments' tuple type listing one *renderer* per argument
+//! (`codec::render::display::<CopyCodec<f64>>`), so every call site that logs `(f64, &str)`
+//! with `{}` and `{}` shares one, and each record carries its address beside the site's.
+//! Renderers are generic over the argument's codec and the formatting trait only. The code a
+//! call site emits is the arguments' evaluation, their slots and one call of `log_record`
+//! (shared by every site with the same argument types), plus a one-line `write!` for a
 //! placeholder with flags (`{:>8}`, `{:+}`, `{:#x}`, `{:08.2}`), since fill, alignment and
 //! flags cannot be given to `core::fmt` at run time. The macro still runs the string through
 //! `format_args!` in dead code, for the compiler's own checks.
 //!
 //! **What the back end does per record** (`message`, then `pattern::LineFormatter`'s
 //! `format_site` for a call-site record's text line, `format` for the rest):
-//! 1. walks the site's table: copies each literal piece, reads the counts, calls the
-//!    renderer, which offers the bytes to the codec's fast path first:
+//! 1. walks the record's `Decode` beside the site's table: copies each literal piece, reads
+//!    the counts, calls the renderer, which offers the bytes to the codec's fast path first:
 //!    - integers through `itoa`; `bool`, `char` and text copied;
 //!    - floats through `zmij`'s shortest digits, laid out as `std` does for `{}` and `{:?}`,
 //!      and rounded exactly for `{:.N}` when the shortest digits decide it (`codec::plain`);

@@ -6,13 +6,12 @@ use super::escape::EscapingWriter;
 use super::segments::Segment;
 use super::site_lines::Step;
 use super::time::TimeCache;
-pub(crate) use super::view::{Message, RecordView};
+pub(crate) use super::view::{Message, RecordView, SiteMessage};
 use super::message::Problem;
 use crate::codec::render::RenderError;
 use crate::fields::Fields;
 use crate::codec::short_copy::append_bytes;
 use crate::record::Site;
-use std::mem::MaybeUninit;
 #[cfg(feature = "color")]
 use crate::Level;
 use std::fmt::Write as _;
@@ -174,8 +173,8 @@ impl LineFormatter {
                 out.push_str(text);
                 crate::fields::wire::decode(encoded, fields);
             }
-            Message::Site { site, args } => {
-                return render_site_message(site, args, fields, self.max_message, out);
+            Message::Site(site_message) => {
+                return render_site_message(site_message, fields, self.max_message, out);
             }
         }
         if out.len() > self.max_message {
@@ -238,8 +237,7 @@ impl LineFormatter {
     pub(crate) fn format_site(
         &mut self,
         record: &RecordView<'_>,
-        site: &'static Site,
-        args: &[MaybeUninit<u8>],
+        site_message: &SiteMessage<'_>,
         fields: &mut Fields,
         message: &mut String,
         out: &mut Vec<u8>,
@@ -250,7 +248,7 @@ impl LineFormatter {
         out.reserve(128 + record.target.len() + record.file.len());
         let plan = self
             .site_lines
-            .plan(&mut self.segments, record, site as *const Site as usize, escape);
+            .plan(&mut self.segments, record, site_message.site as *const Site as usize, escape);
         for (step, text) in plan.steps() {
             match step {
                 Step::Text { .. } => append_bytes(out, text),
@@ -260,7 +258,7 @@ impl LineFormatter {
                         out.extend_from_slice(b"[backtrace] ");
                     }
                     // A call site's fields are pairs; spans come only with `tracing` events.
-                    render_site_message(site, args, fields, max_message, message);
+                    render_site_message(site_message, fields, max_message, message);
                     let _ = EscapingWriter { out: &mut *out, escape }.write_str(message);
                     super::fields::write_pairs(fields, out);
                     if let Some(trace) = &record.trace {
@@ -287,16 +285,15 @@ impl LineFormatter {
 /// `fields`; a failed rendering leaves a marker naming the call site instead, and a message
 /// longer than `max_message` bytes is cut.
 fn render_site_message(
-    site: &'static Site,
-    args: &[MaybeUninit<u8>],
+    site_message: &SiteMessage<'_>,
     fields: &mut Fields,
     max_message: usize,
     message: &mut String,
 ) {
     message.clear();
-    if let Err(problem) = super::message::render(site, args, message, fields) {
+    if let Err(problem) = super::message::render(site_message, message, fields) {
         message.clear();
-        write_problem(problem, site, message);
+        write_problem(problem, site_message.site, message);
     }
     if message.len() > max_message {
         truncate_message(message, 0, max_message);

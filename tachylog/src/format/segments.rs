@@ -15,7 +15,7 @@
 use super::escape::EscapingWriter;
 use crate::codec::short_copy::append_bytes;
 use super::pattern::Piece;
-use super::view::{Message, RecordView};
+use super::view::{Message, RecordView, SiteMessage};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -186,7 +186,7 @@ impl Run<ThreadKey> {
 
 impl Run<usize> {
     pub(crate) fn write(&mut self, record: &RecordView<'_>, escape: bool, out: &mut Vec<u8>) {
-        let Message::Site { site, .. } = &record.message else {
+        let Message::Site(SiteMessage { site, .. }) = &record.message else {
             return write_pieces(&self.pieces, record, escape, out);
         };
         let key = *site as *const _ as usize;

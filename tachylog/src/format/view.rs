@@ -3,22 +3,28 @@
 //! format.
 
 use crate::queue::registry::ThreadInfo;
-use crate::record::{Site, TraceContext};
+use crate::record::{Decode, Site, TraceContext};
 use crate::Level;
 use std::mem::MaybeUninit;
 
 /// Where a record's message comes from.
 pub(crate) enum Message<'a> {
-    /// A macro call site and its argument bytes.
-    Site {
-        site: &'static Site,
-        args: &'a [MaybeUninit<u8>],
-    },
+    /// A macro call site's record.
+    Site(SiteMessage<'a>),
     /// Text formatted by the caller (the panic hook, tachylog's own notices).
     Text(&'a str),
     /// Text formatted by the caller with structured fields in the encoding of
     /// [`crate::fields::wire`] (the `log` facade, `tracing`).
     Dynamic { text: &'a str, fields: &'a [u8] },
+}
+
+/// A call-site record's message, before rendering: its site, how to read its arguments, and
+/// their bytes.
+#[derive(Clone, Copy)]
+pub(crate) struct SiteMessage<'a> {
+    pub(crate) site: &'static Site,
+    pub(crate) decode: &'static Decode,
+    pub(crate) args: &'a [MaybeUninit<u8>],
 }
 
 /// Everything a line is made of.

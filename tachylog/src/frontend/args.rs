@@ -17,6 +17,7 @@
 //!    as `<formatting panicked: ...>` in place of the argument.
 
 use crate::codec::render::{apply_spec, Applied, Fmt};
+use crate::record::Decode;
 use crate::codec::{ArgWriter, Codec, CopyArg, CopyCodec, ListCodec, LossyCodec, PreformattedCodec, StrCodec};
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -208,32 +209,69 @@ pub trait Slot {
     fn write(&self, writer: &mut ArgWriter, stage: &Stage);
 }
 
-/// A call's slots as one value, for [`log_record`](super::producer::log_record): a slot, or a
-/// tuple of up to eight of them or of such tuples (the macro nests longer lists). A value, not
-/// a closure per call site: every call site whose arguments have the same types shares one
-/// instance of the writing code.
+/// A call's slots as one value, for [`log_record`](super::producer::log_record): a slot with
+/// its [`Marked`] role, a [`CountSlot`], or a tuple of up to eight of them or of such tuples
+/// (the macro nests longer lists). A value, not a closure per call site: every call site whose
+/// arguments have the same types shares one instance of the writing code and one
+/// [`Args::DECODE`].
 #[doc(hidden)]
-pub trait Args {
-    /// Bytes [`Args::write`] will append.
+pub trait Args: Encode {
+    /// How the back end reads these arguments; its address travels in each record.
+    const DECODE: Decode;
+}
+
+/// The writing half of [`Args`], apart so that the cold paths can take it as `&dyn Encode`
+/// (a trait with an associated constant cannot be a trait object).
+#[doc(hidden)]
+pub trait Encode {
+    /// Bytes [`Encode::write`] will append.
     fn encoded_len(&self, stage: &Stage) -> usize;
     /// Appends the encodings, in order.
     fn write(&self, writer: &mut ArgWriter, stage: &Stage);
 }
 
-impl<S: Slot> Args for S {
+/// A slot and the marker of what the back end does with it: a formatting trait of
+/// [`fmt_trait`] for a message argument, a role of [`field_role`] for a structured field. The
+/// marker picks the renderer (or field function) for the slot's codec, at compile time.
+#[doc(hidden)]
+pub struct Marked<S, M>(S, PhantomData<fn() -> M>);
+
+impl<S, M> Marked<S, M> {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn new(slot: S) -> Self {
+        Marked(slot, PhantomData)
+    }
+}
+
+/// What a marker does with a value of codec `C` on the back end.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "this argument's type cannot be read back with this placeholder's trait or field sigil",
+    note = "see the `format_args!` error for this call, if any: the trait is not implemented"
+)]
+pub trait Decodes<C: Codec> {
+    /// The renderer or field function, for [`Args::DECODE`].
+    const DECODE: Decode;
+}
+
+impl<S: Slot, M: Decodes<S::Codec>> Encode for Marked<S, M> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn encoded_len(&self, stage: &Stage) -> usize {
-        Slot::encoded_len(self, stage)
+        self.0.encoded_len(stage)
     }
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn write(&self, writer: &mut ArgWriter, stage: &Stage) {
-        Slot::write(self, writer, stage)
+        self.0.write(writer, stage)
     }
+}
+
+impl<S: Slot, M: Decodes<S::Codec>> Args for Marked<S, M> {
+    const DECODE: Decode = M::DECODE;
 }
 
 macro_rules! tuple_args {
     ($($name:ident $index:tt),*) => {
-        impl<$($name: Args),*> Args for ($($name,)*) {
+        impl<$($name: Encode),*> Encode for ($($name,)*) {
             #[cfg_attr(not(debug_assertions), inline(always))]
             #[allow(unused_variables)]
             fn encoded_len(&self, stage: &Stage) -> usize {
@@ -244,6 +282,9 @@ macro_rules! tuple_args {
             fn write(&self, writer: &mut ArgWriter, stage: &Stage) {
                 $(self.$index.write(writer, stage);)*
             }
+        }
+        impl<$($name: Args),*> Args for ($($name,)*) {
+            const DECODE: Decode = Decode::List(&[$($name::DECODE),*]);
         }
     };
 }
@@ -342,8 +383,7 @@ impl<T: CopyArg> Slot for CopySlot<'_, T> {
 #[doc(hidden)]
 pub struct CountSlot(pub usize);
 
-impl Slot for CountSlot {
-    type Codec = CopyCodec<usize>;
+impl Encode for CountSlot {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn encoded_len(&self, _: &Stage) -> usize {
         size_of::<usize>()
@@ -352,6 +392,10 @@ impl Slot for CountSlot {
     fn write(&self, writer: &mut ArgWriter, _: &Stage) {
         writer.put_usize(self.0);
     }
+}
+
+impl Args for CountSlot {
+    const DECODE: Decode = Decode::Count;
 }
 
 #[doc(hidden)]
@@ -370,55 +414,52 @@ impl Slot for FallbackSlot {
 #[doc(hidden)]
 pub trait ViaBytes<'a> {
     type Slot;
-    fn __tachylog_slot<M>(&self, stage: &mut Stage, spec: &Applied) -> Self::Slot;
+    fn __tachylog_slot<M>(&self, stage: &mut Stage, spec: &Applied) -> Marked<Self::Slot, M>;
 }
 impl<'a, T: BytesArg + ?Sized> ViaBytes<'a> for &&&&Wrap<'a, T> {
     type Slot = BytesSlot<'a, T::Codec>;
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn __tachylog_slot<M>(&self, _: &mut Stage, _: &Applied) -> Self::Slot {
-        BytesSlot {
-            bytes: self.0.arg_bytes(),
-            _codec: PhantomData,
-        }
+    fn __tachylog_slot<M>(&self, _: &mut Stage, _: &Applied) -> Marked<Self::Slot, M> {
+        Marked::new(BytesSlot::new(self.0.arg_bytes()))
     }
 }
 
 #[doc(hidden)]
 pub trait ViaList<'a> {
     type Slot;
-    fn __tachylog_slot<M>(&self, stage: &mut Stage, spec: &Applied) -> Self::Slot;
+    fn __tachylog_slot<M>(&self, stage: &mut Stage, spec: &Applied) -> Marked<Self::Slot, M>;
 }
 impl<'a, T: ListArg + ?Sized> ViaList<'a> for &&&Wrap<'a, T> {
     type Slot = ListSlot<'a, T::Elem>;
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn __tachylog_slot<M>(&self, _: &mut Stage, _: &Applied) -> Self::Slot {
-        ListSlot::new(self.0.elems())
+    fn __tachylog_slot<M>(&self, _: &mut Stage, _: &Applied) -> Marked<Self::Slot, M> {
+        Marked::new(ListSlot::new(self.0.elems()))
     }
 }
 
 #[doc(hidden)]
 pub trait ViaCopy<'a> {
     type Slot;
-    fn __tachylog_slot<M>(&self, stage: &mut Stage, spec: &Applied) -> Self::Slot;
+    fn __tachylog_slot<M>(&self, stage: &mut Stage, spec: &Applied) -> Marked<Self::Slot, M>;
 }
 impl<'a, T: CopyArg> ViaCopy<'a> for &&Wrap<'a, T> {
     type Slot = CopySlot<'a, T>;
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn __tachylog_slot<M>(&self, _: &mut Stage, _: &Applied) -> Self::Slot {
-        CopySlot(self.0)
+    fn __tachylog_slot<M>(&self, _: &mut Stage, _: &Applied) -> Marked<Self::Slot, M> {
+        Marked::new(CopySlot(self.0))
     }
 }
 
 #[doc(hidden)]
 pub trait ViaCopyRef<'a> {
     type Slot;
-    fn __tachylog_slot<M>(&self, stage: &mut Stage, spec: &Applied) -> Self::Slot;
+    fn __tachylog_slot<M>(&self, stage: &mut Stage, spec: &Applied) -> Marked<Self::Slot, M>;
 }
 impl<'a, 'b: 'a, T: CopyArg> ViaCopyRef<'a> for &Wrap<'a, &'b T> {
     type Slot = CopySlot<'a, T>;
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn __tachylog_slot<M>(&self, _: &mut Stage, _: &Applied) -> Self::Slot {
-        CopySlot(*self.0)
+    fn __tachylog_slot<M>(&self, _: &mut Stage, _: &Applied) -> Marked<Self::Slot, M> {
+        Marked::new(CopySlot(*self.0))
     }
 }
 
@@ -426,14 +467,14 @@ impl<'a, 'b: 'a, T: CopyArg> ViaCopyRef<'a> for &Wrap<'a, &'b T> {
 pub trait ViaFallback {
     type Target: ?Sized;
     type Slot;
-    fn __tachylog_slot<M: FmtTrait<Self::Target>>(&self, stage: &mut Stage, spec: &Applied) -> Self::Slot;
+    fn __tachylog_slot<M: FmtTrait<Self::Target>>(&self, stage: &mut Stage, spec: &Applied) -> Marked<Self::Slot, M>;
 }
 impl<T: ?Sized> ViaFallback for Wrap<'_, T> {
     type Target = T;
     type Slot = FallbackSlot;
-    fn __tachylog_slot<M: FmtTrait<T>>(&self, stage: &mut Stage, spec: &Applied) -> Self::Slot {
+    fn __tachylog_slot<M: FmtTrait<T>>(&self, stage: &mut Stage, spec: &Applied) -> Marked<Self::Slot, M> {
         let value = self.0;
-        stage.fallback_with(&Fmt(&|f: &mut fmt::Formatter<'_>| M::fmt(value, f)), spec)
+        Marked::new(stage.fallback_with(&Fmt(&|f: &mut fmt::Formatter<'_>| M::fmt(value, f)), spec))
     }
 }
 
@@ -451,9 +492,13 @@ pub trait FmtTrait<T: ?Sized> {
 /// The markers, one per formatting trait.
 #[doc(hidden)]
 pub mod fmt_trait {
+    use super::Decodes;
+    use crate::codec::render;
+    use crate::codec::{Codec, View};
+    use crate::record::Decode;
     use std::fmt;
     macro_rules! markers {
-        ($($marker:ident),*) => {$(
+        ($($marker:ident => $render:ident),*) => {$(
             pub struct $marker;
             impl<T: fmt::$marker + ?Sized> super::FmtTrait<T> for $marker {
                 #[inline]
@@ -461,9 +506,64 @@ pub mod fmt_trait {
                     fmt::$marker::fmt(value, f)
                 }
             }
+            impl<C: Codec> Decodes<C> for $marker
+            where
+                for<'x> View<'x, C>: fmt::$marker,
+            {
+                const DECODE: Decode = Decode::Message(render::$render::<C>);
+            }
         )*};
     }
-    markers!(Display, Debug, LowerHex, UpperHex, Octal, Binary, LowerExp, UpperExp, Pointer);
+    markers!(
+        Display => display,
+        Debug => debug,
+        LowerHex => lower_hex,
+        UpperHex => upper_hex,
+        Octal => octal,
+        Binary => binary,
+        LowerExp => lower_exp,
+        UpperExp => upper_exp,
+        Pointer => pointer
+    );
+}
+
+/// The markers of a structured field's value, by sigil: what the back end records. `%` and `?`
+/// also format on the calling thread, for a type without a raw encoding.
+#[doc(hidden)]
+pub mod field_role {
+    use super::Decodes;
+    use crate::codec::render;
+    use crate::codec::{Codec, NativeField, View};
+    use crate::record::Decode;
+    use std::fmt;
+
+    /// `key = value`: the value's own type (number, bool, text).
+    pub struct Native;
+    impl<C: Codec> Decodes<C> for Native
+    where
+        for<'x> View<'x, C>: NativeField,
+    {
+        const DECODE: Decode = Decode::Field(render::push_native::<C>);
+    }
+
+    macro_rules! sigils {
+        ($($marker:ident => $push:ident),*) => {$(
+            pub struct $marker;
+            impl<T: fmt::$marker + ?Sized> super::FmtTrait<T> for $marker {
+                #[inline]
+                fn fmt(value: &T, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    fmt::$marker::fmt(value, f)
+                }
+            }
+            impl<C: Codec> Decodes<C> for $marker
+            where
+                for<'x> View<'x, C>: fmt::$marker,
+            {
+                const DECODE: Decode = Decode::Field(render::$push::<C>);
+            }
+        )*};
+    }
+    sigils!(Display => push_display, Debug => push_debug);
 }
 
 thread_local! {

@@ -13,7 +13,7 @@
 //! 4. [`NativeViaDisplay`]: anything else that implements `Display`, formatted here (the
 //!    documented slow path, as for message arguments).
 
-use super::args::{BytesArg, BytesSlot, CopySlot, FallbackSlot, Stage, Wrap};
+use super::args::{field_role, BytesArg, BytesSlot, CopySlot, FallbackSlot, Marked, Stage, Wrap};
 use crate::codec::NativeValue;
 use std::fmt;
 
@@ -21,51 +21,51 @@ use std::fmt;
 #[doc(hidden)]
 pub trait NativeViaBytes<'a> {
     type Slot;
-    fn __tachylog_native_slot(&self, stage: &mut Stage) -> Self::Slot;
+    fn __tachylog_native_slot(&self, stage: &mut Stage) -> Marked<Self::Slot, field_role::Native>;
 }
 impl<'a, T: BytesArg + ?Sized> NativeViaBytes<'a> for &&&Wrap<'a, T> {
     type Slot = BytesSlot<'a, T::Codec>;
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn __tachylog_native_slot(&self, _: &mut Stage) -> Self::Slot {
-        BytesSlot::new(self.0.arg_bytes())
+    fn __tachylog_native_slot(&self, _: &mut Stage) -> Marked<Self::Slot, field_role::Native> {
+        Marked::new(BytesSlot::new(self.0.arg_bytes()))
     }
 }
 
 #[doc(hidden)]
 pub trait NativeViaCopy<'a> {
     type Slot;
-    fn __tachylog_native_slot(&self, stage: &mut Stage) -> Self::Slot;
+    fn __tachylog_native_slot(&self, stage: &mut Stage) -> Marked<Self::Slot, field_role::Native>;
 }
 impl<'a, T: NativeValue> NativeViaCopy<'a> for &&Wrap<'a, T> {
     type Slot = CopySlot<'a, T>;
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn __tachylog_native_slot(&self, _: &mut Stage) -> Self::Slot {
-        CopySlot::new(self.0)
+    fn __tachylog_native_slot(&self, _: &mut Stage) -> Marked<Self::Slot, field_role::Native> {
+        Marked::new(CopySlot::new(self.0))
     }
 }
 
 #[doc(hidden)]
 pub trait NativeViaCopyRef<'a> {
     type Slot;
-    fn __tachylog_native_slot(&self, stage: &mut Stage) -> Self::Slot;
+    fn __tachylog_native_slot(&self, stage: &mut Stage) -> Marked<Self::Slot, field_role::Native>;
 }
 impl<'a, 'b: 'a, T: NativeValue> NativeViaCopyRef<'a> for &Wrap<'a, &'b T> {
     type Slot = CopySlot<'a, T>;
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn __tachylog_native_slot(&self, _: &mut Stage) -> Self::Slot {
-        CopySlot::new(*self.0)
+    fn __tachylog_native_slot(&self, _: &mut Stage) -> Marked<Self::Slot, field_role::Native> {
+        Marked::new(CopySlot::new(*self.0))
     }
 }
 
 #[doc(hidden)]
 pub trait NativeViaDisplay {
     type Slot;
-    fn __tachylog_native_slot(&self, stage: &mut Stage) -> Self::Slot;
+    fn __tachylog_native_slot(&self, stage: &mut Stage) -> Marked<Self::Slot, field_role::Native>;
 }
 impl<T: fmt::Display + ?Sized> NativeViaDisplay for Wrap<'_, T> {
     type Slot = FallbackSlot;
-    fn __tachylog_native_slot(&self, stage: &mut Stage) -> Self::Slot {
+    fn __tachylog_native_slot(&self, stage: &mut Stage) -> Marked<Self::Slot, field_role::Native> {
         let value = self.0;
-        stage.fallback(|w| write!(w, "{value}"))
+        Marked::new(stage.fallback(|w| write!(w, "{value}")))
     }
 }
