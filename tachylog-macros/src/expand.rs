@@ -132,10 +132,16 @@ pub(crate) fn expand(mut call: LogCall) -> syn::Result<TokenStream> {
                     quote!(::core::option::Option::None)
                 };
                 let marker = Ident::new(placeholder.trait_.path(), Span::call_site());
+                let plain = placeholder.width.is_none() && placeholder.precision.is_none() && !site::has_flags(placeholder);
+                let applied = if plain {
+                    quote!(#krate::__private::Applied::PLAIN)
+                } else {
+                    quote!(#krate::__private::Applied { width: #width, precision: #precision, flags: #flags })
+                };
                 slot_lets.push(quote! {
                     let #ident = (&&&&&#krate::__private::Wrap(#binding)).__tachylog_slot::<#krate::__private::fmt_trait::#marker>(
                         &mut __stage,
-                        &#krate::__private::Applied { width: #width, precision: #precision, flags: #flags },
+                        &#applied,
                     );
                 });
                 part += 1;
@@ -173,11 +179,7 @@ pub(crate) fn expand(mut call: LogCall) -> syn::Result<TokenStream> {
                 field_slot_lets.push(quote_spanned! {span=>
                     let #ident = (&&&&&#krate::__private::Wrap(#binding)).__tachylog_slot::<#krate::__private::field_role::#role>(
                         #stage,
-                        &#krate::__private::Applied {
-                            width: ::core::option::Option::None,
-                            precision: ::core::option::Option::None,
-                            flags: ::core::option::Option::None,
-                        },
+                        &#krate::__private::Applied::PLAIN,
                     );
                 });
             }
@@ -187,6 +189,16 @@ pub(crate) fn expand(mut call: LogCall) -> syn::Result<TokenStream> {
     let args = nest(all_slot_idents.iter().map(|ident| quote!(#ident)).collect());
     let site = site::table(krate, &site_fields, &parts, &tail, &call.fields);
     let limit_open = limit.as_ref().map(|limit| limit.open(krate));
+    // The traits that pick a native field's slot, only where there are native fields: fewer
+    // traits in scope is less work for the compiler at each of thousands of call sites.
+    let native_traits = call.fields.iter().any(|f| f.sigil == Sigil::Native).then(|| {
+        quote! {
+            #[allow(unused_imports)]
+            use #krate::__private::{
+                NativeViaBytes as _, NativeViaCopy as _, NativeViaCopyRef as _, NativeViaDisplay as _,
+            };
+        }
+    });
 
     Ok(quote! {{
         #target_check
@@ -194,20 +206,16 @@ pub(crate) fn expand(mut call: LogCall) -> syn::Result<TokenStream> {
         if __INTEREST.enabled(#krate::Level::#level, #target) {
             #limit_open {
             #[allow(unused_imports)]
-            use #krate::__private::{
-                ViaBytes as _, ViaList as _, ViaCopy as _, ViaCopyRef as _, ViaFallback as _,
-                NativeViaBytes as _, NativeViaCopy as _, NativeViaCopyRef as _, NativeViaDisplay as _,
-            };
-            match (#(#field_exprs,)*) {
-                (#(#field_binding_idents,)*) => match (#(#binding_exprs,)*) {
-                (#(#binding_idents,)*) => {
+            use #krate::__private::{ViaBytes as _, ViaList as _, ViaCopy as _, ViaCopyRef as _, ViaFallback as _};
+            #native_traits
+            match (#(#field_exprs,)* #(#binding_exprs,)*) {
+                (#(#field_binding_idents,)* #(#binding_idents,)*) => {
                     #check
                     let mut __stage = #krate::__private::Stage::new();
                     #(#field_slot_lets)*
                     #(#slot_lets)*
                     #site
                     #krate::__private::log_record(&__SITE, &__stage, &#args);
-                }
                 }
             }
             }

@@ -30,6 +30,15 @@ pub struct Applied {
 }
 
 impl Applied {
+    /// `{}`: no width, precision or flags (what most placeholders are; one short path for the
+    /// macro to emit).
+    #[doc(hidden)]
+    pub const PLAIN: Applied = Applied {
+        width: None,
+        precision: None,
+        flags: None,
+    };
+
     /// No width and no flags: a fast path may apply (precision is for each to judge).
     #[inline]
     pub(crate) fn is_plain(&self) -> bool {
