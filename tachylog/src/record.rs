@@ -186,4 +186,23 @@ pub enum Decode {
     Field(PushFn),
     /// Arguments grouped together (the macro nests long lists by eight).
     List(&'static [Decode]),
+    /// A group of message values only (no field, count or nested group): what most calls
+    /// are, which the back end reads in one loop beside the placeholders.
+    Messages(&'static [Decode]),
+}
+
+impl Decode {
+    /// A group of arguments, [`Decode::Messages`] when all of them are message values; for
+    /// the tuples' `Args::DECODE`, so the check costs nothing at run time.
+    #[doc(hidden)]
+    pub const fn group(items: &'static [Decode]) -> Decode {
+        let mut i = 0;
+        while i < items.len() {
+            if !matches!(items[i], Decode::Message(_)) {
+                return Decode::List(items);
+            }
+            i += 1;
+        }
+        Decode::Messages(items)
+    }
 }

@@ -4,12 +4,12 @@
 //! placeholder's count arguments are read, and its renderer appends the argument. No code
 //! generated per call site runs here, except a spec's flags function.
 
-use crate::codec::render::{Applied, RenderError};
+use crate::codec::render::{Applied, RenderError, RenderFn};
 use crate::codec::short_copy::append_str;
 use crate::codec::Decoder;
 use crate::fields::Fields;
 use super::view::SiteMessage;
-use crate::record::{Count, Decode, Site};
+use crate::record::{Count, Decode, Placeholder, Site};
 
 /// Why a message could not be rendered.
 pub(crate) enum Problem {
@@ -32,7 +32,7 @@ pub(crate) fn render(message: &SiteMessage<'_>, out: &mut String, fields: &mut F
         out,
         fields,
     };
-    walk.argument(decode)?;
+    walk.arguments(decode)?;
     // Every placeholder and field has had its argument, and the bytes were all there.
     if walk.next_placeholder != site.message.len() || walk.next_field != site.fields.len() || walk.decoder.is_malformed() {
         return Err(Problem::Malformed);
@@ -53,15 +53,61 @@ struct Walk<'s, 'a, 'o> {
 }
 
 impl Walk<'_, '_, '_> {
-    /// Reads one argument, or a group of them, in travel order: fields first, then the
-    /// message's arguments, a placeholder's counts just before its value.
-    fn argument(&mut self, decode: &Decode) -> Result<(), Problem> {
+    /// Reads a record's arguments: a list (what the macro passes, also for one argument), in
+    /// a loop with no call per argument; message values only (most calls) beside the
+    /// placeholders, without looking for fields and counts.
+    #[inline]
+    fn arguments(&mut self, decode: &Decode) -> Result<(), Problem> {
         match *decode {
-            Decode::List(list) => {
+            Decode::Messages(list) if list.len() == self.site.message.len() && self.site.fields.is_empty() => {
+                for (placeholder, decode) in self.site.message.iter().zip(list) {
+                    let Decode::Message(render) = *decode else {
+                        return Err(Problem::Malformed);
+                    };
+                    self.message(placeholder, render)?;
+                }
+                self.next_placeholder = list.len();
+                Ok(())
+            }
+            Decode::List(list) | Decode::Messages(list) => {
                 for decode in list {
                     self.argument(decode)?;
                 }
+                Ok(())
             }
+            _ => self.argument(decode),
+        }
+    }
+
+    /// Appends a placeholder's literal text and its value.
+    #[inline(always)]
+    fn message(&mut self, placeholder: &Placeholder, render: RenderFn) -> Result<(), Problem> {
+        append_str(self.out, placeholder.literal);
+        let precision = count(placeholder.precision, &mut self.decoder);
+        let width = count(placeholder.width, &mut self.decoder);
+        let spec = Applied {
+            width,
+            precision,
+            flags: placeholder.flags,
+        };
+        render(&mut self.decoder, &spec, self.out).map_err(Problem::Render)
+    }
+
+    /// A nested list (more than eight arguments), out of line.
+    #[inline(never)]
+    fn nested(&mut self, list: &[Decode]) -> Result<(), Problem> {
+        for decode in list {
+            self.argument(decode)?;
+        }
+        Ok(())
+    }
+
+    /// Reads one argument, or a group of them, in travel order: fields first, then the
+    /// message's arguments, a placeholder's counts just before its value.
+    #[inline(always)]
+    fn argument(&mut self, decode: &Decode) -> Result<(), Problem> {
+        match *decode {
+            Decode::List(list) | Decode::Messages(list) => self.nested(list)?,
             // Read by the placeholder whose value follows it.
             Decode::Count => {}
             Decode::Field(push) => {
@@ -73,15 +119,7 @@ impl Walk<'_, '_, '_> {
             Decode::Message(render) => {
                 let placeholder = self.site.message.get(self.next_placeholder).ok_or(Problem::Malformed)?;
                 self.next_placeholder += 1;
-                append_str(self.out, placeholder.literal);
-                let precision = count(placeholder.precision, &mut self.decoder);
-                let width = count(placeholder.width, &mut self.decoder);
-                let spec = Applied {
-                    width,
-                    precision,
-                    flags: placeholder.flags,
-                };
-                render(&mut self.decoder, &spec, self.out).map_err(Problem::Render)?;
+                self.message(placeholder, render)?;
             }
         }
         Ok(())

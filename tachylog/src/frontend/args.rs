@@ -284,7 +284,7 @@ macro_rules! tuple_args {
             }
         }
         impl<$($name: Args),*> Args for ($($name,)*) {
-            const DECODE: Decode = Decode::List(&[$($name::DECODE),*]);
+            const DECODE: Decode = Decode::group(&[$($name::DECODE),*]);
         }
     };
 }
