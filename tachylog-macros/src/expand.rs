@@ -132,7 +132,9 @@ pub(crate) fn expand(mut call: LogCall) -> syn::Result<TokenStream> {
                     quote!(::core::option::Option::None)
                 };
                 let marker = Ident::new(placeholder.trait_.path(), Span::call_site());
-                let plain = placeholder.width.is_none() && placeholder.precision.is_none() && !site::has_flags(placeholder);
+                let plain = placeholder.width.is_none()
+                    && placeholder.precision.is_none()
+                    && !site::has_flags(placeholder);
                 let applied = if plain {
                     quote!(#krate::__private::Applied::PLAIN)
                 } else {

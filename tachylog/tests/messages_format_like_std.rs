@@ -176,6 +176,19 @@ fn messages_match_format() {
     both!(expected, "{} {:>4} {:?}", r, &r, &&n);
     both!(expected, "unicode ✓ {} {:^5}|", "é", "ü");
     both!(expected, "{:p}", &n as *const u32);
+    // One call site in a generic function, several argument types.
+    log_generic(7u8, &mut expected);
+    log_generic("text", &mut expected);
+    log_generic(-1.5f64, &mut expected);
+    log_generic(Point { x: 1, y: 2 }, &mut expected);
+    log_generic(String::from("owned"), &mut expected);
+    log_generic(
+        Heap {
+            names: vec!["h".into()],
+        },
+        &mut expected,
+    );
+    log_generic(7u8, &mut expected);
 
     let randomised = Mutex::new(Vec::new());
     proptest!(ProptestConfig::with_cases(200), |(a in any::<u64>(), b in any::<i16>(), c in any::<f64>(), d in ".{0,40}", e in any::<char>(), w in 0usize..20)| {
@@ -195,4 +208,11 @@ fn messages_match_format() {
     for (g, e) in got.iter().zip(&expected) {
         assert_eq!(g, e);
     }
+}
+
+/// A log call in a generic function is one call site (one `static`) for every type it is
+/// instantiated with; each record carries how to read its own arguments.
+fn log_generic<T: std::fmt::Display + std::fmt::Debug>(value: T, expected: &mut Vec<String>) {
+    tachylog::info!("generic {} {:?}", value, value);
+    expected.push(format!("generic {} {:?}", value, value));
 }

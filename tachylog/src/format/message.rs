@@ -69,6 +69,15 @@ impl Walk<'_, '_, '_> {
                 self.next_placeholder = list.len();
                 Ok(())
             }
+            _ => self.general(decode),
+        }
+    }
+
+    /// Any other arguments: fields, counts, nested lists, or a record that does not match its
+    /// site's table (caught as malformed). Out of line, so the loop above stays small.
+    #[inline(never)]
+    fn general(&mut self, decode: &Decode) -> Result<(), Problem> {
+        match *decode {
             Decode::List(list) | Decode::Messages(list) => {
                 for decode in list {
                     self.argument(decode)?;
@@ -132,5 +141,122 @@ fn count(count: Count, decoder: &mut Decoder<'_>) -> Option<usize> {
         Count::None => None,
         Count::Literal(n) => Some(n),
         Count::Arg => Some(decoder.count()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::render;
+    use crate::codec::{CopyCodec, StrCodec};
+    use crate::Level;
+    use std::mem::MaybeUninit;
+
+    const PLACEHOLDERS: &[Placeholder] = &[
+        Placeholder {
+            literal: "a=",
+            precision: Count::None,
+            width: Count::None,
+            flags: None,
+        },
+        Placeholder {
+            literal: " b=",
+            precision: Count::Arg,
+            width: Count::None,
+            flags: None,
+        },
+    ];
+
+    static SITE: Site = Site {
+        level: Level::Info,
+        target: "t",
+        file: "f.rs",
+        line: 1,
+        format: "a={} b={:.*} c",
+        message: PLACEHOLDERS,
+        tail: " c",
+        fields: &["k"],
+    };
+
+    static WITH_FIELD: Decode = Decode::List(&[
+        Decode::Field(render::push_native::<StrCodec>),
+        Decode::Message(render::display::<CopyCodec<u64>>),
+        Decode::Count,
+        Decode::Message(render::display::<CopyCodec<f64>>),
+    ]);
+
+    /// The bytes of `(k = "v", 7u64, precision 2, 1.5f64)` as the front end writes them.
+    fn bytes() -> Vec<MaybeUninit<u8>> {
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(&1usize.to_ne_bytes());
+        bytes.push(b'v');
+        bytes.extend_from_slice(&7u64.to_ne_bytes());
+        bytes.extend_from_slice(&2usize.to_ne_bytes());
+        bytes.extend_from_slice(&1.5f64.to_ne_bytes());
+        bytes.into_iter().map(MaybeUninit::new).collect()
+    }
+
+    fn rendered(decode: &'static Decode, args: &[MaybeUninit<u8>]) -> Result<(String, usize), Problem> {
+        let (mut out, mut fields) = (String::new(), Fields::default());
+        let message = SiteMessage { site: &SITE, decode, args };
+        render(&message, &mut out, &mut fields).map(|()| (out, fields.iter().count()))
+    }
+
+    #[test]
+    fn fields_counts_and_values_are_read_in_travel_order() {
+        let (text, fields) = rendered(&WITH_FIELD, &bytes()).ok().expect("renders");
+        assert_eq!(text, "a=7 b=1.50 c");
+        assert_eq!(fields, 1);
+    }
+
+    #[test]
+    fn arguments_that_do_not_match_the_site_are_malformed() {
+        // One value short of the site's placeholders, and one field short of its keys.
+        static TOO_FEW: Decode = Decode::group(&[Decode::Message(render::display::<CopyCodec<u64>>)]);
+        static NO_FIELD: Decode = Decode::List(&[
+            Decode::Message(render::display::<CopyCodec<u64>>),
+            Decode::Count,
+            Decode::Message(render::display::<CopyCodec<f64>>),
+        ]);
+        // One more value than placeholders.
+        static TOO_MANY: Decode = Decode::List(&[
+            Decode::Field(render::push_native::<StrCodec>),
+            Decode::Message(render::display::<CopyCodec<u64>>),
+            Decode::Count,
+            Decode::Message(render::display::<CopyCodec<f64>>),
+            Decode::Message(render::display::<CopyCodec<u64>>),
+        ]);
+        for decode in [&TOO_FEW, &NO_FIELD, &TOO_MANY] {
+            assert!(matches!(rendered(decode, &bytes()), Err(Problem::Malformed)));
+        }
+        // The bytes run out before the table does.
+        let short = &bytes()[..12];
+        assert!(matches!(rendered(&WITH_FIELD, short), Err(Problem::Malformed)));
+    }
+
+    #[test]
+    fn message_values_only_take_the_one_loop_and_nested_lists_the_general_path() {
+        static SIMPLE: Site = Site {
+            message: &[Placeholder {
+                literal: "a=",
+                precision: Count::None,
+                width: Count::None,
+                flags: None,
+            }],
+            fields: &[],
+            tail: "",
+            ..SITE
+        };
+        static FLAT: Decode = Decode::group(&[Decode::Message(render::display::<CopyCodec<u64>>)]);
+        static NESTED: Decode = Decode::group(&[Decode::group(&[Decode::Message(render::display::<CopyCodec<u64>>)])]);
+        assert!(matches!(FLAT, Decode::Messages(_)));
+        assert!(matches!(NESTED, Decode::List(_)));
+        let args: Vec<MaybeUninit<u8>> = 9u64.to_ne_bytes().into_iter().map(MaybeUninit::new).collect();
+        for decode in [&FLAT, &NESTED] {
+            let (mut out, mut fields) = (String::new(), Fields::default());
+            let message = SiteMessage { site: &SIMPLE, decode, args: &args };
+            assert!(render(&message, &mut out, &mut fields).is_ok());
+            assert_eq!(out, "a=9");
+        }
     }
 }
