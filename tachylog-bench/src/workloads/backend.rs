@@ -31,8 +31,8 @@ use crate::report::{group_digits, BackendRun};
 pub const RECORDS: u64 = 1_000_000;
 
 /// Ring bytes reserved per record: above any shape's frame here (8-byte header, 8-byte
-/// timestamp, 8-byte call site, then the arguments: 24 B for `Iteration`, ~110 B for the
-/// 100-byte string, 8-aligned), so 1M records fit in a 256 MiB ring.
+/// timestamp, 8-byte call site and decode pointers, then the arguments: 24 B for `Iteration`,
+/// ~110 B for the 100-byte string, 8-aligned), so 1M records fit in a 256 MiB ring.
 const RING_BYTES_PER_RECORD: u64 = 256;
 
 /// How long queueing may take before the watchdog decides the producer is blocked on a full
