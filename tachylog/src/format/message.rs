@@ -7,8 +7,8 @@
 use crate::codec::render::{Applied, RenderError, RenderFn};
 use crate::codec::short_copy::append_str;
 use crate::codec::Decoder;
-use crate::fields::Fields;
 use super::view::SiteMessage;
+use crate::fields::Fields;
 use crate::record::{Count, Decode, Placeholder, Site};
 
 /// Why a message could not be rendered.
@@ -69,22 +69,9 @@ impl Walk<'_, '_, '_> {
                 self.next_placeholder = list.len();
                 Ok(())
             }
-            _ => self.general(decode),
-        }
-    }
-
-    /// Any other arguments: fields, counts, nested lists, or a record that does not match its
-    /// site's table (caught as malformed). Out of line, so the loop above stays small.
-    #[inline(never)]
-    fn general(&mut self, decode: &Decode) -> Result<(), Problem> {
-        match *decode {
-            Decode::List(list) | Decode::Messages(list) => {
-                for decode in list {
-                    self.argument(decode)?;
-                }
-                Ok(())
-            }
-            _ => self.argument(decode),
+            // Fields, counts, nested lists, or a record that does not match its site's
+            // table (caught as malformed): out of line, so the loop above stays small.
+            _ => self.list(std::slice::from_ref(decode)),
         }
     }
 
@@ -102,9 +89,9 @@ impl Walk<'_, '_, '_> {
         render(&mut self.decoder, &spec, self.out).map_err(Problem::Render)
     }
 
-    /// A nested list (more than eight arguments), out of line.
+    /// Reads a list of arguments one by one, out of line.
     #[inline(never)]
-    fn nested(&mut self, list: &[Decode]) -> Result<(), Problem> {
+    fn list(&mut self, list: &[Decode]) -> Result<(), Problem> {
         for decode in list {
             self.argument(decode)?;
         }
@@ -116,7 +103,7 @@ impl Walk<'_, '_, '_> {
     #[inline(always)]
     fn argument(&mut self, decode: &Decode) -> Result<(), Problem> {
         match *decode {
-            Decode::List(list) | Decode::Messages(list) => self.nested(list)?,
+            Decode::List(list) | Decode::Messages(list) => self.list(list)?,
             // Read by the placeholder whose value follows it.
             Decode::Count => {}
             Decode::Field(push) => {

@@ -489,41 +489,41 @@ pub trait FmtTrait<T: ?Sized> {
     fn fmt(value: &T, f: &mut fmt::Formatter<'_>) -> fmt::Result;
 }
 
-/// The markers, one per formatting trait.
+/// Marker types named after a formatting trait: each formats a value on the calling thread
+/// through that trait ([`FmtTrait`], for the fallback) and names what the back end does with
+/// the value's bytes ([`Decodes`]: render a message argument, or record a field).
+macro_rules! trait_markers {
+    ($($marker:ident: $trait:ident => $decode:ident($function:ident)),* $(,)?) => {$(
+        pub struct $marker;
+        impl<T: ::std::fmt::$trait + ?Sized> $crate::frontend::args::FmtTrait<T> for $marker {
+            #[inline]
+            fn fmt(value: &T, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                ::std::fmt::$trait::fmt(value, f)
+            }
+        }
+        impl<C: $crate::codec::Codec> $crate::frontend::args::Decodes<C> for $marker
+        where
+            for<'x> $crate::codec::View<'x, C>: ::std::fmt::$trait,
+        {
+            const DECODE: $crate::record::Decode =
+                $crate::record::Decode::$decode($crate::codec::render::$function::<C>);
+        }
+    )*};
+}
+
+/// The markers of a message argument, one per formatting trait.
 #[doc(hidden)]
 pub mod fmt_trait {
-    use super::Decodes;
-    use crate::codec::render;
-    use crate::codec::{Codec, View};
-    use crate::record::Decode;
-    use std::fmt;
-    macro_rules! markers {
-        ($($marker:ident => $render:ident),*) => {$(
-            pub struct $marker;
-            impl<T: fmt::$marker + ?Sized> super::FmtTrait<T> for $marker {
-                #[inline]
-                fn fmt(value: &T, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    fmt::$marker::fmt(value, f)
-                }
-            }
-            impl<C: Codec> Decodes<C> for $marker
-            where
-                for<'x> View<'x, C>: fmt::$marker,
-            {
-                const DECODE: Decode = Decode::Message(render::$render::<C>);
-            }
-        )*};
-    }
-    markers!(
-        Display => display,
-        Debug => debug,
-        LowerHex => lower_hex,
-        UpperHex => upper_hex,
-        Octal => octal,
-        Binary => binary,
-        LowerExp => lower_exp,
-        UpperExp => upper_exp,
-        Pointer => pointer
+    trait_markers!(
+        Display: Display => Message(display),
+        Debug: Debug => Message(debug),
+        LowerHex: LowerHex => Message(lower_hex),
+        UpperHex: UpperHex => Message(upper_hex),
+        Octal: Octal => Message(octal),
+        Binary: Binary => Message(binary),
+        LowerExp: LowerExp => Message(lower_exp),
+        UpperExp: UpperExp => Message(upper_exp),
+        Pointer: Pointer => Message(pointer),
     );
 }
 
@@ -535,7 +535,6 @@ pub mod field_role {
     use crate::codec::render;
     use crate::codec::{Codec, NativeField, View};
     use crate::record::Decode;
-    use std::fmt;
 
     /// `key = value`: the value's own type (number, bool, text).
     pub struct Native;
@@ -546,24 +545,10 @@ pub mod field_role {
         const DECODE: Decode = Decode::Field(render::push_native::<C>);
     }
 
-    macro_rules! sigils {
-        ($($marker:ident => $push:ident),*) => {$(
-            pub struct $marker;
-            impl<T: fmt::$marker + ?Sized> super::FmtTrait<T> for $marker {
-                #[inline]
-                fn fmt(value: &T, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    fmt::$marker::fmt(value, f)
-                }
-            }
-            impl<C: Codec> Decodes<C> for $marker
-            where
-                for<'x> View<'x, C>: fmt::$marker,
-            {
-                const DECODE: Decode = Decode::Field(render::$push::<C>);
-            }
-        )*};
-    }
-    sigils!(Display => push_display, Debug => push_debug);
+    trait_markers!(
+        Display: Display => Field(push_display),
+        Debug: Debug => Field(push_debug),
+    );
 }
 
 thread_local! {
