@@ -187,7 +187,8 @@ fn read_copy<T: CopyArg>(bytes: Option<&[MaybeUninit<u8>]>) -> Option<T> {
         return None;
     }
     // SAFETY: these bytes were copied from a valid `T` by `ArgWriter::put_copy` in this same
-    // program (the call site's message table names this codec for the argument's type `T`),
+    // program (the record's `Decode`, a constant of the arguments' types, names this codec for
+    // the argument's type `T`),
     // and `T: Copy + Send + 'static`, so a bitwise copy read on this thread is a valid `T`.
     Some(unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const T) })
 }

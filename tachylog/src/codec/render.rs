@@ -1,5 +1,5 @@
-//! The functions a call site's message table points at: one per (codec, formatting trait),
-//! shared by every call site whose argument has that type, so a call site emits data, not code.
+//! The functions a record's `Decode` points at: one per (codec, formatting trait), shared by
+//! every call site whose argument has that type, so a call site emits data, not code.
 //!
 //! A renderer takes one argument's bytes off the [`Decoder`] and appends its text to the
 //! message. It first offers the bytes to the codec's fast path (`codec::plain`: numbers,
