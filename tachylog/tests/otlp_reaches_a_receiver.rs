@@ -437,7 +437,8 @@ fn a_full_queue_drops_the_newest_records_and_counts_each() {
     assert_eq!(stats.lost(), 0);
 }
 
-/// The child's collector never answers; its shutdown waits 500 ms, then reports.
+/// The child's collector never answers: the sink says so once while it retries; its shutdown
+/// waits 500 ms, then reports.
 #[test]
 fn undelivered_records_are_reported_at_shutdown() {
     if common::child_role("undelivered_records_are_reported_at_shutdown").is_some() {
@@ -468,6 +469,12 @@ fn undelivered_records_are_reported_at_shutdown() {
         child
             .stderr
             .contains("5 record(s) could not be delivered before the logger stopped"),
+        "{child}"
+    );
+    // The refused connections are announced while they are retried, once for the whole run.
+    assert_eq!(
+        child.stderr.matches("; retrying for up to 30s per batch").count(),
+        1,
         "{child}"
     );
     let took: u64 = child

@@ -430,6 +430,7 @@ impl OtlpBuilder {
             compressed: Vec::new(),
             rng: export::seed(),
             failing: None,
+            retry_reported: false,
         };
         let (done_tx, done) = mpsc::channel();
         let handle = std::thread::Builder::new()

@@ -12,7 +12,9 @@
 //! that the collector partly rejects is counted lost; the first loss is reported on stderr; when
 //! a batch goes through again, stderr says how many records were lost and the collector gets a
 //! WARN record saying so, as the logger does for every other sink. At the stop, what cannot be
-//! sent before the shutdown deadline is counted and reported on stderr.
+//! sent before the shutdown deadline is counted and reported on stderr. A run of retryable
+//! failures is reported once, at its first failure, so an operator sees a collector that is
+//! down while its records still wait, not only when the retry budget runs out.
 
 use super::encode::{self, RecordEncoder};
 use super::http::{Client, Response};
@@ -272,6 +274,9 @@ pub(super) struct Exporter {
     pub(super) rng: u64,
     /// While batches fail: records lost so far and the first reason.
     pub(super) failing: Option<(u64, String)>,
+    /// Whether the current run of retryable failures was reported: once per run, so a
+    /// collector that is down is announced while its records wait, not only when they are lost.
+    pub(super) retry_reported: bool,
 }
 
 impl Exporter {
@@ -411,6 +416,7 @@ impl Exporter {
                     body,
                     ..
                 }) => {
+                    self.retry_reported = false;
                     let (rejected, why) = encode::partial_success(&body).unwrap_or_default();
                     return Outcome::Delivered {
                         rejected: rejected.max(0) as u64,
@@ -436,6 +442,13 @@ impl Exporter {
                 }
                 Err(failure) => (format!("{describe}: {}", failure.message), None),
             };
+            if !self.retry_reported {
+                self.retry_reported = true;
+                eprintln!(
+                    "tachylog: sink {why}; retrying for up to {:?} per batch",
+                    self.settings.max_retry_time
+                );
+            }
             let delay = retry_after.unwrap_or_else(|| jitter(&mut self.rng, backoff));
             backoff = (backoff * 2).min(BACKOFF_MAX);
             if Instant::now() + delay > give_up_at {
