@@ -473,7 +473,10 @@ fn undelivered_records_are_reported_at_shutdown() {
     );
     // The refused connections are announced while they are retried, once for the whole run.
     assert_eq!(
-        child.stderr.matches("; retrying for up to 30s per batch").count(),
+        child
+            .stderr
+            .matches("; retrying for up to 30s per batch")
+            .count(),
         1,
         "{child}"
     );

@@ -24,6 +24,7 @@
 
 mod native;
 pub(crate) mod short_copy;
+mod decimal;
 mod plain;
 pub mod render;
 mod views;

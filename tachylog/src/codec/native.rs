@@ -49,8 +49,31 @@ pub trait CopyArg: Copy + Send + 'static {
     }
 }
 
-/// Integers: `{}` and `{:?}` are the decimal digits (`itoa`); a precision is left to `core::fmt`.
+/// Integers: `{}` and `{:?}` are the decimal digits (written in place up to 64 bits, see
+/// `codec::decimal`; `itoa` for 128); a precision is left to `core::fmt`.
 macro_rules! integer_args {
+    ($append:ident as $wide:ty: $($t:ty),*) => {$(
+        impl CopyArg for $t {
+            #[inline]
+            fn __fast_display(&self, precision: Option<usize>, out: &mut String) -> bool {
+                if precision.is_some() {
+                    return false;
+                }
+                super::decimal::$append(out, *self as $wide);
+                true
+            }
+            #[inline]
+            fn __fast_debug(&self, out: &mut String) -> bool {
+                super::decimal::$append(out, *self as $wide);
+                true
+            }
+        }
+    )*};
+}
+integer_args!(append_u64 as u64: u8, u16, u32, u64, usize);
+integer_args!(append_i64 as i64: i8, i16, i32, i64, isize);
+
+macro_rules! wide_integer_args {
     ($($t:ty),*) => {$(
         impl CopyArg for $t {
             #[inline]
@@ -69,7 +92,7 @@ macro_rules! integer_args {
         }
     )*};
 }
-integer_args!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize);
+wide_integer_args!(u128, i128);
 
 /// Floats: shortest digits, and `{:.N}` where it can be decided exactly (see `plain`).
 macro_rules! float_args {

@@ -53,22 +53,35 @@ pub(crate) trait PlainFloat: Copy {
     fn push_std(self, debug: bool, out: &mut String);
 }
 
+/// `zmij`'s rendering split at its exponent: the mantissa's bytes (digits, maybe a `.`) and the
+/// position of the `e`, if there is one (`zmij` writes a lowercase `e`). One byte scan, shared
+/// by the tie check and the layout: the per-float work of `{}` was mostly scans of these few
+/// bytes (a `char` pattern search for `e` or `E`, then two more) before this.
+#[inline]
+fn split_exponent(text: &str) -> (&[u8], Option<usize>) {
+    let bytes = text.as_bytes();
+    match bytes.iter().position(|&b| b == b'e') {
+        Some(e) => (&bytes[..e], Some(e)),
+        None => (bytes, None),
+    }
+}
+
 /// Parses `zmij`'s rendering of a positive finite float (`123.45`, `1e20`, `1.5e-7`, `0.001`)
 /// into digits and exponent. Its layout is its own business; only the digits and the point's
 /// position are taken from it.
 fn parse_shortest(text: &str) -> Decimal {
-    let (mantissa, exp10) = match text.find(['e', 'E']) {
-        Some(e) => (&text[..e], text[e + 1..].parse::<i32>().unwrap_or(0)),
-        None => (text, 0),
+    let (mantissa, exp10) = match split_exponent(text) {
+        (mantissa, Some(e)) => (mantissa, text[e + 1..].parse::<i32>().unwrap_or(0)),
+        (mantissa, None) => (mantissa, 0),
     };
-    let point = mantissa.find('.').unwrap_or(mantissa.len()) as i32;
+    let point = mantissa.iter().position(|&b| b == b'.').unwrap_or(mantissa.len()) as i32;
     let mut decimal = Decimal {
         digits: [0; 24],
         len: 0,
         exponent: point + exp10,
     };
     let mut leading = true;
-    for &b in mantissa.as_bytes() {
+    for &b in mantissa {
         if b == b'.' {
             continue;
         }
@@ -135,15 +148,16 @@ plain_float!(f32, u32, 23, 127);
 /// exactly halfway between two shortest candidates, `zmij` picks the even one and `std` the
 /// one further from zero. A tie needs the exact binary value to have exactly one significant
 /// digit more than the shortest form; the last digit of `zmij`'s pick is then even.
-fn may_be_a_tie<F: PlainFloat>(value: F, shortest: &str) -> bool {
-    let mantissa = shortest.split(['e', 'E']).next().unwrap_or("").as_bytes();
+fn may_be_a_tie<F: PlainFloat>(value: F, mantissa: &[u8]) -> bool {
     let non_zero = |b: &u8| (b'1'..=b'9').contains(b);
-    let (Some(first), Some(last)) = (mantissa.iter().position(non_zero), mantissa.iter().rposition(non_zero)) else {
+    // The last digit's parity first, from the end: half of all values stop here.
+    let Some(last) = mantissa.iter().rposition(non_zero) else {
         return false;
     };
     if (mantissa[last] - b'0') % 2 == 1 {
         return false;
     }
+    let first = mantissa.iter().position(non_zero).unwrap_or(last);
     let significant = mantissa[first..=last].iter().filter(|b| b.is_ascii_digit()).count() as u32;
     match exact_significant_digits(value.to_f64()) {
         Some(exact) => exact == significant + 1,
@@ -178,6 +192,14 @@ fn exact_significant_digits(x: f64) -> Option<u32> {
         return None;
     }
     let mut value = (mantissa as u128) << exponent;
+    // Whole numbers below 2^64 (`3.0`, `1234.0`: the common case) in 64 bits: a 128-bit
+    // division is a call into compiler-rt.
+    if let Ok(mut small) = u64::try_from(value) {
+        while small % 10 == 0 {
+            small /= 10;
+        }
+        return Some(small.ilog10() + 1);
+    }
     while value % 10 == 0 {
         value /= 10;
     }
@@ -258,11 +280,12 @@ pub(crate) fn push_display<F: PlainFloat>(value: F, out: &mut String) {
     // layout but for the `.0` of whole numbers. Only its exponent form needs laying out again.
     let mut buffer = zmij::Buffer::new();
     let text = value.render_abs(&mut buffer);
-    if may_be_a_tie(value, text) {
+    let (mantissa, exponent) = split_exponent(text);
+    if may_be_a_tie(value, mantissa) {
         out.truncate(out.len() - value.is_sign_negative() as usize);
         return value.push_std(false, out);
     }
-    if !text.as_bytes().contains(&b'e') {
+    if exponent.is_none() {
         super::short_copy::append_str(out, text.strip_suffix(".0").unwrap_or(text));
         return;
     }
@@ -284,12 +307,13 @@ pub(crate) fn push_debug<F: PlainFloat>(value: F, out: &mut String) {
     }
     let mut buffer = zmij::Buffer::new();
     let text = value.render_abs(&mut buffer);
-    if may_be_a_tie(value, text) {
+    let (mantissa, exponent) = split_exponent(text);
+    if may_be_a_tie(value, mantissa) {
         out.truncate(out.len() - value.is_sign_negative() as usize);
         return value.push_std(true, out);
     }
     let positional = value.debug_is_positional();
-    if positional && !text.as_bytes().contains(&b'e') {
+    if positional && exponent.is_none() {
         // `zmij`'s positional form keeps the `.0` of whole numbers, as `{:?}` does.
         super::short_copy::append_str(out, text);
         return;
@@ -447,6 +471,24 @@ mod tests {
                     assert_eq!(s, format!("{v:.n$}"), "{{:.{n}}} of {v:e}");
                 }
             }
+        }
+    }
+
+    /// Whole numbers take the 64-bit path of the tie check below 2^64 and the 128-bit one
+    /// above: around every power of two and of ten on both sides of that line.
+    #[test]
+    fn whole_numbers_on_both_sides_of_64_bits_match_std() {
+        let mut values = Vec::new();
+        for p in 0..80 {
+            let two = 2f64.powi(p);
+            let ten = 10f64.powi(p / 3);
+            values.extend([two, two * 1.5, ten, ten * 2.0, ten * 4.0]);
+            values.extend([two, ten].iter().flat_map(|&x| [f64::from_bits(x.to_bits() - 1), f64::from_bits(x.to_bits() + 1)]));
+        }
+        for v in values.into_iter().filter(|v| v.fract() == 0.0) {
+            assert_eq!(display(v), format!("{v}"), "{{}} of {v:e}");
+            assert_eq!(debug(v), format!("{v:?}"), "{{:?}} of {v:e}");
+            assert_eq!(display(-v), format!("{}", -v), "{{}} of {:e}", -v);
         }
     }
 
