@@ -203,6 +203,7 @@ pub struct Decoder<'a> {
 
 impl<'a> Decoder<'a> {
     /// A decoder over a record's argument bytes.
+    #[inline]
     pub(crate) fn new(bytes: &'a [MaybeUninit<u8>]) -> Self {
         Decoder {
             rest: bytes,
@@ -211,6 +212,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Whether any read ran past the end of the bytes.
+    #[inline]
     pub(crate) fn is_malformed(&self) -> bool {
         self.malformed
     }
@@ -222,6 +224,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// The next width or precision argument.
+    #[inline]
     pub fn count(&mut self) -> usize {
         match self.take(size_of::<usize>()) {
             Some(bytes) => usize::from_ne_bytes(init_array(bytes)),
@@ -229,6 +232,9 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    // `#[inline]` on these few lines: the renderers that call them are instantiated in the
+    // crate that logs, and without it each argument paid a call through the GOT.
+    #[inline]
     fn take(&mut self, len: usize) -> Option<&'a [MaybeUninit<u8>]> {
         if self.rest.len() < len {
             self.malformed = true;
@@ -240,6 +246,7 @@ impl<'a> Decoder<'a> {
         Some(head)
     }
 
+    #[inline]
     fn take_length_prefixed(&mut self) -> Option<&'a [MaybeUninit<u8>]> {
         let len = usize::from_ne_bytes(init_array(self.take(size_of::<usize>())?));
         self.take(len)
