@@ -51,6 +51,9 @@ pub(crate) trait PlainFloat: Copy {
     fn to_f64(self) -> f64;
     /// `std`'s own `{}` (or `{:?}`), for the rare values the fast path leaves to it.
     fn push_std(self, debug: bool, out: &mut String);
+    /// `|self|` as `n / 10^k` with `k <= MAX_SHORT_DECIMALS` when that is its shortest form
+    /// (see [`push_short_decimal`]), finite and non-zero.
+    fn short_decimal(self) -> Option<(u64, u32)>;
 }
 
 /// `zmij`'s rendering split at its exponent: the mantissa's bytes (digits, maybe a `.`) and the
@@ -132,6 +135,36 @@ macro_rules! plain_float {
             }
             fn to_f64(self) -> f64 {
                 self as f64
+            }
+            #[inline]
+            fn short_decimal(self) -> Option<(u64, u32)> {
+                let abs = self.abs();
+                // Below 2^(mantissa bits - 1) after scaling, one unit in the last place of
+                // `abs` is below 10^-k (see `push_short_decimal`).
+                let limit = (1u64 << ($mantissa_bits - 1)) as $t;
+                let mut scale: $t = 1.0;
+                for k in 0..=MAX_SHORT_DECIMALS {
+                    let scaled = abs * scale;
+                    if !(scaled < limit) {
+                        return None;
+                    }
+                    // `scaled < 2^52`, so the conversions are exact; a whole `scaled` that
+                    // divides back to `abs` (both exact operands, one correctly rounded
+                    // division: what parsing the decimal gives) is the value's decimal.
+                    let mut whole = scaled as u64;
+                    if whole as $t == scaled && scaled / scale == abs {
+                        // A rounded product can miss at a smaller `k` (`1.001 * 1e3` is
+                        // `1000.9999999999999`) and hit later with trailing zeros.
+                        let mut k = k;
+                        while k > 0 && whole % 10 == 0 {
+                            whole /= 10;
+                            k -= 1;
+                        }
+                        return Some((whole, k));
+                    }
+                    scale *= 10.0;
+                }
+                None
             }
             #[cold]
             fn push_std(self, debug: bool, out: &mut String) {
@@ -264,6 +297,49 @@ fn push_positional(digits: &[u8], exponent: i32, min_fraction: usize, out: &mut 
     super::short_copy::append_str(out, std::str::from_utf8(&buf[..n]).unwrap_or_default());
 }
 
+/// The most decimals the short-decimal path tries (`12.5`, `0.75`, `101.25`, `3.1416`): the
+/// floats that people log most are short decimals, and for them this is a few multiplications
+/// and the integer path instead of `zmij` and its checks.
+const MAX_SHORT_DECIMALS: u32 = 4;
+
+/// Writes `|value|` as `n / 10^k` (`k` decimals, no trailing zero) if that is its shortest
+/// round-trip form, which is `std`'s `{}`; `false` (nothing written) otherwise.
+///
+/// Why this is the shortest form: the decimal `n / 10^k` reads back as `value` (checked by
+/// dividing: both operands are exact, and IEEE division rounds correctly, as parsing does).
+/// Any other decimal with at most `k` places differs from it by at least `10^-k`, and every
+/// decimal that reads back as `value` lies within one unit in its last place, which is below
+/// `10^-k` because `|value| * 10^k < 2^(mantissa bits - 1)`. So it is the only decimal with at
+/// most `k` places that reads back (trailing zeros are dropped, so none with fewer places
+/// does either). A decimal with more places but fewer significant digits cannot lie that
+/// close to `value`, since near `value` it has the same leading place. Checked against
+/// `format!` by the tests of this module and `plain_formatting_matches_std`.
+#[inline]
+fn push_short_decimal<F: PlainFloat>(value: F, debug: bool, out: &mut String) -> bool {
+    let Some((whole, decimals)) = value.short_decimal() else {
+        return false;
+    };
+    if decimals == 0 {
+        super::decimal::append_u64(out, whole);
+        if debug {
+            out.push_str(".0");
+        }
+        return true;
+    }
+    let unit = 10u64.pow(decimals);
+    super::decimal::append_u64(out, whole / unit);
+    out.push('.');
+    let mut fraction = whole % unit;
+    let mut digits = [b'0'; MAX_SHORT_DECIMALS as usize];
+    for slot in digits[..decimals as usize].iter_mut().rev() {
+        *slot = b'0' + (fraction % 10) as u8;
+        fraction /= 10;
+    }
+    // Only ASCII digits.
+    out.push_str(std::str::from_utf8(&digits[..decimals as usize]).unwrap_or_default());
+    true
+}
+
 /// `{}` of a float, as `std` writes it.
 pub(crate) fn push_display<F: PlainFloat>(value: F, out: &mut String) {
     if push_non_finite(value, out) {
@@ -274,6 +350,9 @@ pub(crate) fn push_display<F: PlainFloat>(value: F, out: &mut String) {
     }
     if value.is_zero() {
         out.push('0');
+        return;
+    }
+    if push_short_decimal(value, false, out) {
         return;
     }
     // Most values: `zmij` writes them positionally (`12.5`, `0.001`, `3.0`), which is `std`'s
@@ -303,6 +382,10 @@ pub(crate) fn push_debug<F: PlainFloat>(value: F, out: &mut String) {
     }
     if value.is_zero() {
         out.push_str("0.0");
+        return;
+    }
+    // A short decimal is at least 1e-4 and below 2^51: positional, as `{:?}` lays it out there.
+    if push_short_decimal(value, true, out) {
         return;
     }
     let mut buffer = zmij::Buffer::new();
@@ -489,6 +572,43 @@ mod tests {
             assert_eq!(display(v), format!("{v}"), "{{}} of {v:e}");
             assert_eq!(debug(v), format!("{v:?}"), "{{:?}} of {v:e}");
             assert_eq!(display(-v), format!("{}", -v), "{{}} of {:e}", -v);
+        }
+    }
+
+    /// Short decimals of every length and scale, on both sides of the limit where the
+    /// short-decimal path stops, and values one unit in the last place away from them.
+    #[test]
+    fn short_decimals_match_std() {
+        let mut values = Vec::new();
+        for k in 0..=6 {
+            let unit = 10f64.powi(k);
+            for n in [1u64, 5, 9, 12, 99, 125, 1001, 12345, 999_999, 1 << 40, (1 << 51) - 1, 1 << 51, 1 << 52, (1 << 53) - 1] {
+                let v = n as f64 / unit;
+                values.extend([v, f64::from_bits(v.to_bits() + 1), f64::from_bits(v.to_bits() - 1)]);
+            }
+        }
+        values.extend([0.1, 0.2, 0.3, 0.1 + 0.2, 1.0 / 3.0, 2.675, 1e-4, 1.5e-4, 0.00015, 123.456, 2f64.powi(51) / 1e4]);
+        for v in values {
+            assert_eq!(display(v), format!("{v}"), "{{}} of {v:e}");
+            assert_eq!(debug(v), format!("{v:?}"), "{{:?}} of {v:e}");
+            let v32 = v as f32;
+            assert_eq!(display(v32), format!("{v32}"), "{{}} of {v32:e}");
+            assert_eq!(debug(v32), format!("{v32:?}"), "{{:?}} of {v32:e}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+        /// `n / 10^k` for any `n` and `k` (the values the short-decimal path is for), and
+        /// whatever is one unit in the last place away.
+        #[test]
+        fn decimals_of_any_size_match_std(n in 0u64..(1 << 54), k in 0i32..=8, nudge in -1i64..=1) {
+            let v = n as f64 / 10f64.powi(k);
+            let v = if v == 0.0 { v } else { f64::from_bits((v.to_bits() as i64 + nudge) as u64) };
+            proptest::prop_assert_eq!(display(v), format!("{v}"));
+            proptest::prop_assert_eq!(debug(-v), format!("{:?}", -v));
+            let v32 = (n % (1 << 26)) as f32 / 10f32.powi(k);
+            proptest::prop_assert_eq!(display(v32), format!("{v32}"));
         }
     }
 
