@@ -145,7 +145,7 @@ macro_rules! plain_float {
                 let mut scale: $t = 1.0;
                 for k in 0..=MAX_SHORT_DECIMALS {
                     let scaled = abs * scale;
-                    if !(scaled < limit) {
+                    if scaled >= limit {
                         return None;
                     }
                     // `scaled < 2^52`, so the conversions are exact; a whole `scaled` that
