@@ -151,8 +151,10 @@ macro_rules! plain_float {
                     // `scaled < 2^52`, so the conversions are exact; a whole `scaled` that
                     // divides back to `abs` (both exact operands, one correctly rounded
                     // division: what parsing the decimal gives) is the value's decimal.
-                    let mut whole = scaled as u64;
-                    if whole as $t == scaled && scaled / scale == abs {
+                    // Through `i64`: one instruction each way, where `u64` takes several.
+                    let signed = scaled as i64;
+                    if signed as $t == scaled && scaled / scale == abs {
+                        let mut whole = signed as u64;
                         // A rounded product can miss at a smaller `k` (`1.001 * 1e3` is
                         // `1000.9999999999999`) and hit later with trailing zeros.
                         let mut k = k;
