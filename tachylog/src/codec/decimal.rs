@@ -52,6 +52,17 @@ pub(crate) fn append_u64(out: &mut String, n: u64) {
     }
 }
 
+/// Appends exactly `width` digits of `n` (at most 4), zero-padded on the left: the fraction
+/// of a short decimal. `n < 10^width`.
+#[inline]
+pub(crate) fn append_padded(out: &mut String, n: u32, width: usize) {
+    debug_assert!(width <= 4 && u64::from(n) < 10u64.pow(width as u32));
+    let (high, low) = ((n / 100) as usize % 100, (n % 100) as usize);
+    let digits = [PAIRS[2 * high], PAIRS[2 * high + 1], PAIRS[2 * low], PAIRS[2 * low + 1]];
+    // Only ASCII digits: `from_utf8` cannot fail, and checks four bytes.
+    out.push_str(std::str::from_utf8(&digits[4 - width.min(4)..]).unwrap_or_default());
+}
+
 /// Appends `n` as `{}` writes it: a `-` for a negative value, then its magnitude's digits.
 #[inline]
 pub(crate) fn append_i64(out: &mut String, n: i64) {
@@ -82,6 +93,15 @@ mod tests {
             let mut out = String::new();
             append_i64(&mut out, v);
             assert_eq!(out, v.to_string());
+        }
+    }
+
+    #[test]
+    fn padded_fractions() {
+        for (n, width, expected) in [(0, 1, "0"), (5, 1, "5"), (5, 2, "05"), (50, 3, "050"), (1234, 4, "1234"), (7, 4, "0007"), (99, 2, "99")] {
+            let mut out = String::from(".");
+            append_padded(&mut out, n, width);
+            assert_eq!(out, format!(".{expected}"));
         }
     }
 

@@ -23,8 +23,10 @@
 //! `format_site` for a call-site record's text line, `format` for the rest):
 //! 1. walks the record's `Decode` beside the site's table: copies each literal piece, reads
 //!    the counts, calls the renderer, which offers the bytes to the codec's fast path first:
-//!    - integers through `itoa`; `bool`, `char` and text copied;
-//!    - floats through `zmij`'s shortest digits, laid out as `std` does for `{}` and `{:?}`,
+//!    - integers written in place (`codec::decimal`; `itoa` for 128 bits); `bool`, `char` and
+//!      text copied;
+//!    - floats that are short decimals (at most four places) through the integer path, the
+//!      others through `zmij`'s shortest digits, laid out as `std` does for `{}` and `{:?}`,
 //!      and rounded exactly for `{:.N}` when the shortest digits decide it (`codec::plain`);
 //!    - text the caller already formatted copied as it is;
 //! 2. builds the line from the compiled pattern (`segments`): the date-time prefix, rebuilt
