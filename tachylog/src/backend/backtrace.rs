@@ -124,10 +124,7 @@ mod tests {
     #[test]
     fn keeps_the_last_n_in_order() {
         let mut r = ring(3);
-        let thread = ThreadInfo {
-            name: "t".into(),
-            id: 1,
-        };
+        let thread = ThreadInfo::new("t".into(), 1);
         for n in 0..5 {
             r.keep(&thread, 1, &body(n));
         }

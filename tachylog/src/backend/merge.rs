@@ -322,10 +322,7 @@ mod tests {
             }
             let queue = Arc::new(ThreadQueue {
                 ring,
-                thread: ThreadInfo {
-                    name: format!("t{id}"),
-                    id: id as u64,
-                },
+                thread: ThreadInfo::new(format!("t{id}"), id as u64),
                 closed: AtomicBool::new(false),
                 dropped: AtomicU64::new(0),
                 created_ticks: 0,

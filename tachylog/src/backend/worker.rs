@@ -243,7 +243,6 @@ impl Output {
                     sink.write_line(&line_of(record, text, "", fields));
                 }
             }
-            release_huge_buffers(lines, message);
             return;
         }
         formatter.render_message(&record.message, message, fields);
@@ -274,10 +273,22 @@ impl Output {
                 None => sink.write_line(&line),
             }
         }
-        release_huge_buffers(lines, message);
+    }
+
+    /// Lets go of scratch buffers a huge record grew past 1 MiB, so one huge record does not
+    /// pin its memory for the rest of the run. Called per batch of records
+    /// and on every flush rather than per record: its checks were 1% of the back end's time.
+    fn release_huge_buffers(&mut self) {
+        for text in self.lines.iter_mut().filter(|t| t.capacity() > 1 << 20) {
+            *text = Vec::with_capacity(1024);
+        }
+        if self.message.capacity() > 1 << 20 {
+            self.message = String::with_capacity(1024);
+        }
     }
 
     fn flush(&mut self) {
+        self.release_huge_buffers();
         for sink in self.sinks.iter_mut() {
             sink.flush();
         }
@@ -359,17 +370,6 @@ fn line_of<'a>(record: &'a RecordView<'_>, text: &'a [u8], message: &'a str, fie
         thread_id: record.thread.id,
         fields,
         trace: record.trace,
-    }
-}
-
-/// One huge record must not pin its memory for the rest of the run.
-#[inline]
-fn release_huge_buffers(lines: &mut [Vec<u8>; FORMATS], message: &mut String) {
-    for text in lines.iter_mut().filter(|t| t.capacity() > 1 << 20) {
-        *text = Vec::with_capacity(1024);
-    }
-    if message.capacity() > 1 << 20 {
-        *message = String::with_capacity(1024);
     }
 }
 
@@ -511,7 +511,9 @@ impl Worker {
                     })
                     .emitted
                     > 0
-                {}
+                {
+                    out.release_huge_buffers();
+                }
                 merger.report_drops(|q, n| report_drop(&mut out, q, n));
                 // `dump_backtrace()` asks for its dump, then a flush: the records logged before
                 // it are in the ring by now.
@@ -548,6 +550,7 @@ impl Worker {
             let drained = merger.drain(now, DrainMode::Ordered, BATCH, |q, body, kind| {
                 out.record(q, body, kind)
             });
+            out.release_huge_buffers();
             merger.report_drops(|q, n| report_drop(&mut out, q, n));
             if drained.emitted > 0 {
                 dirty = true;

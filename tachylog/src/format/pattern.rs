@@ -362,10 +362,7 @@ mod tests {
     #[test]
     fn formats_a_text_record() {
         let mut f = LineFormatter::new(Pattern::default(), jiff::tz::TimeZone::UTC, true);
-        let thread = ThreadInfo {
-            name: "main".into(),
-            id: 4211,
-        };
+        let thread = ThreadInfo::new("main".into(), 4211);
         let mut out = Vec::new();
         let record = RecordView {
             unix_nanos: 1_795_277_045_125_049_000,

@@ -293,10 +293,7 @@ mod tests {
             panic!("not a thread run")
         };
         let render = |run: &mut Run<ThreadKey>, name: &str| {
-            let thread = ThreadInfo {
-                name: name.into(),
-                id: 42,
-            };
+            let thread = ThreadInfo::new(name.into(), 42);
             let record = RecordView {
                 unix_nanos: 0,
                 level: Level::Info,

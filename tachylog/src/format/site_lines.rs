@@ -12,7 +12,9 @@
 //! Memory: one short plan per (thread, site) pair that logged; the cache starts over past
 //! [`MAX_PLANS`], so many threads times many sites cannot grow it without bound. A plan is
 //! keyed by the thread's OS id and checked against its name, like a thread run (ids are
-//! reused).
+//! reused); the last pair looked up is recognised by the thread's registration serial, which
+//! is never reused, so the common case (a run of records from one thread and site) compares
+//! two integers and no name.
 //!
 //! Back end only.
 
@@ -57,7 +59,17 @@ pub(crate) struct SiteLines {
     index: HashMap<(u64, usize), usize, BuildHasherDefault<AddressHasher>>,
     plans: Vec<LinePlan>,
     /// The last pair looked up: consecutive records mostly share thread and site.
-    last: Option<((u64, usize), usize)>,
+    last: Option<LastPair>,
+}
+
+/// The last (thread, site) pair looked up, by the thread's registration serial: a hit needs
+/// neither the hash map nor a compare of the thread's name (that compare was 4% of the back
+/// end's samples in `backend_iteration`).
+#[derive(Clone, Copy)]
+struct LastPair {
+    serial: u64,
+    site: usize,
+    plan: usize,
 }
 
 impl SiteLines {
@@ -66,15 +78,21 @@ impl SiteLines {
     #[inline]
     pub(crate) fn plan(&mut self, segments: &mut [Segment], record: &RecordView<'_>, site: usize, escape: bool) -> &LinePlan {
         let key = (record.thread.id, site);
-        let found = match self.last {
-            Some((last, i)) if last == key => Some(i),
-            _ => self.index.get(&key).copied(),
-        };
-        let i = match found {
+        if let Some(last) = self.last {
+            // The same registration of the same thread has the same name: no string compare.
+            if last.serial == record.thread.serial && last.site == site {
+                return &self.plans[last.plan];
+            }
+        }
+        let i = match self.index.get(&key).copied() {
             Some(i) if *self.plans[i].thread_name == *record.thread.name => i,
             _ => self.render(key, segments, record, escape),
         };
-        self.last = Some((key, i));
+        self.last = Some(LastPair {
+            serial: record.thread.serial,
+            site,
+            plan: i,
+        });
         &self.plans[i]
     }
 
@@ -166,10 +184,7 @@ mod tests {
 
     #[test]
     fn the_default_line_is_two_copies_around_the_time_and_the_message() {
-        let thread = ThreadInfo {
-            name: "main".into(),
-            id: 7,
-        };
+        let thread = ThreadInfo::new("main".into(), 7);
         let mut lines = SiteLines::default();
         assert_eq!(
             layout(&mut lines, DEFAULT_PATTERN, &record(&thread, Level::Warn), 1),
@@ -184,14 +199,8 @@ mod tests {
 
     #[test]
     fn a_reused_thread_id_with_another_name_is_laid_out_again() {
-        let first = ThreadInfo {
-            name: "first".into(),
-            id: 42,
-        };
-        let second = ThreadInfo {
-            name: "second".into(),
-            id: 42,
-        };
+        let first = ThreadInfo::new("first".into(), 42);
+        let second = ThreadInfo::new("second".into(), 42);
         let mut lines = SiteLines::default();
         let pattern = "{thread} {message}";
         assert_eq!(layout(&mut lines, pattern, &record(&first, Level::Info), 1)[0], "first ");
@@ -202,10 +211,7 @@ mod tests {
 
     #[test]
     fn the_cache_starts_over_when_full() {
-        let thread = ThreadInfo {
-            name: "t".into(),
-            id: 1,
-        };
+        let thread = ThreadInfo::new("t".into(), 1);
         let mut lines = SiteLines::default();
         for site in 0..MAX_PLANS + 10 {
             layout(&mut lines, DEFAULT_PATTERN, &record(&thread, Level::Info), site);

@@ -17,9 +17,22 @@ pub(crate) struct ThreadInfo {
     pub(crate) name: String,
     /// The OS thread id.
     pub(crate) id: u64,
+    /// Unique to this registration in the process, unlike the OS id, which the kernel reuses:
+    /// the back end's per-record caches compare it instead of the name.
+    pub(crate) serial: u64,
 }
 
 impl ThreadInfo {
+    /// A thread's identity with the next serial number.
+    pub(crate) fn new(name: String, id: u64) -> Self {
+        static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
+        ThreadInfo {
+            name,
+            id,
+            serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
     pub(crate) fn current() -> Self {
         let name = match std::thread::current().name() {
             Some(name) if !name.is_empty() => name
@@ -34,10 +47,7 @@ impl ThreadInfo {
                 .collect(),
             _ => "-".to_string(),
         };
-        ThreadInfo {
-            name,
-            id: os_thread_id(),
-        }
+        ThreadInfo::new(name, os_thread_id())
     }
 }
 
