@@ -82,7 +82,8 @@ impl BacktraceRing {
                 body: Vec::new(),
             }
         };
-        if slot.thread.id != thread.id || slot.thread.name != thread.name {
+        // Same serial, same registration: the id and the name are the same too.
+        if slot.thread.serial != thread.serial {
             slot.thread = thread.clone();
         }
         slot.kind = kind;
