@@ -276,8 +276,8 @@ impl Output {
     }
 
     /// Lets go of scratch buffers a huge record grew past 1 MiB, so one huge record does not
-    /// pin its memory for the rest of the run. Called per batch of records
-    /// and on every flush rather than per record: its checks were 1% of the back end's time.
+    /// pin its memory for the rest of the run. Called after each batch of records and on every
+    /// flush rather than per record: its checks were 1% of the back end's time.
     fn release_huge_buffers(&mut self) {
         for text in self.lines.iter_mut().filter(|t| t.capacity() > 1 << 20) {
             *text = Vec::with_capacity(1024);

@@ -16,6 +16,7 @@ use super::escape::EscapingWriter;
 use crate::codec::short_copy::append_bytes;
 use super::pattern::Piece;
 use super::view::{Message, RecordView, SiteMessage};
+use crate::queue::registry::ThreadInfo;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -104,7 +105,8 @@ pub(crate) fn compile(pieces: &[Piece]) -> Vec<Segment> {
     segments
 }
 
-/// A thread's cache key: its OS id; the name is checked on every hit.
+/// A thread's cache key: its OS id; a hit is checked by the registration's serial, then by name
+/// (ids are reused; a new registration with the same name renders the same text).
 pub(crate) type ThreadKey = u64;
 
 /// A run of pieces and its rendered text per key.
@@ -118,7 +120,9 @@ pub(crate) struct Run<K> {
 }
 
 struct Rendered {
-    /// The thread's name when rendered (a thread run's check); empty for site runs.
+    /// The thread's registration serial and name when rendered (a thread run's check); 0 and
+    /// empty for site runs.
+    serial: u64,
     name: Box<str>,
     text: Box<[u8]>,
 }
@@ -148,11 +152,12 @@ impl<K: Copy + Eq + std::hash::Hash> Run<K> {
     }
 
     /// Renders the run into `out` and caches it under `key`.
-    fn render(&mut self, key: K, name: &str, record: &RecordView<'_>, escape: bool, out: &mut Vec<u8>) {
+    fn render(&mut self, key: K, thread: Option<&ThreadInfo>, record: &RecordView<'_>, escape: bool, out: &mut Vec<u8>) {
         let start = out.len();
         write_pieces(&self.pieces, record, escape, out);
         let rendered = Rendered {
-            name: name.into(),
+            serial: thread.map_or(0, |t| t.serial),
+            name: thread.map_or("", |t| t.name.as_str()).into(),
             text: out[start..].into(),
         };
         match self.index.get(&key) {
@@ -170,7 +175,8 @@ impl Run<ThreadKey> {
     pub(crate) fn write(&mut self, record: &RecordView<'_>, escape: bool, out: &mut Vec<u8>) {
         let thread = record.thread;
         if let Some(hit) = self.lookup(thread.id) {
-            if *hit.name == *thread.name {
+            // The serial settles the common case without comparing the name.
+            if hit.serial == thread.serial || *hit.name == *thread.name {
                 append_bytes(out, &hit.text);
                 return;
             }
@@ -180,7 +186,7 @@ impl Run<ThreadKey> {
             self.rendered.clear();
             self.last = None;
         }
-        self.render(thread.id, &thread.name, record, escape, out);
+        self.render(thread.id, Some(thread), record, escape, out);
     }
 }
 
@@ -194,7 +200,7 @@ impl Run<usize> {
             append_bytes(out, &hit.text);
             return;
         }
-        self.render(key, "", record, escape, out);
+        self.render(key, None, record, escape, out);
     }
 }
 
@@ -256,7 +262,6 @@ impl Hasher for AddressHasher {
 mod tests {
     use super::*;
     use crate::format::pattern::{Pattern, DEFAULT_PATTERN};
-    use crate::queue::registry::ThreadInfo;
     use crate::Level;
 
     fn kinds(pattern: &str) -> Vec<&'static str> {
