@@ -43,6 +43,14 @@ pub enum Error {
     /// The local time zone could not be determined.
     #[error("cannot determine the local time zone ({0}); set TZ or use .utc(true)")]
     TimeZone(String),
+    /// A time zone asked for by name, rule or offset does not exist.
+    #[error("time zone {zone:?}: {reason}")]
+    BadTimeZone {
+        /// The name, rule or offset asked for.
+        zone: String,
+        /// Why it cannot be used.
+        reason: String,
+    },
 }
 
 /// A line pattern ([`Pattern`](crate::Pattern)) that could not be parsed.

@@ -93,6 +93,7 @@ mod logger;
 mod panic_guard;
 mod record;
 mod sink;
+mod zone;
 
 pub use error::Error;
 pub use facade::log::LogFacade;
@@ -110,6 +111,7 @@ pub use record::TraceContext;
 pub use logger::{builder, set_filter, Builder, Guard};
 pub use queue::control::{dump_backtrace, flush, reopen};
 pub use sink::{FileSink, Line, Sink, Stderr, Stdout};
+pub use zone::TimeZone;
 #[cfg(feature = "color")]
 pub use sink::ColorChoice;
 #[cfg(feature = "testing")]

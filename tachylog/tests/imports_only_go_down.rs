@@ -17,6 +17,7 @@ const LAYERS: &[(&str, u8)] = &[
     // 1. Foundation: no import from the crate but what is listed before.
     ("level", 1),
     ("error", 1),
+    ("zone", 1),
     ("panic_guard", 1),
     ("queue", 1),
     // 2. The record's encoding: typed field values, argument codecs, the record layout.

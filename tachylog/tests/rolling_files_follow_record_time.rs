@@ -80,7 +80,7 @@ fn a_record_stamped_before_midnight_and_written_after_goes_to_its_own_day() {
 #[test]
 fn dst_changes_follow_the_local_clock() {
     let dir = tempfile::tempdir().unwrap();
-    let eastern = jiff::tz::TimeZone::posix("EST5EDT,M3.2.0,M11.1.0").unwrap();
+    let eastern = tachylog::TimeZone::posix("EST5EDT,M3.2.0,M11.1.0").unwrap();
     let pattern = dir.path().join("app.%Y%m%d-%H.log");
     // Fall back, 2026-11-01: 00:30 EDT, 01:30 EDT, 01:30 EST (same hour file), 02:30 EST.
     let fall = 1_793_511_000 * SEC; // 05:30Z = 01:30 EDT

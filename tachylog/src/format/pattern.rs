@@ -144,7 +144,7 @@ pub(crate) struct LineFormatter {
 }
 
 impl LineFormatter {
-    pub(crate) fn new(pattern: Pattern, zone: jiff::tz::TimeZone, escape: bool) -> Self {
+    pub(crate) fn new(pattern: Pattern, zone: crate::zone::TimeZone, escape: bool) -> Self {
         LineFormatter {
             segments: super::segments::compile(pattern.pieces()),
             site_lines: Default::default(),
@@ -361,7 +361,7 @@ mod tests {
 
     #[test]
     fn formats_a_text_record() {
-        let mut f = LineFormatter::new(Pattern::default(), jiff::tz::TimeZone::UTC, true);
+        let mut f = LineFormatter::new(Pattern::default(), crate::zone::TimeZone::utc(), true);
         let thread = ThreadInfo::new("main".into(), 4211);
         let mut out = Vec::new();
         let record = RecordView {

@@ -3,11 +3,10 @@
 //! Converting a timestamp to a civil date in a time zone costs far more than the rest of a line;
 //! records arrive in time order, so the `YYYY-MM-DD HH:MM:SS` prefix is rebuilt only when the
 //! second changes and the microseconds are appended with a table-free digit loop. Time-zone
-//! rules come from `jiff` (the system tz database, read once), which is sound in threaded
+//! rules come from [`TimeZone`] (the system tz database, read once), which is sound in threaded
 //! programs, unlike `localtime_r` with a changing `TZ`.
 
-use jiff::tz::TimeZone;
-use jiff::Timestamp;
+use crate::zone::TimeZone;
 
 /// `00`, `01`, .. `99`, back to back.
 const DIGIT_PAIRS: &[u8; 200] = b"\
@@ -67,11 +66,13 @@ impl TimeCache {
 
     fn refresh(&mut self, second: i64) {
         self.second = second;
-        let Ok(ts) = Timestamp::from_second(second) else {
+        let offset = self.zone.offset_at(second);
+        let dt = self.zone.to_civil(second);
+        if !(0..=9999).contains(&dt.year) {
+            // Only instants thousands of years away; the column keeps its width.
             self.prefix = *b"????-??-?? ??:??:??";
             return;
-        };
-        let offset = self.zone.to_offset(ts).seconds();
+        }
         self.offset = match offset {
             0 => "Z".to_string(),
             _ => format!(
@@ -81,19 +82,18 @@ impl TimeCache {
                 offset.abs() % 3600 / 60
             ),
         };
-        let dt = self.zone.to_datetime(ts);
         let mut buf = Vec::with_capacity(19);
-        push_padded(&mut buf, dt.year() as u32, 4);
+        push_padded(&mut buf, dt.year as u32, 4);
         buf.push(b'-');
-        push_padded(&mut buf, dt.month() as u32, 2);
+        push_padded(&mut buf, dt.month.into(), 2);
         buf.push(b'-');
-        push_padded(&mut buf, dt.day() as u32, 2);
+        push_padded(&mut buf, dt.day.into(), 2);
         buf.push(b' ');
-        push_padded(&mut buf, dt.hour() as u32, 2);
+        push_padded(&mut buf, dt.hour.into(), 2);
         buf.push(b':');
-        push_padded(&mut buf, dt.minute() as u32, 2);
+        push_padded(&mut buf, dt.minute.into(), 2);
         buf.push(b':');
-        push_padded(&mut buf, dt.second() as u32, 2);
+        push_padded(&mut buf, dt.second.into(), 2);
         self.prefix.copy_from_slice(&buf);
     }
 }
@@ -117,7 +117,7 @@ mod tests {
 
     #[test]
     fn utc_with_microseconds() {
-        let mut c = TimeCache::new(TimeZone::UTC);
+        let mut c = TimeCache::new(TimeZone::utc());
         // 2026-11-21 16:04:05.125049 UTC
         let nanos = 1_795_277_045_125_049_000;
         assert_eq!(render(&mut c, nanos), "2026-11-21 16:04:05.125049");
@@ -131,9 +131,7 @@ mod tests {
 
     #[test]
     fn named_zone_applies_its_offset() {
-        let zone = TimeZone::get("America/New_York").unwrap_or(TimeZone::fixed(
-            jiff::tz::offset(-5),
-        ));
+        let zone = TimeZone::get("America/New_York").unwrap_or(TimeZone::fixed(-5 * 3600).unwrap());
         let mut c = TimeCache::new(zone);
         assert_eq!(
             render(&mut c, 1_795_277_045_000_000_000),
@@ -143,7 +141,7 @@ mod tests {
 
     #[test]
     fn rfc3339_carries_the_offset() {
-        let mut utc = TimeCache::new(TimeZone::UTC);
+        let mut utc = TimeCache::new(TimeZone::utc());
         let mut out = Vec::new();
         utc.write_rfc3339(1_795_277_045_125_049_000, &mut out);
         assert_eq!(out, b"2026-11-21T16:04:05.125049Z");
@@ -151,7 +149,7 @@ mod tests {
         out.clear();
         paris.write_rfc3339(1_795_277_045_125_049_000, &mut out);
         assert_eq!(out, b"2026-11-21T17:04:05.125049+01:00");
-        let mut india = TimeCache::new(TimeZone::fixed(jiff::tz::Offset::from_seconds(-(9 * 3600 + 30 * 60)).unwrap()));
+        let mut india = TimeCache::new(TimeZone::fixed(-(9 * 3600 + 30 * 60)).unwrap());
         out.clear();
         india.write_rfc3339(0, &mut out);
         assert_eq!(out, b"1969-12-31T14:30:00.000000-09:30");
@@ -159,7 +157,7 @@ mod tests {
 
     #[test]
     fn every_microsecond_of_a_second() {
-        let mut c = TimeCache::new(TimeZone::UTC);
+        let mut c = TimeCache::new(TimeZone::utc());
         let second = 1_795_277_045_000_000_000;
         let mut out = Vec::new();
         for micros in 0..1_000_000i64 {
@@ -171,7 +169,7 @@ mod tests {
 
     #[test]
     fn before_the_epoch() {
-        let mut c = TimeCache::new(TimeZone::UTC);
+        let mut c = TimeCache::new(TimeZone::utc());
         assert_eq!(render(&mut c, -1_000), "1969-12-31 23:59:59.999999");
     }
 }

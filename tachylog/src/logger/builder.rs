@@ -470,9 +470,9 @@ impl Builder {
         let filter = crate::filter::widened(self.resolve_filter()?);
         let most_verbose = filter.max_level().unwrap_or(Level::Error);
         let zone = if self.utc {
-            jiff::tz::TimeZone::UTC
+            crate::zone::TimeZone::utc()
         } else {
-            jiff::tz::TimeZone::try_system().map_err(|e| Error::TimeZone(e.to_string()))?
+            crate::zone::TimeZone::system()?
         };
         let mut specs = self.sinks;
         if specs.is_empty() {

@@ -323,9 +323,27 @@ pub fn run_child(scenario: &str, limit: Duration) -> ChildRun {
 
 /// [`run_child`] with the child's log file at `log_path`.
 pub fn run_child_with_log(scenario: &str, log_path: &Path, limit: Duration) -> ChildRun {
+    run_child_with_env(scenario, log_path, &[], limit)
+}
+
+/// [`run_child_with_log`] with environment variables set (`Some`) or removed (`None`) in the
+/// child only: for what a process reads from its environment once, such as `TZ`.
+pub fn run_child_with_env(
+    scenario: &str,
+    log_path: &Path,
+    vars: &[(&str, Option<&str>)],
+    limit: Duration,
+) -> ChildRun {
     let log_path = log_path.to_path_buf();
     let exe = env::current_exe().expect("current_exe");
-    let mut child = Command::new(exe)
+    let mut command = Command::new(exe);
+    for (name, value) in vars {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    let mut child = command
         .args([scenario, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD_SCENARIO, scenario)
         .env(CHILD_LOG, &log_path)

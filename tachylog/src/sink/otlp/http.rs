@@ -374,17 +374,15 @@ fn tls_config(
 }
 
 /// `Retry-After` as a delay: delta-seconds (`120`) or an HTTP-date (`Wed, 21 Oct 2015 07:28:00
-/// GMT`, read as RFC 2822); a date in the past is no delay.
+/// GMT`, or the obsolete RFC 850 and asctime forms RFC 9110 still asks a reader to accept); a
+/// date in the past is no delay.
 pub(super) fn parse_retry_after(value: &str) -> Option<Duration> {
     let value = value.trim();
     if let Ok(seconds) = value.parse::<u64>() {
         return Some(Duration::from_secs(seconds));
     }
-    let when = jiff::fmt::rfc2822::parse(value).ok()?.timestamp();
-    let delay = when
-        .as_duration()
-        .checked_sub(jiff::Timestamp::now().as_duration())?;
-    Some(Duration::try_from(delay).unwrap_or(Duration::ZERO))
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(when.duration_since(std::time::SystemTime::now()).unwrap_or(Duration::ZERO))
 }
 
 #[cfg(test)]
@@ -512,15 +510,16 @@ mod tests {
             parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
             Some(Duration::ZERO)
         );
-        let later = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(30);
-        let date = jiff::fmt::rfc2822::DateTimePrinter::new()
-            .timestamp_to_rfc9110_string(&later)
-            .unwrap();
+        let later = std::time::SystemTime::now() + Duration::from_secs(30);
+        let date = httpdate::fmt_http_date(later);
         let delay = parse_retry_after(&date).unwrap();
         assert!(
             delay > Duration::from_secs(27) && delay <= Duration::from_secs(30),
             "{delay:?} from {date}"
         );
+        // The two obsolete forms of the same past instant.
+        assert_eq!(parse_retry_after("Wednesday, 21-Oct-15 07:28:00 GMT"), Some(Duration::ZERO));
+        assert_eq!(parse_retry_after("Wed Oct 21 07:28:00 2015"), Some(Duration::ZERO));
         assert_eq!(parse_retry_after("soon"), None);
     }
 }

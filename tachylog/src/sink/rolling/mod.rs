@@ -20,7 +20,7 @@ use super::append::AppendFile;
 use super::{Line, Sink};
 use crate::Error;
 use housekeeping::{Housekeeper, Retention};
-use jiff::tz::TimeZone;
+use crate::zone::TimeZone;
 use name::{NamePattern, PeriodFile};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -304,7 +304,8 @@ impl RollingFileBuilder {
         self
     }
 
-    /// Formats file names in `zone`, such as `jiff::tz::TimeZone::get("Europe/Paris")`.
+    /// Formats file names in `zone`, such as `TimeZone::get("Europe/Paris")?` (see
+    /// [`TimeZone`]).
     pub fn time_zone(mut self, zone: TimeZone) -> Self {
         self.zone = Zone::Given(zone);
         self
@@ -350,7 +351,9 @@ impl RollingFileBuilder {
 
     /// Opens the file for the current time.
     pub fn open(self) -> Result<RollingFile, Error> {
-        let now = jiff::Timestamp::now().as_nanosecond() as i64;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| i64::try_from(since.as_nanos()).unwrap_or(i64::MAX));
         self.open_at(now)
     }
 
@@ -369,9 +372,9 @@ impl RollingFileBuilder {
     pub fn open_at(self, unix_nanos: i64) -> Result<RollingFile, Error> {
         let pattern = Arc::new(NamePattern::parse(&self.pattern)?);
         let zone = match self.zone {
-            Zone::Utc => TimeZone::UTC,
+            Zone::Utc => TimeZone::utc(),
             Zone::Given(zone) => zone,
-            Zone::Local => TimeZone::try_system().map_err(|e| Error::TimeZone(e.to_string()))?,
+            Zone::Local => TimeZone::system()?,
         };
         let housekeeper = (self.retention.is_set() || self.compression != Compression::None)
             .then(|| Housekeeper::start(pattern.clone(), self.retention, self.compression))

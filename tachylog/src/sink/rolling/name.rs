@@ -7,9 +7,7 @@
 //! The same pattern, read backwards, recognises our own files for retention, so pruning never
 //! touches a file the pattern could not have produced.
 
-use jiff::civil::DateTime;
-use jiff::tz::TimeZone;
-use jiff::{Timestamp, ToSpan};
+use crate::zone::{Civil, TimeZone};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -43,16 +41,16 @@ impl Field {
         }
     }
 
-    fn value(self, dt: DateTime) -> i32 {
+    fn value(self, dt: Civil) -> i64 {
         match self {
-            Field::Second => dt.second().into(),
-            Field::Minute => dt.minute().into(),
-            Field::Hour => dt.hour().into(),
-            Field::Day => dt.day().into(),
+            Field::Second => dt.second.into(),
+            Field::Minute => dt.minute.into(),
+            Field::Hour => dt.hour.into(),
+            Field::Day => dt.day.into(),
             Field::DayOfYear => dt.day_of_year().into(),
-            Field::Month => dt.month().into(),
-            Field::Year2 => i32::from(dt.year()).rem_euclid(100),
-            Field::Year => dt.year().into(),
+            Field::Month => dt.month.into(),
+            Field::Year2 => dt.year.rem_euclid(100),
+            Field::Year => dt.year,
         }
     }
 }
@@ -183,8 +181,9 @@ impl NamePattern {
 
     /// The file for the record stamped `unix_nanos` in `zone`, with the instants it covers.
     pub(crate) fn period_file(&self, unix_nanos: i64, zone: &TimeZone) -> PeriodFile {
-        let ts = Timestamp::from_nanosecond(unix_nanos.into()).unwrap_or(Timestamp::UNIX_EPOCH);
-        let civil = zone.to_datetime(ts);
+        const NANOS: i64 = 1_000_000_000;
+        let second = unix_nanos.div_euclid(NANOS);
+        let civil = zone.to_civil(second);
         let base = self.format(civil);
         if self.period == Period::Never {
             return PeriodFile {
@@ -196,43 +195,43 @@ impl NamePattern {
         let (civil_start, civil_end) = self.civil_bounds(civil);
         // A change of UTC offset (DST) can change the name in the middle of a civil period (a
         // repeated hour) or move its edges, so the covered range also stops at transitions.
-        let resolve = |dt: DateTime| {
-            zone.to_ambiguous_timestamp(dt)
-                .compatible()
-                .map_or(unix_nanos, |t| t.as_nanosecond() as i64)
-        };
-        let previous_transition = zone
-            .preceding(ts.checked_add(1.nanosecond()).unwrap_or(ts))
-            .next()
-            .map_or(i64::MIN, |t| t.timestamp().as_nanosecond() as i64);
-        let next_transition = zone
-            .following(ts)
-            .next()
-            .map_or(i64::MAX, |t| t.timestamp().as_nanosecond() as i64);
-        let start = resolve(civil_start).max(previous_transition).min(unix_nanos);
-        let mut end = resolve(civil_end).min(next_transition);
+        let nanos = |seconds: i64| seconds.saturating_mul(NANOS);
+        let previous_transition = zone.transition_at_or_before(second).map_or(i64::MIN, nanos);
+        let next_transition = zone.transition_after(second).map_or(i64::MAX, nanos);
+        let start = nanos(zone.to_instant(civil_start)).max(previous_transition).min(unix_nanos);
+        let mut end = nanos(zone.to_instant(civil_end)).min(next_transition);
         if end <= unix_nanos {
             // Only reachable with pathological zone data; never let the range be empty.
-            end = unix_nanos.saturating_add(1_000_000_000);
+            end = unix_nanos.saturating_add(NANOS);
         }
         PeriodFile { base, start, end }
     }
 
     /// The civil start of `civil`'s period and of the next one.
-    fn civil_bounds(&self, civil: DateTime) -> (DateTime, DateTime) {
-        let date = civil.date();
-        let (start, step) = match self.period {
-            Period::Second => (civil.with().subsec_nanosecond(0).build().unwrap_or(civil), 1.second()),
-            Period::Minute => (date.at(civil.hour(), civil.minute(), 0, 0), 1.minute()),
-            Period::Hour => (date.at(civil.hour(), 0, 0, 0), 1.hour()),
-            Period::Day => (date.at(0, 0, 0, 0), 1.day()),
-            Period::Month => (date.first_of_month().at(0, 0, 0, 0), 1.month()),
-            Period::Year | Period::Never => (date.first_of_year().at(0, 0, 0, 0), 1.year()),
+    fn civil_bounds(&self, civil: Civil) -> (Civil, Civil) {
+        let after = |start: Civil, seconds: i64| (start, Civil::from_local_seconds(start.to_local_seconds() + seconds));
+        let first_of = |year: i64, month: u8| Civil {
+            year,
+            month,
+            day: 1,
+            hour: 0,
+            minute: 0,
+            second: 0,
         };
-        (start, start.checked_add(step).unwrap_or(DateTime::MAX))
+        match self.period {
+            Period::Second => after(civil, 1),
+            Period::Minute => after(Civil { second: 0, ..civil }, 60),
+            Period::Hour => after(Civil { minute: 0, second: 0, ..civil }, 3600),
+            Period::Day => after(civil.start_of_day(), 86_400),
+            Period::Month => {
+                let next = if civil.month == 12 { first_of(civil.year + 1, 1) } else { first_of(civil.year, civil.month + 1) };
+                (first_of(civil.year, civil.month), next)
+            }
+            Period::Year | Period::Never => (first_of(civil.year, 1), first_of(civil.year + 1, 1)),
+        }
     }
 
-    fn format(&self, civil: DateTime) -> PathBuf {
+    fn format(&self, civil: Civil) -> PathBuf {
         let mut out = String::with_capacity(self.source.len() + 8);
         if self.absolute {
             out.push('/');

@@ -260,7 +260,7 @@ impl SyslogBuilder {
             transport,
             facility: self.facility,
             header_tail,
-            time: TimeCache::new(jiff::tz::TimeZone::UTC),
+            time: TimeCache::new(crate::zone::TimeZone::utc()),
             message: Vec::with_capacity(1024),
             max_datagram: self.max_datagram,
             dropped: 0,

@@ -49,12 +49,12 @@ fn bad_patterns_are_refused_with_the_reason() {
 #[test]
 fn names_and_day_bounds_in_utc() {
     let p = pattern("logs/%Y/%m/%d/app.%F.log");
-    let file = p.period_file(NOV_21 + 3600 * SEC, &TimeZone::UTC);
+    let file = p.period_file(NOV_21 + 3600 * SEC, &TimeZone::utc());
     assert_eq!(file.base, PathBuf::from("logs/2026/11/21/app.2026-11-21.log"));
     assert_eq!((file.start, file.end), (NOV_21, NOV_21 + 86_400 * SEC));
     assert!(file.contains(NOV_21) && !file.contains(NOV_21 + 86_400 * SEC));
     assert_eq!(
-        pattern("/var/log/x-%j-%H%M%S").period_file(NOV_21 - 1, &TimeZone::UTC).base,
+        pattern("/var/log/x-%j-%H%M%S").period_file(NOV_21 - 1, &TimeZone::utc()).base,
         PathBuf::from("/var/log/x-324-235959")
     );
 }
@@ -62,8 +62,8 @@ fn names_and_day_bounds_in_utc() {
 #[test]
 fn the_last_microsecond_of_a_day_belongs_to_that_day() {
     let p = pattern("app.%Y%m%d.log");
-    assert_eq!(base(&p, NOV_21 - 1_000, &TimeZone::UTC), "app.20261120.log");
-    assert_eq!(base(&p, NOV_21, &TimeZone::UTC), "app.20261121.log");
+    assert_eq!(base(&p, NOV_21 - 1_000, &TimeZone::utc()), "app.20261120.log");
+    assert_eq!(base(&p, NOV_21, &TimeZone::utc()), "app.20261121.log");
 }
 
 #[test]
@@ -167,7 +167,7 @@ fn directories_of_the_pattern_are_walked_from_the_fixed_root() {
     assert_eq!(flat.fixed_root(), PathBuf::from("./logs"));
     assert_eq!(flat.varying_depth(), 1);
     assert_eq!(
-        flat.period_file(NOV_21, &TimeZone::UTC).base,
+        flat.period_file(NOV_21, &TimeZone::utc()).base,
         PathBuf::from("logs/app.20261121.log")
     );
 }

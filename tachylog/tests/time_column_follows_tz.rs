@@ -1,0 +1,102 @@
+//! The time column is in the system's zone, chosen as the C library chooses it: `TZ` when it
+//! is set (a zone name, `:name`, a POSIX rule; empty means UTC), otherwise `/etc/localtime`.
+//! A `TZ` that names nothing makes `init` fail with the reason instead of logging in a wrong
+//! zone. Each case is a child process with its own environment, since `TZ` is process-wide:
+//! it starts a logger as a user would, logs one line and prints the instant it logged at;
+//! the expected wall-clock time comes from `jiff`, a separate time-zone library.
+
+mod common;
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+const SCENARIO: &str = "a_child_logs_one_line_in_its_system_zone";
+
+#[test]
+fn a_child_logs_one_line_in_its_system_zone() {
+    let Some(log) = common::child_role(SCENARIO) else {
+        return;
+    };
+    let guard = match tachylog::builder().file(&log).init() {
+        Ok(guard) => guard,
+        Err(e) => {
+            println!("init error: {e}");
+            std::process::exit(4);
+        }
+    };
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    tachylog::info!("logged at {} seconds", now.as_secs());
+    drop(guard);
+    std::process::exit(0);
+}
+
+/// The child's one line: its time column, read as a wall-clock time, and the UTC second it
+/// says it logged at.
+fn run(tz: Option<&str>) -> Result<(jiff::civil::DateTime, i64), String> {
+    let dir = tempfile::tempdir().unwrap();
+    let child = common::run_child_with_env(
+        SCENARIO,
+        &dir.path().join("child.log"),
+        &[("TZ", tz), ("TZDIR", None)],
+        Duration::from_secs(60),
+    );
+    if child.status.code() == Some(4) {
+        return Err(child.stdout);
+    }
+    assert!(child.status.success(), "{child}");
+    let lines = common::parse_log(&child.log);
+    assert_eq!(lines.len(), 1, "{child}");
+    let column: jiff::civil::DateTime = lines[0].timestamp.parse().unwrap();
+    let second: i64 = lines[0]
+        .message
+        .strip_prefix("logged at ")
+        .and_then(|m| m.strip_suffix(" seconds"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    Ok((column, second))
+}
+
+/// The column must be the wall-clock time of the logged second in `zone` (the record is
+/// stamped a little before the child reads the time for its message).
+fn assert_in_zone(tz: Option<&str>, zone: &jiff::tz::TimeZone) {
+    let (column, second) = run(tz).unwrap_or_else(|e| panic!("TZ={tz:?}: {e}"));
+    let expected = zone.to_datetime(jiff::Timestamp::from_second(second).unwrap());
+    let column_second = column.with().subsec_nanosecond(0).build().unwrap();
+    let lag = expected.duration_since(column_second).as_secs_f64();
+    assert!(
+        (0.0..2.0).contains(&lag),
+        "TZ={tz:?}: the column says {column}, the zone says {expected} at that second"
+    );
+}
+
+#[test]
+fn named_zones_rules_and_empty_tz() {
+    let zone = |name: &str| jiff::tz::TimeZone::get(name).unwrap();
+    assert_in_zone(Some("America/New_York"), &zone("America/New_York"));
+    assert_in_zone(Some(":Asia/Kolkata"), &zone("Asia/Kolkata"));
+    assert_in_zone(
+        Some("/usr/share/zoneinfo/Australia/Lord_Howe"),
+        &zone("Australia/Lord_Howe"),
+    );
+    let rule = "<+0230>-2:30";
+    assert_in_zone(Some(rule), &jiff::tz::TimeZone::posix(rule).unwrap());
+    assert_in_zone(Some(""), &jiff::tz::TimeZone::UTC);
+}
+
+#[test]
+fn without_tz_the_zone_of_etc_localtime() {
+    let zone = match std::fs::read("/etc/localtime") {
+        Ok(data) => jiff::tz::TimeZone::tzif("localtime", &data).unwrap(),
+        Err(_) => jiff::tz::TimeZone::UTC,
+    };
+    assert_in_zone(None, &zone);
+}
+
+#[test]
+fn a_tz_naming_nothing_stops_init_with_the_reason() {
+    let error = run(Some("Nowhere/Atlantis")).unwrap_err();
+    assert!(
+        error.contains("Nowhere/Atlantis") && error.contains("utc(true)"),
+        "{error}"
+    );
+}
