@@ -40,6 +40,7 @@ impl Civil {
     }
 
     /// The local seconds of these fields.
+    #[cfg(any(feature = "rolling", test))]
     pub(crate) fn to_local_seconds(self) -> i64 {
         days_from_date(self.year, self.month, self.day) * SECONDS_PER_DAY
             + i64::from(self.hour) * 3600
@@ -48,6 +49,7 @@ impl Civil {
     }
 
     /// Midnight of the same day.
+    #[cfg(feature = "rolling")]
     pub(crate) fn start_of_day(self) -> Civil {
         Civil {
             hour: 0,
@@ -58,11 +60,13 @@ impl Civil {
     }
 
     /// Day of the year, 1–366.
+    #[cfg(any(feature = "rolling", test))]
     pub(crate) fn day_of_year(self) -> u16 {
         (days_from_date(self.year, self.month, self.day) - days_from_date(self.year, 1, 1) + 1) as u16
     }
 }
 
+#[cfg(any(feature = "rolling", test))]
 /// Days since 1970-01-01 of a proleptic Gregorian date.
 pub(crate) fn days_from_date(year: i64, month: u8, day: u8) -> i64 {
     // Count years from March, so that February (and its leap day) ends the year.
@@ -90,10 +94,12 @@ pub(crate) fn date_from_days(days: i64) -> (i64, u8, u8) {
     (year, month, day)
 }
 
+#[cfg(any(feature = "rolling", test))]
 pub(crate) fn is_leap_year(year: i64) -> bool {
     year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
 }
 
+#[cfg(any(feature = "rolling", test))]
 pub(crate) fn days_in_month(year: i64, month: u8) -> u8 {
     match month {
         2 if is_leap_year(year) => 29,
@@ -103,6 +109,7 @@ pub(crate) fn days_in_month(year: i64, month: u8) -> u8 {
     }
 }
 
+#[cfg(any(feature = "rolling", test))]
 /// Day of the week of `days` since 1970-01-01, 0 = Sunday (1970-01-01 was a Thursday).
 pub(crate) fn weekday(days: i64) -> u8 {
     (days + 4).rem_euclid(7) as u8

@@ -2,6 +2,7 @@
 //! calendar conversions, offsets, transitions and the resolution of wall-clock times, for
 //! zones of the system database and for POSIX rules, at random instants.
 
+use super::civil::{date_from_days, days_from_date, days_in_month, weekday};
 use super::*;
 use proptest::prelude::*;
 
