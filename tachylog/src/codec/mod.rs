@@ -23,6 +23,7 @@
 //! pushed into a [`Fields`](crate::fields::Fields)).
 
 mod native;
+mod text_buf;
 pub(crate) mod short_copy;
 mod decimal;
 mod plain;
@@ -33,6 +34,7 @@ use std::marker::PhantomData;
 use std::mem::{size_of, MaybeUninit};
 
 pub use native::{CopyArg, NativeValue};
+pub use text_buf::TextBuf;
 pub use views::{ListElemCodec, NativeField, View};
 
 use render::Applied;
@@ -47,14 +49,14 @@ pub trait Codec: 'static {
     /// `false` (nothing written) otherwise. `None` bytes: a malformed record.
     #[doc(hidden)]
     #[inline]
-    fn fast_display(_bytes: Option<&[MaybeUninit<u8>]>, _spec: &Applied, _out: &mut String) -> bool {
+    fn fast_display(_bytes: Option<&[MaybeUninit<u8>]>, _spec: &Applied, _out: &mut TextBuf<'_>) -> bool {
         false
     }
 
     /// The same for `{:?}`.
     #[doc(hidden)]
     #[inline]
-    fn fast_debug(_bytes: Option<&[MaybeUninit<u8>]>, _spec: &Applied, _out: &mut String) -> bool {
+    fn fast_debug(_bytes: Option<&[MaybeUninit<u8>]>, _spec: &Applied, _out: &mut TextBuf<'_>) -> bool {
         false
     }
 
@@ -62,7 +64,7 @@ pub trait Codec: 'static {
     /// caller, which already carries its spec.
     #[doc(hidden)]
     #[inline]
-    fn fast_verbatim(_bytes: Option<&[MaybeUninit<u8>]>, _spec: &Applied, _out: &mut String) -> bool {
+    fn fast_verbatim(_bytes: Option<&[MaybeUninit<u8>]>, _spec: &Applied, _out: &mut TextBuf<'_>) -> bool {
         false
     }
 }
@@ -70,9 +72,9 @@ pub trait Codec: 'static {
 /// Appends bytes that should be UTF-8, with U+FFFD for invalid sequences (as the views'
 /// `Display` does).
 #[inline]
-fn push_text(bytes: &[u8], out: &mut String) {
+fn push_text(bytes: &[u8], out: &mut TextBuf<'_>) {
     match std::str::from_utf8(bytes) {
-        Ok(text) => short_copy::append_str(out, text),
+        Ok(text) => out.push_str(text),
         Err(_) => {
             for chunk in bytes.utf8_chunks() {
                 out.push_str(chunk.valid());
@@ -113,7 +115,7 @@ macro_rules! text_codec {
             }
 
             #[inline]
-            fn fast_display(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut String) -> bool {
+            fn fast_display(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut TextBuf<'_>) -> bool {
                 match bytes {
                     Some(bytes) if spec.is_plain() && spec.precision.is_none() => {
                         push_text(init_slice(bytes), out);
@@ -136,7 +138,7 @@ impl Codec for PreformattedCodec {
     }
 
     #[inline]
-    fn fast_display(bytes: Option<&[MaybeUninit<u8>]>, _: &Applied, out: &mut String) -> bool {
+    fn fast_display(bytes: Option<&[MaybeUninit<u8>]>, _: &Applied, out: &mut TextBuf<'_>) -> bool {
         match bytes {
             Some(bytes) => {
                 push_text(init_slice(bytes), out);
@@ -147,12 +149,12 @@ impl Codec for PreformattedCodec {
     }
 
     #[inline]
-    fn fast_debug(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut String) -> bool {
+    fn fast_debug(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut TextBuf<'_>) -> bool {
         Self::fast_display(bytes, spec, out)
     }
 
     #[inline]
-    fn fast_verbatim(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut String) -> bool {
+    fn fast_verbatim(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut TextBuf<'_>) -> bool {
         Self::fast_display(bytes, spec, out)
     }
 }
@@ -164,7 +166,7 @@ impl<T: crate::codec::CopyArg> Codec for CopyCodec<T> {
     }
 
     #[inline]
-    fn fast_display(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut String) -> bool {
+    fn fast_display(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut TextBuf<'_>) -> bool {
         match read_copy::<T>(bytes) {
             Some(value) if spec.is_plain() => value.__fast_display(spec.precision, out),
             _ => false,
@@ -172,7 +174,7 @@ impl<T: crate::codec::CopyArg> Codec for CopyCodec<T> {
     }
 
     #[inline]
-    fn fast_debug(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut String) -> bool {
+    fn fast_debug(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut TextBuf<'_>) -> bool {
         match read_copy::<T>(bytes) {
             Some(value) if spec.is_plain() && spec.precision.is_none() => value.__fast_debug(out),
             _ => false,

@@ -6,6 +6,7 @@
 //! ([`crate::frontend`]) pick them at compile time, and the back end's decoders
 //! ([`super::views`]) read them back. Imports only [`crate::fields`] (to push typed values).
 
+use super::TextBuf;
 use crate::fields::{FieldValue, Fields};
 
 /// Opts a type into bit-for-bit transport: the calling thread copies the value into the queue
@@ -37,14 +38,14 @@ pub trait CopyArg: Copy + Send + 'static {
     /// tachylog for numbers, `bool` and `char`; leave it alone in your own types.
     #[doc(hidden)]
     #[inline]
-    fn __fast_display(&self, _precision: Option<usize>, _out: &mut String) -> bool {
+    fn __fast_display(&self, _precision: Option<usize>, _out: &mut TextBuf<'_>) -> bool {
         false
     }
 
     /// The same for `{:?}`.
     #[doc(hidden)]
     #[inline]
-    fn __fast_debug(&self, _out: &mut String) -> bool {
+    fn __fast_debug(&self, _out: &mut TextBuf<'_>) -> bool {
         false
     }
 }
@@ -55,7 +56,7 @@ macro_rules! integer_args {
     ($append:ident as $wide:ty: $($t:ty),*) => {$(
         impl CopyArg for $t {
             #[inline]
-            fn __fast_display(&self, precision: Option<usize>, out: &mut String) -> bool {
+            fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>) -> bool {
                 if precision.is_some() {
                     return false;
                 }
@@ -63,7 +64,7 @@ macro_rules! integer_args {
                 true
             }
             #[inline]
-            fn __fast_debug(&self, out: &mut String) -> bool {
+            fn __fast_debug(&self, out: &mut TextBuf<'_>) -> bool {
                 super::decimal::$append(out, *self as $wide);
                 true
             }
@@ -77,16 +78,16 @@ macro_rules! wide_integer_args {
     ($($t:ty),*) => {$(
         impl CopyArg for $t {
             #[inline]
-            fn __fast_display(&self, precision: Option<usize>, out: &mut String) -> bool {
+            fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>) -> bool {
                 if precision.is_some() {
                     return false;
                 }
-                crate::codec::short_copy::append_str(out, itoa::Buffer::new().format(*self));
+                out.push_str(itoa::Buffer::new().format(*self));
                 true
             }
             #[inline]
-            fn __fast_debug(&self, out: &mut String) -> bool {
-                crate::codec::short_copy::append_str(out, itoa::Buffer::new().format(*self));
+            fn __fast_debug(&self, out: &mut TextBuf<'_>) -> bool {
+                out.push_str(itoa::Buffer::new().format(*self));
                 true
             }
         }
@@ -99,7 +100,7 @@ macro_rules! float_args {
     ($($t:ty),*) => {$(
         impl CopyArg for $t {
             #[inline]
-            fn __fast_display(&self, precision: Option<usize>, out: &mut String) -> bool {
+            fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>) -> bool {
                 match precision {
                     None => {
                         super::plain::push_display(*self, out);
@@ -109,7 +110,7 @@ macro_rules! float_args {
                 }
             }
             #[inline]
-            fn __fast_debug(&self, out: &mut String) -> bool {
+            fn __fast_debug(&self, out: &mut TextBuf<'_>) -> bool {
                 super::plain::push_debug(*self, out);
                 true
             }
@@ -120,7 +121,7 @@ float_args!(f32, f64);
 
 impl CopyArg for bool {
     #[inline]
-    fn __fast_display(&self, precision: Option<usize>, out: &mut String) -> bool {
+    fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>) -> bool {
         if precision.is_some() {
             return false;
         }
@@ -128,14 +129,14 @@ impl CopyArg for bool {
         true
     }
     #[inline]
-    fn __fast_debug(&self, out: &mut String) -> bool {
+    fn __fast_debug(&self, out: &mut TextBuf<'_>) -> bool {
         self.__fast_display(None, out)
     }
 }
 
 impl CopyArg for char {
     #[inline]
-    fn __fast_display(&self, precision: Option<usize>, out: &mut String) -> bool {
+    fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>) -> bool {
         if precision.is_some() {
             return false;
         }

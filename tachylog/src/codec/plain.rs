@@ -20,6 +20,8 @@
 //!
 //! Runs on the back end only; allocates only by growing the caller's `String`.
 
+use super::TextBuf;
+
 /// A float's shortest decimal form: `0.DIGITS × 10^exponent`, digits without leading or
 /// trailing zeros (empty for zero).
 pub(crate) struct Decimal {
@@ -52,7 +54,7 @@ pub(crate) trait PlainFloat: Copy {
     /// The same value as an `f64` (exact for both types).
     fn to_f64(self) -> f64;
     /// `std`'s own `{}` (or `{:?}`), for the rare values the fast path leaves to it.
-    fn push_std(self, debug: bool, out: &mut String);
+    fn push_std(self, debug: bool, out: &mut TextBuf<'_>);
     /// `|self|` as `n / 10^k` with `k <= MAX_SHORT_DECIMALS` when that is its shortest form
     /// (see [`push_short_decimal`]), finite and non-zero.
     fn short_decimal(self) -> Option<(u64, u32)>;
@@ -171,7 +173,7 @@ macro_rules! plain_float {
                 None
             }
             #[cold]
-            fn push_std(self, debug: bool, out: &mut String) {
+            fn push_std(self, debug: bool, out: &mut TextBuf<'_>) {
                 use std::fmt::Write as _;
                 let _ = if debug { write!(out, "{self:?}") } else { write!(out, "{self}") };
             }
@@ -244,7 +246,7 @@ fn exact_significant_digits(x: f64) -> Option<u32> {
 }
 
 /// `NaN`, `inf`, `-inf`, as `std` writes them; `true` if `value` was one of them.
-fn push_non_finite<F: PlainFloat>(value: F, out: &mut String) -> bool {
+fn push_non_finite<F: PlainFloat>(value: F, out: &mut TextBuf<'_>) -> bool {
     if value.is_nan() {
         out.push_str("NaN");
     } else if value.is_infinite() {
@@ -257,7 +259,7 @@ fn push_non_finite<F: PlainFloat>(value: F, out: &mut String) -> bool {
 
 /// Digits `0.D × 10^exponent` laid out positionally with at least `min_fraction` fractional
 /// digits (zeros added).
-fn push_positional(digits: &[u8], exponent: i32, min_fraction: usize, out: &mut String) {
+fn push_positional(digits: &[u8], exponent: i32, min_fraction: usize, out: &mut TextBuf<'_>) {
     let mut buf = [0u8; 400];
     let mut n = 0;
     let mut push = |b: u8| {
@@ -298,7 +300,7 @@ fn push_positional(digits: &[u8], exponent: i32, min_fraction: usize, out: &mut 
         }
     }
     // Only ASCII digits and '.' were pushed, so this never fails.
-    super::short_copy::append_str(out, std::str::from_utf8(&buf[..n]).unwrap_or_default());
+    out.push_str(std::str::from_utf8(&buf[..n]).unwrap_or_default());
 }
 
 /// The most decimals the short-decimal path tries (`12.5`, `0.75`, `101.25`, `3.1416`): the
@@ -319,7 +321,7 @@ const MAX_SHORT_DECIMALS: u32 = 4; // `push_short_decimal`'s divisions and `appe
 /// close to `value`, since near `value` it has the same leading place. Checked against
 /// `format!` by the tests of this module and `plain_formatting_matches_std`.
 #[inline]
-fn push_short_decimal<F: PlainFloat>(value: F, debug: bool, out: &mut String) -> bool {
+fn push_short_decimal<F: PlainFloat>(value: F, debug: bool, out: &mut TextBuf<'_>) -> bool {
     let Some((whole, decimals)) = value.short_decimal() else {
         return false;
     };
@@ -345,7 +347,7 @@ fn push_short_decimal<F: PlainFloat>(value: F, debug: bool, out: &mut String) ->
 }
 
 /// `{}` of a float, as `std` writes it.
-pub(crate) fn push_display<F: PlainFloat>(value: F, out: &mut String) {
+pub(crate) fn push_display<F: PlainFloat>(value: F, out: &mut TextBuf<'_>) {
     if push_non_finite(value, out) {
         return;
     }
@@ -369,7 +371,7 @@ pub(crate) fn push_display<F: PlainFloat>(value: F, out: &mut String) {
         return value.push_std(false, out);
     }
     if exponent.is_none() {
-        super::short_copy::append_str(out, text.strip_suffix(".0").unwrap_or(text));
+        out.push_str(text.strip_suffix(".0").unwrap_or(text));
         return;
     }
     let d = parse_shortest(text);
@@ -377,7 +379,7 @@ pub(crate) fn push_display<F: PlainFloat>(value: F, out: &mut String) {
 }
 
 /// `{:?}` of a float, as `std` writes it.
-pub(crate) fn push_debug<F: PlainFloat>(value: F, out: &mut String) {
+pub(crate) fn push_debug<F: PlainFloat>(value: F, out: &mut TextBuf<'_>) {
     if push_non_finite(value, out) {
         return;
     }
@@ -402,7 +404,7 @@ pub(crate) fn push_debug<F: PlainFloat>(value: F, out: &mut String) {
     let positional = value.debug_is_positional();
     if positional && exponent.is_none() {
         // `zmij`'s positional form keeps the `.0` of whole numbers, as `{:?}` does.
-        super::short_copy::append_str(out, text);
+        out.push_str(text);
         return;
     }
     let d = parse_shortest(text);
@@ -434,7 +436,7 @@ const MAX_FAST_PRECISION: usize = 40;
 /// form would have been that midpoint. When `s` has no more than `N` places, `s` itself is
 /// the answer if one unit in `x`'s last place is below `10^-N`, since `|x - s|` is at most half
 /// of it.
-pub(crate) fn push_fixed<F: PlainFloat>(value: F, precision: usize, out: &mut String) -> bool {
+pub(crate) fn push_fixed<F: PlainFloat>(value: F, precision: usize, out: &mut TextBuf<'_>) -> bool {
     if precision > MAX_FAST_PRECISION {
         return false;
     }
@@ -516,19 +518,19 @@ mod tests {
 
     fn display<F: PlainFloat>(v: F) -> String {
         let mut s = String::new();
-        push_display(v, &mut s);
+        push_display(v, &mut TextBuf::of_string(&mut s));
         s
     }
 
     fn debug<F: PlainFloat>(v: F) -> String {
         let mut s = String::new();
-        push_debug(v, &mut s);
+        push_debug(v, &mut TextBuf::of_string(&mut s));
         s
     }
 
     fn fixed<F: PlainFloat>(v: F, n: usize) -> Option<String> {
         let mut s = String::new();
-        push_fixed(v, n, &mut s).then_some(s)
+        push_fixed(v, n, &mut TextBuf::of_string(&mut s)).then_some(s)
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //!
 //! Back end only.
 
-use super::{Codec, Decoder, NativeField, View};
+use super::{Codec, Decoder, NativeField, TextBuf, View};
 use crate::fields::Fields;
 use std::fmt;
 
@@ -51,7 +51,7 @@ impl Applied {
 pub type FlagsFn = fn(&Fmt<'_>, usize, usize, &mut dyn fmt::Write) -> fmt::Result;
 
 /// Appends one argument to the message.
-pub type RenderFn = fn(&mut Decoder<'_>, &Applied, &mut String) -> Result<(), RenderError>;
+pub type RenderFn = fn(&mut Decoder<'_>, &Applied, &mut TextBuf<'_>) -> Result<(), RenderError>;
 
 /// Records one structured field.
 pub type PushFn = fn(&mut Decoder<'_>, &'static str, &mut Fields);
@@ -97,7 +97,7 @@ pub(crate) fn apply_spec(value: &Fmt<'_>, spec: &Applied, out: &mut dyn fmt::Wri
 
 /// The `core::fmt` path: the spec applied by `Formatter`, the user's code under a panic guard.
 #[inline(never)]
-fn apply(value: &Fmt<'_>, spec: &Applied, out: &mut String) -> Result<(), RenderError> {
+fn apply(value: &Fmt<'_>, spec: &Applied, out: &mut TextBuf<'_>) -> Result<(), RenderError> {
     let start = out.len();
     let outcome = crate::panic_guard::catch_user_panic(|| apply_spec(value, spec, out));
     match outcome {
@@ -119,7 +119,7 @@ macro_rules! renderers {
         pub fn $name<C: Codec>(
             decoder: &mut Decoder<'_>,
             spec: &Applied,
-            out: &mut String,
+            out: &mut TextBuf<'_>,
         ) -> Result<(), RenderError>
         where
             for<'x> View<'x, C>: fmt::$trait,

@@ -48,13 +48,6 @@ pub(crate) fn append_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     }
 }
 
-/// Appends `text` to `out`.
-#[inline(always)]
-pub(crate) fn append_str(out: &mut String, text: &str) {
-    // SAFETY: only the bytes of a `str` are appended, whole, so `out` stays UTF-8.
-    append_bytes(unsafe { out.as_mut_vec() }, text.as_bytes());
-}
-
 /// Copies `[0, W)` and `[len - W, len)` of `src` to the same offsets of `dst`.
 ///
 /// # Safety
@@ -95,7 +88,7 @@ mod tests {
         #[test]
         fn appends_text(prefix in ".{0,10}", text in ".{0,40}") {
             let mut ours = prefix.clone();
-            append_str(&mut ours, &text);
+            crate::codec::TextBuf::of_string(&mut ours).push_str(&text);
             prop_assert_eq!(ours, prefix + &text);
         }
     }

@@ -5,8 +5,7 @@
 //! generated per call site runs here, except a spec's flags function.
 
 use crate::codec::render::{Applied, RenderError, RenderFn};
-use crate::codec::short_copy::append_str;
-use crate::codec::Decoder;
+use crate::codec::{Decoder, TextBuf};
 use super::view::SiteMessage;
 use crate::fields::Fields;
 use crate::record::{Count, Decode, Placeholder, Site};
@@ -22,7 +21,7 @@ pub(crate) enum Problem {
 
 /// Appends the message of a record from `site` to `out` and records its fields in `fields`.
 #[inline]
-pub(crate) fn render(message: &SiteMessage<'_>, out: &mut String, fields: &mut Fields) -> Result<(), Problem> {
+pub(crate) fn render(message: &SiteMessage<'_>, out: &mut TextBuf<'_>, fields: &mut Fields) -> Result<(), Problem> {
     let SiteMessage { site, decode, args } = *message;
     let mut walk = Walk {
         site,
@@ -37,22 +36,22 @@ pub(crate) fn render(message: &SiteMessage<'_>, out: &mut String, fields: &mut F
     if walk.next_placeholder != site.message.len() || walk.next_field != site.fields.len() || walk.decoder.is_malformed() {
         return Err(Problem::Malformed);
     }
-    append_str(walk.out, site.tail);
+    walk.out.push_str(site.tail);
     Ok(())
 }
 
 /// The state of one record's rendering: where its bytes are, and which field and placeholder
 /// of the site take the next argument.
-struct Walk<'s, 'a, 'o> {
+struct Walk<'s, 'a, 'o, 'b> {
     site: &'s Site,
     decoder: Decoder<'a>,
     next_field: usize,
     next_placeholder: usize,
-    out: &'o mut String,
+    out: &'o mut TextBuf<'b>,
     fields: &'o mut Fields,
 }
 
-impl Walk<'_, '_, '_> {
+impl Walk<'_, '_, '_, '_> {
     /// Reads a record's arguments: a list (what the macro passes, also for one argument), in
     /// a loop with no call per argument; message values only (most calls) beside the
     /// placeholders, without looking for fields and counts.
@@ -78,7 +77,7 @@ impl Walk<'_, '_, '_> {
     /// Appends a placeholder's literal text and its value.
     #[inline(always)]
     fn message(&mut self, placeholder: &Placeholder, render: RenderFn) -> Result<(), Problem> {
-        append_str(self.out, placeholder.literal);
+        self.out.push_str(placeholder.literal);
         let precision = count(placeholder.precision, &mut self.decoder);
         let width = count(placeholder.width, &mut self.decoder);
         let spec = Applied {
@@ -186,7 +185,7 @@ mod tests {
     fn rendered(decode: &'static Decode, args: &[MaybeUninit<u8>]) -> Result<(String, usize), Problem> {
         let (mut out, mut fields) = (String::new(), Fields::default());
         let message = SiteMessage { site: &SITE, decode, args };
-        render(&message, &mut out, &mut fields).map(|()| (out, fields.iter().count()))
+        render(&message, &mut TextBuf::of_string(&mut out), &mut fields).map(|()| (out, fields.iter().count()))
     }
 
     #[test]
@@ -242,7 +241,7 @@ mod tests {
         for decode in [&FLAT, &NESTED] {
             let (mut out, mut fields) = (String::new(), Fields::default());
             let message = SiteMessage { site: &SIMPLE, decode, args: &args };
-            assert!(render(&message, &mut out, &mut fields).is_ok());
+            assert!(render(&message, &mut TextBuf::of_string(&mut out), &mut fields).is_ok());
             assert_eq!(out, "a=9");
         }
     }

@@ -9,6 +9,7 @@ use super::time::TimeCache;
 pub(crate) use super::view::{Message, RecordView, SiteMessage};
 use super::message::Problem;
 use crate::codec::render::RenderError;
+use crate::codec::TextBuf;
 use crate::fields::Fields;
 use crate::codec::short_copy::append_bytes;
 use crate::record::Site;
@@ -174,7 +175,7 @@ impl LineFormatter {
                 crate::fields::wire::decode(encoded, fields);
             }
             Message::Site(site_message) => {
-                return render_site_message(site_message, fields, self.max_message, out);
+                return render_site_message(site_message, fields, self.max_message, &mut TextBuf::of_string(out));
             }
         }
         if out.len() > self.max_message {
@@ -257,9 +258,14 @@ impl LineFormatter {
                     if record.backtrace {
                         out.extend_from_slice(b"[backtrace] ");
                     }
+                    // The message is rendered in place, then scanned: the rare message that
+                    // needs escaping is escaped through `message`, the scratch text.
+                    let start = out.len();
+                    render_site_message(site_message, fields, max_message, &mut TextBuf::new(out));
+                    if escape && super::escape::may_need_escape(&out[start..]) {
+                        escape_tail(out, start, message);
+                    }
                     // A call site's fields are pairs; spans come only with `tracing` events.
-                    render_site_message(site_message, fields, max_message, message);
-                    let _ = EscapingWriter { out: &mut *out, escape }.write_str(message);
                     super::fields::write_pairs(fields, out);
                     if let Some(trace) = &record.trace {
                         crate::record::write_trace_pairs(trace, out);
@@ -281,28 +287,37 @@ impl LineFormatter {
     }
 }
 
-/// Renders a call-site record's message into `message` (cleared first) and its fields into
-/// `fields`; a failed rendering leaves a marker naming the call site instead, and a message
-/// longer than `max_message` bytes is cut.
-fn render_site_message(
-    site_message: &SiteMessage<'_>,
-    fields: &mut Fields,
-    max_message: usize,
-    message: &mut String,
-) {
-    message.clear();
-    if let Err(problem) = super::message::render(site_message, message, fields) {
-        message.clear();
-        write_problem(problem, site_message.site, message);
+/// Appends a call-site record's message to `text` and records its fields in `fields`; a
+/// failed rendering leaves a marker naming the call site instead, and a message longer than
+/// `max_message` bytes is cut.
+#[inline]
+fn render_site_message(site_message: &SiteMessage<'_>, fields: &mut Fields, max_message: usize, text: &mut TextBuf<'_>) {
+    let start = text.len();
+    if let Err(problem) = super::message::render(site_message, text, fields) {
+        text.truncate(start);
+        write_problem(problem, site_message.site, text);
     }
-    if message.len() > max_message {
-        truncate_message(message, 0, max_message);
+    if text.len() - start > max_message {
+        let cut = text.floor_boundary(start + max_message);
+        let removed = text.len() - cut;
+        text.truncate(cut);
+        let _ = write!(text, "…[truncated {removed} bytes]");
     }
+}
+
+/// Escapes the text line's message, `out[start..]`, in place, through `scratch`.
+#[cold]
+fn escape_tail(out: &mut Vec<u8>, start: usize, scratch: &mut String) {
+    scratch.clear();
+    // The message is text a `TextBuf` appended, so this copies it as it is.
+    scratch.push_str(&String::from_utf8_lossy(&out[start..]));
+    out.truncate(start);
+    let _ = EscapingWriter { out, escape: true }.write_str(scratch);
 }
 
 /// The marker that replaces a message whose rendering failed, naming its call site.
 #[cold]
-fn write_problem(problem: Problem, site: &Site, out: &mut String) {
+fn write_problem(problem: Problem, site: &Site, out: &mut TextBuf<'_>) {
     let problem = match problem {
         Problem::Malformed => "malformed record".to_string(),
         Problem::Render(RenderError::Format) => "a Display/Debug impl returned an error".to_string(),
