@@ -37,7 +37,10 @@
 //!    once per thread, and the target and file; and the message, whose escaping first checks
 //!    sixteen bytes at a time whether any byte may need it (`escape`);
 //! 3. with one file as the only sink, all of it is written straight into the file's batch
-//!    buffer, and short pieces are copied without a call to `memcpy` (`codec::short_copy`).
+//!    buffer, the call-site message included (renderers append to a `codec::TextBuf`, an
+//!    append-only UTF-8 view of that buffer; the message is scanned for escaping where it
+//!    landed and rewritten only when it needs it), and short pieces are copied without a
+//!    call to `memcpy` (`codec::short_copy`).
 //!
 //! **When `core::fmt` is still used**: a spec with width, fill, alignment, sign, `#` or `0`;
 //! the hex, octal, binary, exponent and pointer traits; `{:?}` of text and `char` (escaping);
