@@ -168,19 +168,18 @@ impl LineFormatter {
         out.clear();
         fields.clear();
         fields.limit_values(self.max_message);
+        let mut text = TextBuf::of_string(out);
         match message {
-            Message::Text(text) => out.push_str(text),
-            Message::Dynamic { text, fields: encoded } => {
-                out.push_str(text);
+            Message::Text(message) => text.push_str(message),
+            Message::Dynamic { text: message, fields: encoded } => {
+                text.push_str(message);
                 crate::fields::wire::decode(encoded, fields);
             }
             Message::Site(site_message) => {
-                return render_site_message(site_message, fields, self.max_message, &mut TextBuf::of_string(out));
+                return render_site_message(site_message, fields, self.max_message, &mut text);
             }
         }
-        if out.len() > self.max_message {
-            truncate_message(out, 0, self.max_message);
-        }
+        cut_message(&mut text, 0, self.max_message);
     }
 
     /// Appends the record's text line, newline included, to `out`; `message` is the record's
@@ -297,12 +296,7 @@ fn render_site_message(site_message: &SiteMessage<'_>, fields: &mut Fields, max_
         text.truncate(start);
         write_problem(problem, site_message.site, text);
     }
-    if text.len() - start > max_message {
-        let cut = text.floor_boundary(start + max_message);
-        let removed = text.len() - cut;
-        text.truncate(cut);
-        let _ = write!(text, "…[truncated {removed} bytes]");
-    }
+    cut_message(text, start, max_message);
 }
 
 /// Escapes the text line's message, `out[start..]`, in place, through `scratch`.
@@ -331,13 +325,17 @@ fn write_problem(problem: Problem, site: &Site, out: &mut TextBuf<'_>) {
 }
 
 /// Cuts the message that starts at `start` in `text` to `max` bytes, on a character boundary,
-/// and appends `…[truncated N bytes]`.
-#[cold]
-fn truncate_message(text: &mut String, start: usize, max: usize) {
-    let mut cut = start + max;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
+/// and appends `…[truncated N bytes]`; a shorter message is left as it is.
+#[inline]
+fn cut_message(text: &mut TextBuf<'_>, start: usize, max: usize) {
+    if text.len() - start > max {
+        cut_long_message(text, start, max);
     }
+}
+
+#[cold]
+fn cut_long_message(text: &mut TextBuf<'_>, start: usize, max: usize) {
+    let cut = text.floor_boundary(start + max);
     let removed = text.len() - cut;
     text.truncate(cut);
     let _ = write!(text, "…[truncated {removed} bytes]");
