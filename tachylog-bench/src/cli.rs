@@ -24,6 +24,11 @@ OPTIONS:
                           records in `throughput`), more latency samples, and 3 runs
                           of everything (median shown)
     --out DIR             write the report there instead of target/bench-report/
+    --baseline COMMIT     also run the `latency` workload with COMMIT's own bench
+                          binary (built once under target/bench-baseline/ from this
+                          repository's history) and compare with it; `--full` does
+                          this by default with the commit in baselines/latency.json
+    --no-baseline         do not build or run a baseline commit
     --smoke               every workload with tiny counts: checks the harness, not speed
     --list                list loggers and workloads
     -h, --help            this text
@@ -54,6 +59,9 @@ pub struct Suite {
     pub scale: Scale,
     /// Where the report goes (default `target/bench-report/`).
     pub out: Option<PathBuf>,
+    /// The commit whose own bench binary also runs the baseline's latency workloads
+    /// (`crate::baseline`); by default the recorded baseline's with `--full`, else none.
+    pub baseline: Option<String>,
 }
 
 /// A child's assignment: `--child LOGGER WORKLOAD SCALE DIR`.
@@ -76,6 +84,8 @@ pub fn parse(args: &[String]) -> Result<Command, BenchError> {
     let mut names: Vec<String> = Vec::new();
     let mut scale = Scale::Quick;
     let mut out = None;
+    // `None`: the scale's default; `Some(None)`: `--no-baseline`.
+    let mut baseline: Option<Option<String>> = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -94,6 +104,13 @@ pub fn parse(args: &[String]) -> Result<Command, BenchError> {
                     .ok_or_else(|| BenchError::Usage("--out needs a directory".into()))?;
                 out = Some(PathBuf::from(v));
             }
+            "--baseline" => {
+                let v = it
+                    .next()
+                    .ok_or_else(|| BenchError::Usage("--baseline needs a commit".into()))?;
+                baseline = Some(Some(v.clone()));
+            }
+            "--no-baseline" => baseline = Some(None),
             "--quick" => scale = Scale::Quick,
             "--list" => return Ok(Command::List),
             "-h" | "--help" => return Ok(Command::Help),
@@ -104,6 +121,9 @@ pub fn parse(args: &[String]) -> Result<Command, BenchError> {
     }
     let mut suite = select(&names, scale)?;
     suite.out = out;
+    suite.baseline = baseline.unwrap_or_else(|| {
+        (scale == Scale::Full).then(|| crate::report::targets::Baseline::recorded().commit)
+    });
     Ok(Command::Suite(suite))
 }
 
@@ -149,6 +169,7 @@ fn select(names: &[String], scale: Scale) -> Result<Suite, BenchError> {
             .collect(),
         scale,
         out: None,
+        baseline: None,
     })
 }
 
@@ -217,6 +238,24 @@ mod tests {
         assert_eq!(s.loggers.len(), loggers::ALL.len());
         assert_eq!(s.workloads.len(), Workload::all().len());
         assert_eq!(s.scale, Scale::Full);
+    }
+
+    #[test]
+    fn full_runs_the_recorded_baseline_commit_unless_told_otherwise() {
+        let baseline = |a: &str| match parse(&args(a)).unwrap() {
+            Command::Suite(s) => s.baseline,
+            _ => panic!("expected a suite"),
+        };
+        let recorded = crate::report::targets::Baseline::recorded().commit;
+        assert_eq!(baseline("--full"), Some(recorded));
+        assert_eq!(baseline("--full --no-baseline"), None);
+        assert_eq!(baseline(""), None);
+        assert_eq!(baseline("--baseline abc123"), Some("abc123".to_string()));
+        assert_eq!(
+            baseline("--no-baseline --full --baseline abc123"),
+            Some("abc123".to_string())
+        );
+        assert!(parse(&args("--baseline")).is_err());
     }
 
     #[test]

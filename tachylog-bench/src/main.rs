@@ -12,6 +12,7 @@
 
 use std::process::ExitCode;
 
+mod baseline;
 mod build_info;
 mod child;
 mod civil_time;

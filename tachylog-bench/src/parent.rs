@@ -59,10 +59,11 @@ pub fn run(suite: &Suite, argv: &[String]) -> Result<bool, BenchError> {
             }
             match logger.cannot_run(workload) {
                 Some(why) => not_run.push(format!("{} / {}: {why}", logger.name, workload.name())),
-                None => pairs.push((workload, logger)),
+                None => pairs.push(Pair::of(workload, logger, &exe)),
             }
         }
     }
+    let baseline = prepare_baseline(suite, &mut pairs, &mut not_run);
     let total = runs as usize * pairs.len();
     let mut records = Vec::with_capacity(total);
     eprintln!(
@@ -71,13 +72,13 @@ pub fn run(suite: &Suite, argv: &[String]) -> Result<bool, BenchError> {
     );
     let suite_start = std::time::Instant::now();
     for run in 1..=runs {
-        for &(workload, logger) in &pairs {
-            let record = run_one(&exe, &tmp_root, logger, workload, suite.scale, run);
+        for pair in &pairs {
+            let record = run_one(pair, &tmp_root, suite.scale, run);
             eprintln!(
-                "[{:>3}/{total}] {:<16} {:<16} run {run}: {}",
+                "[{:>3}/{total}] {:<17} {:<16} run {run}: {}",
                 records.len() + 1,
-                logger.name,
-                workload.name(),
+                pair.label,
+                pair.workload.name(),
                 progress(&record)
             );
             records.push(record);
@@ -117,6 +118,15 @@ pub fn run(suite: &Suite, argv: &[String]) -> Result<bool, BenchError> {
                 },
                 config: e.config.to_string(),
             })
+            .chain(baseline.map(|b| LoggerInfo {
+                name: crate::baseline::LABEL.to_string(),
+                crates: format!(
+                    "tachylog at commit {}, its own bench binary built by this run from the \
+                     repository's history",
+                    b.commit
+                ),
+                config: "the `tachylog` entry of that commit".to_string(),
+            }))
             .collect(),
         runs: records,
         not_run,
@@ -142,17 +152,81 @@ pub fn run(suite: &Suite, argv: &[String]) -> Result<bool, BenchError> {
     Ok(failures.is_empty())
 }
 
-/// Runs one child and verifies its output; never returns an error, records it instead.
-fn run_one(
-    exe: &Path,
-    tmp_root: &Path,
-    logger: &Entry,
+/// One (logger, workload) of the suite, and the binary whose child runs it.
+struct Pair {
     workload: Workload,
-    scale: Scale,
-    run: u32,
-) -> RunRecord {
+    logger: &'static Entry,
+    /// This binary, or the baseline commit's for [`crate::baseline::LABEL`].
+    exe: PathBuf,
+    /// The logger's name in the report.
+    label: &'static str,
+}
+
+impl Pair {
+    fn of(workload: Workload, logger: &'static Entry, exe: &Path) -> Pair {
+        Pair {
+            workload,
+            logger,
+            exe: exe.to_path_buf(),
+            label: logger.name,
+        }
+    }
+}
+
+/// Builds the suite's baseline commit (if it has one and the suite runs the recorded
+/// baseline's workloads with tachylog) and adds its runs right after tachylog's. A baseline
+/// that cannot be built is listed among the runs not made, with the reason.
+fn prepare_baseline(
+    suite: &Suite,
+    pairs: &mut Vec<Pair>,
+    not_run: &mut Vec<String>,
+) -> Option<crate::baseline::BaselineBinary> {
+    let commit = suite.baseline.as_deref()?;
+    let recorded = crate::report::targets::Baseline::recorded();
+    let wanted = |p: &Pair| {
+        p.label == "tachylog"
+            && recorded
+                .latency
+                .iter()
+                .any(|(w, _, _)| *w == p.workload.name())
+    };
+    if !pairs.iter().any(wanted) {
+        return None;
+    }
+    let built = match crate::baseline::prepare(commit, &crate::baseline::cache_dir()) {
+        Ok(built) => built,
+        Err(why) => {
+            eprintln!("tachylog-bench: no baseline run: {why}");
+            not_run.push(format!("{} ({commit}): {why}", crate::baseline::LABEL));
+            return None;
+        }
+    };
+    let mut i = 0;
+    while i < pairs.len() {
+        if wanted(&pairs[i]) {
+            let theirs = Pair {
+                exe: built.exe.clone(),
+                label: crate::baseline::LABEL,
+                ..Pair::of(pairs[i].workload, pairs[i].logger, &built.exe)
+            };
+            pairs.insert(i + 1, theirs);
+            i += 1;
+        }
+        i += 1;
+    }
+    Some(built)
+}
+
+/// Runs one child and verifies its output; never returns an error, records it instead.
+fn run_one(pair: &Pair, tmp_root: &Path, scale: Scale, run: u32) -> RunRecord {
+    let Pair {
+        workload,
+        logger,
+        ref exe,
+        label,
+    } = *pair;
     let mut record = RunRecord {
-        logger: logger.name.to_string(),
+        logger: label.to_string(),
         workload: workload.name().to_string(),
         run,
         result: None,
@@ -160,7 +234,7 @@ fn run_one(
         failure: None,
         peak_rss_kib: None,
     };
-    let dir = tmp_root.join(format!("{}-{}-{run}", logger.name, workload.name()));
+    let dir = tmp_root.join(format!("{label}-{}-{run}", workload.name()));
     match run_and_verify(exe, &dir, logger, workload, scale, run, &mut record) {
         Ok(()) => {
             if let Err(e) = std::fs::remove_dir_all(&dir) {

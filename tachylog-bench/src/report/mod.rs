@@ -6,7 +6,7 @@
 
 mod charts;
 mod markdown;
-mod targets;
+pub(crate) mod targets;
 
 pub use markdown::group_digits;
 

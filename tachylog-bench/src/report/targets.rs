@@ -1,7 +1,8 @@
 //! The issues' targets, checked against figures from the same run: each one MET or MISSED,
-//! with the numbers that decided it. One kind cannot come from one run: "`latency` no worse
-//! than today" compares with the figures recorded in `baselines/latency.json` (which says
-//! where and when they were measured), and only on the same CPU model and count. "Peers" are the third-party crates; the two std
+//! with the numbers that decided it. "`latency` no worse than before issue 14" compares with
+//! the baseline commit's own binary run in the same suite (`crate::baseline`, `--full`), and
+//! shows the figures recorded in `baselines/latency.json`; without that run, the recorded
+//! figures decide, and only on the same CPU model and count. "Peers" are the third-party crates; the two std
 //! baselines (`bufwriter`, `mutex_file`) and `nolog` are references, and `tachylog_tracing`
 //! (tachylog behind its own `tracing` layer) is tachylog, not peers. A target
 //! whose figures are missing from this run (workload not selected, or a run failed) is
@@ -19,8 +20,9 @@ use crate::stats::Percentiles;
 type Field = fn(&Percentiles) -> u64;
 
 /// Loggers that are not peers.
-const NOT_PEERS: [&str; 5] = [
+const NOT_PEERS: [&str; 6] = [
     "tachylog",
+    crate::baseline::LABEL,
     "tachylog_tracing",
     "bufwriter",
     "mutex_file",
@@ -253,6 +255,9 @@ fn backend(rows: &[Row]) -> Verdict {
 pub struct Baseline {
     /// Where the figures come from (commit, build, command), for the report.
     pub source: String,
+    /// The commit they were measured at, which `--full` builds and runs beside the current
+    /// code (see `crate::baseline`).
+    pub commit: String,
     /// When they were measured, UTC.
     pub date: String,
     /// The CPU they were measured on (`Machine::cpu_model`).
@@ -271,46 +276,64 @@ impl Baseline {
     }
 }
 
-/// `latency` p50 and p99.9 no worse than the recorded baseline's: the same figures "today"
-/// cannot come from the run that measures the change, so they come from a file, and count only
-/// on the machine they were recorded on.
+/// `latency` p50 and p99.9 no worse than before issue 14. The reference is the baseline
+/// commit's own binary measured in this run ([`crate::baseline`]) when the run has it; the
+/// figures recorded in `baselines/latency.json` are then shown beside it. Without a baseline
+/// run, the recorded figures decide, and count only on the machine they were recorded on.
 fn latency_vs_baseline(rows: &[Row], machine: &Machine, base: &Baseline) -> Vec<Verdict> {
+    let latency = |logger: &str, workload: &str| match find(rows, logger, workload) {
+        Some(Summary::Latency { call, .. }) => Some(*call),
+        _ => None,
+    };
     let mut out = Vec::new();
     for (workload, base_p50, base_p999) in &base.latency {
-        let ours = match find(rows, "tachylog", workload) {
-            Some(Summary::Latency { call, .. }) => Some(*call),
-            _ => None,
-        };
+        let ours = latency("tachylog", workload);
+        let same_run = latency(crate::baseline::LABEL, workload);
         let same_machine =
             machine.cpu_model == base.cpu_model && machine.logical_cpus == base.logical_cpus;
         let fields: [(&str, Field, u64); 2] = [
             ("p50", |p| p.p50, *base_p50),
             ("p99.9", |p| p.p999, *base_p999),
         ];
-        for (name, get, base_ns) in fields {
-            let target = format!("{workload}: {name} no worse than the recorded baseline");
-            let reference = format!("{base_ns} ns (baseline: {}, {})", base.source, base.date);
-            out.push(match ours {
-                Some(p) if same_machine => Verdict {
-                    target,
-                    ours: format!(
-                        "{} ns ({:.2}×)",
-                        get(&p),
-                        get(&p) as f64 / base_ns.max(1) as f64
+        for (name, get, recorded_ns) in fields {
+            let recorded = format!(
+                "{recorded_ns} ns (baseline: {}, {})",
+                base.source, base.date
+            );
+            let versus = |ours: u64, theirs: u64| {
+                format!("{ours} ns ({:.2}×)", ours as f64 / theirs.max(1) as f64)
+            };
+            out.push(match (ours, same_run) {
+                (Some(p), Some(b)) => Verdict {
+                    target: format!(
+                        "{workload}: {name} no worse than the baseline commit {}'s, measured in this run",
+                        base.commit
                     ),
-                    best_peer: reference,
-                    met: Some(get(&p) <= base_ns),
+                    ours: versus(get(&p), get(&b)),
+                    best_peer: format!(
+                        "{} ns (`{}`, this run); recorded on {}: {recorded_ns} ns",
+                        get(&b),
+                        crate::baseline::LABEL,
+                        base.date
+                    ),
+                    met: Some(get(&p) <= get(&b)),
                 },
-                Some(p) => Verdict {
-                    target,
+                (Some(p), None) if same_machine => Verdict {
+                    target: format!("{workload}: {name} no worse than the recorded baseline"),
+                    ours: versus(get(&p), recorded_ns),
+                    best_peer: recorded,
+                    met: Some(get(&p) <= recorded_ns),
+                },
+                (Some(p), None) => Verdict {
+                    target: format!("{workload}: {name} no worse than the recorded baseline"),
                     ours: format!("{} ns", get(&p)),
                     best_peer: format!(
-                        "{reference}; recorded on {} x {}, not this machine: not comparable",
+                        "{recorded}; recorded on {} x {}, not this machine: not comparable",
                         base.logical_cpus, base.cpu_model
                     ),
                     met: None,
                 },
-                None => not_measured(target),
+                (None, _) => not_measured(format!("{workload}: {name} no worse than the baseline")),
             });
         }
     }
@@ -446,6 +469,7 @@ mod tests {
     fn latency_baseline_counts_only_on_its_machine() {
         let base = Baseline {
             source: "test".into(),
+            commit: "abc123".into(),
             date: "today".into(),
             cpu_model: "cpu".into(),
             logical_cpus: 2,
@@ -472,5 +496,49 @@ mod tests {
             .latency
             .iter()
             .any(|(w, _, _)| w == "latency"));
+    }
+
+    #[test]
+    fn a_baseline_run_in_the_same_suite_decides_on_any_machine() {
+        let base = Baseline {
+            source: "test".into(),
+            commit: "abc123".into(),
+            date: "today".into(),
+            cpu_model: "another cpu".into(),
+            logical_cpus: 64,
+            latency: vec![("latency".into(), 10, 20)],
+        };
+        let m = Machine::detect();
+        let verdicts = |ours: Row| {
+            latency_vs_baseline(&[ours, lat(crate::baseline::LABEL, 50, 0, 300)], &m, &base)
+        };
+        let v = verdicts(lat("tachylog", 50, 0, 290));
+        assert_eq!(
+            v.iter().map(|v| v.met).collect::<Vec<_>>(),
+            [Some(true), Some(true)]
+        );
+        assert!(v[1].target.contains("abc123"), "{}", v[1].target);
+        assert!(
+            v[1].best_peer.contains("300 ns") && v[1].best_peer.contains("20 ns"),
+            "{}",
+            v[1].best_peer
+        );
+        let v = verdicts(lat("tachylog", 60, 0, 310));
+        assert_eq!(
+            v.iter().map(|v| v.met).collect::<Vec<_>>(),
+            [Some(false), Some(false)]
+        );
+    }
+
+    #[test]
+    fn the_baseline_is_not_a_peer() {
+        let rows = [
+            lat("tachylog", 40, 60, 90),
+            lat(crate::baseline::LABEL, 30, 50, 80),
+            lat("inqjet", 100, 140, 500),
+        ];
+        let v = latency(&rows, "latency");
+        assert!(v.iter().all(|v| v.met == Some(true)), "{v:?}");
+        assert!(v[0].best_peer.contains("inqjet"), "{v:?}");
     }
 }
