@@ -98,10 +98,9 @@ impl Report {
             let _ = writeln!(out, "- `{}` ({}): {}", l.name, l.crates, l.config);
         }
         for line in &self.not_run {
-            let _ = writeln!(
-                out,
-                "- Not run (the logger cannot express the call): {line}"
-            );
+            // Each line says why: a call the logger cannot express, or a baseline that
+            // could not be built.
+            let _ = writeln!(out, "- Not run: {line}");
         }
         if self.suite_s > 0.0 {
             let _ = writeln!(out, "- The suite took {:.0} s", self.suite_s);
