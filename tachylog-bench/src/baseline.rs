@@ -31,18 +31,15 @@ pub struct BaselineBinary {
 
 /// `<workspace>/target/bench-baseline`.
 pub fn cache_dir() -> PathBuf {
-    workspace().join("target").join("bench-baseline")
-}
-
-fn workspace() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().unwrap_or(manifest).to_path_buf()
+    crate::build_info::workspace_dir()
+        .join("target")
+        .join("bench-baseline")
 }
 
 /// The bench binary of `commit`, built under `cache` unless an earlier run built it. Build
 /// output goes to this process's stderr. The error says which step failed and why.
 pub fn prepare(commit: &str, cache: &Path) -> Result<BaselineBinary, String> {
-    let repo = workspace();
+    let repo = crate::build_info::workspace_dir();
     let full = resolve(&repo, commit)?;
     let dir = cache.join(&full[..12.min(full.len())]);
     let exe = dir.join("target").join("release").join("tachylog-bench");

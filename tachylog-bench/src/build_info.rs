@@ -4,6 +4,12 @@
 /// `rustc --version` of the compiler that built this binary.
 pub const RUSTC: &str = env!("BENCH_RUSTC_VERSION");
 
+/// The workspace this binary was built from (the bench crate's parent directory).
+pub fn workspace_dir() -> std::path::PathBuf {
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
 /// `name@version` of every package in the workspace's Cargo.lock, space-separated.
 const LOCKED: &str = env!("BENCH_LOCKED_PACKAGES");
 

@@ -28,10 +28,7 @@ const CHILD_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// `<workspace>/target/bench-report`, found from this crate's manifest directory.
 pub fn report_dir() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest
-        .parent()
-        .unwrap_or(manifest)
+    build_info::workspace_dir()
         .join("target")
         .join("bench-report")
 }
