@@ -5,7 +5,7 @@
 //! and its debug exporter prints every record it understood. Proved here: every record arrives
 //! once with its typed attributes, trace ids and resource; over TLS with a CA made by the test,
 //! with the CA given in code or through `SSL_CERT_FILE` (the system's roots) and the
-//! environment variables; mutual TLS; through an `HTTPS_PROXY`; an untrusted certificate is not
+//! environment variables; mutual TLS; through an `HTTPS_PROXY` and a SOCKS5 proxy; an untrusted certificate is not
 //! retried and its records are counted lost; and a collector that goes down and comes back:
 //! every record logged is either delivered once or counted lost and announced.
 #![cfg(feature = "otlp-tls")]
@@ -18,7 +18,7 @@ mod common;
 #[path = "otlp/receiver.rs"]
 mod receiver;
 
-use collector::{free_port, Collector, ConnectProxy, Pki, ServerTls};
+use collector::{free_port, Collector, ConnectProxy, Pki, ServerTls, SocksProxy};
 use opentelemetry_proto::tonic::common::v1::any_value::Value as V;
 use opentelemetry_proto::tonic::logs::v1::LogRecord;
 use receiver::{attributes, body, int, numbers, string, Receiver};
@@ -405,6 +405,38 @@ fn https_proxy_tunnels_to_the_collector() {
             .all(|t| *t == format!("localhost:{}", collector.port)),
         "{tunnels:?}"
     );
+}
+
+#[test]
+fn a_socks5_proxy_carries_the_records() {
+    let _lock = common::logger_lock();
+    let _dog = common::watchdog("SOCKS test", Duration::from_secs(120));
+    let dir = tempfile::tempdir().unwrap();
+    let receiver = Receiver::start();
+    let collector = Collector::start(dir.path(), free_port(), receiver.addr, None);
+    let proxy = SocksProxy::start();
+    let sink = fast(OtlpSink::builder(format!(
+        "http://127.0.0.1:{}",
+        collector.port
+    )))
+    .proxy(format!("socks5://127.0.0.1:{}", proxy.port))
+    .build()
+    .unwrap();
+    let stats = sink.stats();
+    let guard = init(sink);
+    log_records(0, 200);
+    receiver.wait_until("200 records", |r| receiver::delivered(r).len() >= 200);
+    // The exporter keeps its connection for the next batch, so the proxy still carries it.
+    assert!(
+        proxy.connection_sockets() >= 2,
+        "the records did not go through the proxy ({} socket(s) besides its listener)",
+        proxy.connection_sockets()
+    );
+    drop(guard);
+    let records = receiver.delivered();
+    assert_eq!(numbers(&records), (0..200).collect::<Vec<_>>());
+    assert_record_metadata(&records);
+    assert_eq!((stats.exported(), stats.lost()), (200, 0));
 }
 
 /// The WARN records the exporter sent about lost records, with their counts.

@@ -357,3 +357,54 @@ fn tunnel(client: TcpStream, seen: &Mutex<Vec<String>>) {
     let _ = client_w.shutdown(std::net::Shutdown::Write);
     let _ = up.join();
 }
+
+/// A real SOCKS5 proxy (`microsocks`, the Debian package `.ci/run` installs) on a free
+/// loopback port, killed when dropped. Never skips: without `microsocks` the test fails,
+/// saying how to install it.
+pub struct SocksProxy {
+    pub port: u16,
+    child: std::process::Child,
+}
+
+impl SocksProxy {
+    pub fn start() -> SocksProxy {
+        let port = free_port();
+        let child = std::process::Command::new("microsocks")
+            .args(["-i", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "the SOCKS test runs a real proxy, `microsocks`, which could not be \
+                     started ({e}): `apt-get install microsocks` (`.ci/run` does)"
+                )
+            });
+        let started = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "microsocks did not listen on port {port} within 10 s"
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+        SocksProxy { port, child }
+    }
+
+    /// The proxy's open sockets besides the one it listens on: two per connection it carries
+    /// (the client's and the one to the destination).
+    pub fn connection_sockets(&self) -> usize {
+        let sockets = std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
+            .unwrap()
+            .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+            .filter(|target| target.to_string_lossy().starts_with("socket:"))
+            .count();
+        sockets.saturating_sub(1)
+    }
+}
+
+impl Drop for SocksProxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

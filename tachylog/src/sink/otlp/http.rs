@@ -3,7 +3,9 @@
 //! thread only.
 //!
 //! The transport is `ureq` (blocking, keep-alive pool, one timeout for the whole request,
-//! CONNECT proxies), and with the `otlp-tls` feature rustls with the `ring` provider. It
+//! CONNECT and SOCKS proxies), and with the `otlp-tls` feature rustls with the `ring` provider,
+//! joined in the connector chain of `transport.rs`, which reads the collector's answer even when
+//! it closed the connection before reading the whole request. It
 //! replaced a hand-written HTTP/1.1 client that could not do TLS or proxies. This file keeps
 //! what is ours: parsing the endpoint, choosing the proxy from the environment, loading the
 //! certificates, and sorting errors into retryable (the network, the collector restarting) and
@@ -227,7 +229,11 @@ impl Client {
             .max_idle_connections_per_host(2);
         let config = tls_config(config, tls)?;
         Ok(Client {
-            agent: config.build().new_agent(),
+            agent: ureq::Agent::with_parts(
+                config.build(),
+                super::transport::connector(),
+                ureq::unversioned::resolver::DefaultResolver::default(),
+            ),
             url: endpoint.url(),
             headers: headers.to_vec(),
             gzip,

@@ -24,6 +24,7 @@ mod encode;
 mod env;
 mod export;
 mod http;
+mod transport;
 
 // Called by the SIGTERM/SIGINT handling, which exists on Linux only.
 #[cfg(any(target_os = "linux", target_os = "android"))]
