@@ -102,7 +102,12 @@ impl Output {
     }
 
     /// Decodes a record's header and writes it; `from_backtrace` marks it and keeps its own
-    /// timestamp (the column's monotonic clamp is for live records).
+    /// timestamp (the column's monotonic clamp is for live records). Inlined into `record`,
+    /// with the call-site path of `write`, so a call-site record into one file goes from the
+    /// merge loop to the formatter through no call of ours: the three nested calls it made
+    /// before were 5% of `backend_static`'s instructions. The dynamic records' decoding stays
+    /// out of line.
+    #[inline]
     fn decode_and_write(&mut self, thread: &ThreadInfo, body: &[MaybeUninit<u8>], kind: u32, from_backtrace: bool) {
         if body.len() < 16 {
             return;
@@ -149,37 +154,42 @@ impl Output {
                     trace,
                 });
             }
-            KIND_DYNAMIC => {
-                let mut fields = DynamicFields { rest: &body[8..] };
-                let (Some(level), Some(line), Some(target), Some(file), Some(message)) = (
-                    fields.u64(),
-                    fields.u64(),
-                    fields.text(),
-                    fields.text(),
-                    fields.text(),
-                ) else {
-                    return;
-                };
-                let encoded_fields = fields.bytes().unwrap_or(&[]);
-                let trace = fields.bytes().and_then(TraceContext::decode);
-                self.write(&RecordView {
-                    unix_nanos,
-                    level: Level::from_u8(level as u8).unwrap_or(Level::Error),
-                    target: &target,
-                    file: &file,
-                    line: line as u32,
-                    thread,
-                    message: Message::Dynamic {
-                        text: &message,
-                        fields: encoded_fields,
-                    },
-                    static_metadata: false,
-                    backtrace: from_backtrace,
-                    trace,
-                });
-            }
+            KIND_DYNAMIC => self.write_dynamic(thread, body, unix_nanos, from_backtrace),
             _ => {}
         }
+    }
+
+    /// Decodes and writes a dynamic record (one whose metadata was not static: `log` and
+    /// `tracing` records).
+    #[inline(never)]
+    fn write_dynamic(&mut self, thread: &ThreadInfo, body: &[MaybeUninit<u8>], unix_nanos: i64, from_backtrace: bool) {
+        let mut fields = DynamicFields { rest: &body[8..] };
+        let (Some(level), Some(line), Some(target), Some(file), Some(message)) = (
+            fields.u64(),
+            fields.u64(),
+            fields.text(),
+            fields.text(),
+            fields.text(),
+        ) else {
+            return;
+        };
+        let encoded_fields = fields.bytes().unwrap_or(&[]);
+        let trace = fields.bytes().and_then(TraceContext::decode);
+        self.write(&RecordView {
+            unix_nanos,
+            level: Level::from_u8(level as u8).unwrap_or(Level::Error),
+            target: &target,
+            file: &file,
+            line: line as u32,
+            thread,
+            message: Message::Dynamic {
+                text: &message,
+                fields: encoded_fields,
+            },
+            static_metadata: false,
+            backtrace: from_backtrace,
+            trace,
+        });
     }
 
     fn notice(&mut self, queue: &ThreadQueue, level: Level, message: &str) {
@@ -209,12 +219,33 @@ impl Output {
         unix_nanos
     }
 
+    /// Writes `record` to the sinks that take its level. A call-site record when every sink
+    /// takes plain text and there is one, a file: its line is formatted straight into the
+    /// file's own batch buffer, here, inlined; anything else goes to `write_to`.
+    #[inline]
     fn write(&mut self, record: &RecordView<'_>) {
+        let Output {
+            formatter,
+            sinks,
+            message,
+            fields,
+            text_only,
+            ..
+        } = self;
+        if let (Message::Site(site_message), true, [sink]) = (&record.message, *text_only, &mut sinks[..]) {
+            let in_place = sink.write_text_in_place(record.level, |buffer| {
+                formatter.format_site(record, site_message, fields, message, buffer)
+            });
+            if in_place {
+                return;
+            }
+        }
         self.write_to(record, None);
     }
 
     /// Formats `record` once per format its sinks use (the message once for all) and hands it
     /// to every sink whose level takes it, or, for a notice, to sink `only` whatever its level.
+    #[inline(never)]
     fn write_to(&mut self, record: &RecordView<'_>, only: Option<usize>) {
         let Output {
             formatter,
@@ -226,22 +257,12 @@ impl Output {
             ..
         } = self;
         if let (Message::Site(site_message), true, None) = (&record.message, *text_only, only) {
-            'written: {
-                // One file: the line is formatted into the file's own batch buffer.
-                if let [sink] = &mut sinks[..] {
-                    let in_place = sink.write_text_in_place(record.level, |buffer| {
-                        formatter.format_site(record, site_message, fields, message, buffer)
-                    });
-                    if in_place {
-                        break 'written;
-                    }
-                }
-                let text = &mut lines[Format::Text as usize];
-                text.clear();
-                formatter.format_site(record, site_message, fields, message, text);
-                for sink in sinks.iter_mut().filter(|sink| record.level <= sink.min_level()) {
-                    sink.write_line(&line_of(record, text, "", fields));
-                }
+            // Several sinks, or one without a buffer of its own: the line is formatted once.
+            let text = &mut lines[Format::Text as usize];
+            text.clear();
+            formatter.format_site(record, site_message, fields, message, text);
+            for sink in sinks.iter_mut().filter(|sink| record.level <= sink.min_level()) {
+                sink.write_line(&line_of(record, text, "", fields));
             }
             return;
         }

@@ -249,25 +249,19 @@ impl LineFormatter {
         let plan = self
             .site_lines
             .plan(&mut self.segments, record, site_message.site as *const Site as usize, escape);
-        for (step, text) in plan.steps() {
-            match step {
-                Step::Text { .. } => append_bytes(out, text),
-                Step::Time => self.time.write(record.unix_nanos, out),
-                Step::Message => {
-                    if record.backtrace {
-                        out.extend_from_slice(b"[backtrace] ");
-                    }
-                    // The message is rendered in place, then scanned: the rare message that
-                    // needs escaping is escaped through `message`, the scratch text.
-                    let start = out.len();
-                    render_site_message(site_message, fields, max_message, &mut TextBuf::new(out));
-                    if escape && super::escape::may_need_escape(&out[start..]) {
-                        escape_tail(out, start, message);
-                    }
-                    // A call site's fields are pairs; spans come only with `tracing` events.
-                    super::fields::write_pairs(fields, out);
-                    if let Some(trace) = &record.trace {
-                        crate::record::write_trace_pairs(trace, out);
+        if let Some(layout) = plan.time_then_message() {
+            append_bytes(out, layout.before);
+            self.time.write(record.unix_nanos, out);
+            append_bytes(out, layout.between);
+            write_site_message(record, site_message, fields, message, (escape, max_message), out);
+            append_bytes(out, layout.after);
+        } else {
+            for (step, text) in plan.steps() {
+                match step {
+                    Step::Text { .. } => append_bytes(out, text),
+                    Step::Time => self.time.write(record.unix_nanos, out),
+                    Step::Message => {
+                        write_site_message(record, site_message, fields, message, (escape, max_message), out)
                     }
                 }
             }
@@ -283,6 +277,36 @@ impl LineFormatter {
     /// Appends the record as one logfmt line (see [`super::logfmt`]).
     pub(crate) fn format_logfmt(&mut self, record: &RecordView<'_>, message: &str, fields: &Fields, out: &mut Vec<u8>) {
         super::logfmt::write_record(record, message, fields, &mut self.time, out);
+    }
+}
+
+/// The message part of a call-site record's text line: the message rendered in place, then
+/// scanned (the rare message that needs escaping is escaped through `scratch`), its fields as
+/// pairs, its trace ids. `(escape, max_message)` are the formatter's settings.
+#[inline(always)]
+fn write_site_message(
+    record: &RecordView<'_>,
+    site_message: &SiteMessage<'_>,
+    fields: &mut Fields,
+    scratch: &mut String,
+    (escape, max_message): (bool, usize),
+    out: &mut Vec<u8>,
+) {
+    if record.backtrace {
+        out.extend_from_slice(b"[backtrace] ");
+    }
+    let start = out.len();
+    render_site_message(site_message, fields, max_message, &mut TextBuf::new(out));
+    if escape && super::escape::may_need_escape(&out[start..]) {
+        escape_tail(out, start, scratch);
+    }
+    // A call site's fields are pairs; spans come only with `tracing` events. Most sites have
+    // none: no call then (it was 2% of a record's instructions).
+    if !site_message.site.fields.is_empty() {
+        super::fields::write_pairs(fields, out);
+    }
+    if let Some(trace) = &record.trace {
+        crate::record::write_trace_pairs(trace, out);
     }
 }
 

@@ -41,9 +41,33 @@ pub(crate) struct LinePlan {
     thread_name: Box<str>,
     steps: Box<[Step]>,
     text: Box<[u8]>,
+    /// Where the date-time and the message go in `text` when the line is `text[..time]`, the
+    /// date-time, `text[time..message]`, the message, `text[message..]`: the default pattern's
+    /// layout and most others. The formatter then writes the line in straight-line code, not
+    /// step by step (the step loop's dispatch and slicing were ~8% of `backend_static`'s
+    /// instructions).
+    time_then_message: Option<(u32, u32)>,
+}
+
+/// The texts around the date-time and the message of a [`LinePlan`] laid out as
+/// `before {time} between {message} after`.
+pub(crate) struct TimeThenMessage<'a> {
+    pub(crate) before: &'a [u8],
+    pub(crate) between: &'a [u8],
+    pub(crate) after: &'a [u8],
 }
 
 impl LinePlan {
+    /// The texts around the date-time and the message, if the line has one of each, the
+    /// date-time first.
+    #[inline]
+    pub(crate) fn time_then_message(&self) -> Option<TimeThenMessage<'_>> {
+        let (time, message) = self.time_then_message?;
+        let (before, rest) = self.text.split_at(time as usize);
+        let (between, after) = rest.split_at((message - time) as usize);
+        Some(TimeThenMessage { before, between, after })
+    }
+
     /// The steps, with the text they copy.
     pub(crate) fn steps(&self) -> impl Iterator<Item = (Step, &[u8])> {
         self.steps.iter().map(|&step| match step {
@@ -126,10 +150,12 @@ impl SiteLines {
             }
         }
         close(&text, &mut steps, &mut start, None);
+        let time_then_message = time_then_message(&steps);
         let plan = LinePlan {
             thread_name: record.thread.name.as_str().into(),
             steps: steps.into(),
             text: text.into(),
+            time_then_message,
         };
         match self.index.get(&key) {
             Some(&i) => {
@@ -143,6 +169,25 @@ impl SiteLines {
             }
         }
     }
+}
+
+/// Where the date-time and the message fall in the plan's text if `steps` are (text), time,
+/// (text), message, (text): the texts are consecutive ranges of one buffer, so two offsets say
+/// it all.
+fn time_then_message(steps: &[Step]) -> Option<(u32, u32)> {
+    let mut time = None;
+    let mut message = None;
+    let mut end = 0;
+    for step in steps {
+        match *step {
+            Step::Text { end: text_end, .. } => end = text_end,
+            Step::Time if time.is_none() && message.is_none() => time = Some(end),
+            Step::Message if time.is_some() && message.is_none() => message = Some(end),
+            // A second date-time or message, or the message first: the step-by-step path.
+            Step::Time | Step::Message => return None,
+        }
+    }
+    Some((time?, message?))
 }
 
 #[cfg(test)]
@@ -195,6 +240,35 @@ mod tests {
             layout(&mut lines, "<{level}|{message}|{time}>", &record(&thread, Level::Info), 3),
             ["<INFO |", "{message}", "|", "{time}", ">"]
         );
+    }
+
+    #[test]
+    fn one_time_then_one_message_gets_the_straight_line_layout() {
+        let thread = ThreadInfo::new("main".into(), 7);
+        let mut lines = SiteLines::default();
+        let texts = |pattern: &str, site: usize, lines: &mut SiteLines| {
+            let mut segments = segments::compile(Pattern::parse(pattern).unwrap().pieces());
+            let plan = lines.plan(&mut segments, &record(&thread, Level::Warn), site, true);
+            plan.time_then_message().map(|l| {
+                [l.before, l.between, l.after].map(|t| String::from_utf8(t.to_vec()).unwrap())
+            })
+        };
+        assert_eq!(
+            texts(DEFAULT_PATTERN, 1, &mut lines),
+            Some(["".into(), " WARN  [main/7] app::net: ".into(), " (src/net.rs:20)".into()])
+        );
+        assert_eq!(
+            texts("[{time}]{message}", 2, &mut lines),
+            Some(["[".into(), "]".into(), "".into()])
+        );
+        assert_eq!(
+            texts("{level} {time}{message}!", 3, &mut lines),
+            Some(["WARN  ".into(), "".into(), "!".into()])
+        );
+        // The message first, no date-time, or either twice: the step-by-step layout.
+        for (site, pattern) in [(4, "{message} {time}"), (5, "{message}"), (6, "{time} {message} {time}"), (7, "{time}")] {
+            assert_eq!(texts(pattern, site, &mut lines), None, "{pattern}");
+        }
     }
 
     #[test]

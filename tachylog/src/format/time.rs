@@ -19,30 +19,42 @@ const DIGIT_PAIRS: &[u8; 200] = b"\
 /// Formats `YYYY-MM-DD HH:MM:SS.ffffff` in a fixed time zone.
 pub(crate) struct TimeCache {
     zone: TimeZone,
-    second: i64,
+    /// The first nanosecond of the second `prefix` shows; 128 bits, because the first second
+    /// of `i64`'s range starts before `i64::MIN`.
+    second_start: i128,
     prefix: [u8; 19],
-    /// The UTC offset of `second` in RFC 3339 form: `Z` or `+01:00`.
+    /// The UTC offset of that second in RFC 3339 form: `Z` or `+01:00`.
     offset: String,
 }
+
+const NANOS_PER_SECOND: i64 = 1_000_000_000;
 
 impl TimeCache {
     /// A cache for `zone`.
     pub(crate) fn new(zone: TimeZone) -> Self {
-        TimeCache {
+        let mut cache = TimeCache {
             zone,
-            second: i64::MIN,
-            prefix: *b"0000-00-00 00:00:00",
-            offset: String::from("Z"),
-        }
+            second_start: 0,
+            prefix: [0; 19],
+            offset: String::new(),
+        };
+        // Valid from the start, so `write` needs no "nothing cached yet" case.
+        cache.refresh(0);
+        cache
     }
 
     /// Appends the date-time of `unix_nanos` to `out`.
     pub(crate) fn write(&mut self, unix_nanos: i64, out: &mut Vec<u8>) {
-        let second = unix_nanos.div_euclid(1_000_000_000);
-        let micros = (unix_nanos.rem_euclid(1_000_000_000) / 1_000) as u32;
-        if second != self.second {
-            self.refresh(second);
+        // The nanoseconds into the cached second: a subtraction and one unsigned compare for
+        // nearly every record, where a Euclidean division and remainder by 10^9 took a third of
+        // this function's instructions.
+        let mut into = (i128::from(unix_nanos) - self.second_start) as u128;
+        if into >= NANOS_PER_SECOND as u128 {
+            self.refresh(unix_nanos.div_euclid(NANOS_PER_SECOND));
+            into = (i128::from(unix_nanos) - self.second_start) as u128;
         }
+        // Below 10^9 now: a 64-bit division (a 128-bit one is a call into compiler-rt).
+        let micros = (into as u64 / 1_000) as u32;
         // One fixed-size copy of the whole column: the compiler inlines it.
         let mut column = [0u8; 26];
         column[..19].copy_from_slice(&self.prefix);
@@ -65,7 +77,7 @@ impl TimeCache {
     }
 
     fn refresh(&mut self, second: i64) {
-        self.second = second;
+        self.second_start = i128::from(second) * i128::from(NANOS_PER_SECOND);
         let offset = self.zone.offset_at(second);
         let dt = self.zone.to_civil(second);
         if !(0..=9999).contains(&dt.year) {
@@ -171,5 +183,20 @@ mod tests {
     fn before_the_epoch() {
         let mut c = TimeCache::new(TimeZone::utc());
         assert_eq!(render(&mut c, -1_000), "1969-12-31 23:59:59.999999");
+    }
+
+    #[test]
+    fn back_in_time_and_the_ends_of_the_range() {
+        let mut c = TimeCache::new(TimeZone::utc());
+        // The epoch is what a new cache holds: its first second needs no refresh to be right.
+        assert_eq!(render(&mut c, 999_999_999), "1970-01-01 00:00:00.999999");
+        let nanos = 1_795_277_045_125_049_000;
+        assert_eq!(render(&mut c, nanos), "2026-11-21 16:04:05.125049");
+        // A clock stepped back by a second, then by a nanosecond past a second boundary.
+        assert_eq!(render(&mut c, nanos - 1_000_000_000), "2026-11-21 16:04:04.125049");
+        assert_eq!(render(&mut c, 1_795_277_044_000_000_000 - 1), "2026-11-21 16:04:03.999999");
+        assert_eq!(render(&mut c, i64::MAX), "2262-04-11 23:47:16.854775");
+        assert_eq!(render(&mut c, i64::MIN), "1677-09-21 00:12:43.145224");
+        assert_eq!(render(&mut c, i64::MIN + 1_000), "1677-09-21 00:12:43.145225");
     }
 }
