@@ -72,6 +72,7 @@ struct Output {
 impl Output {
     /// A record from a thread's ring: kept in the backtrace ring, or written (after the kept
     /// records, if its level triggers them).
+    #[inline]
     fn record(&mut self, queue: &ThreadQueue, body: &[MaybeUninit<u8>], kind: u32) {
         if let Some(ring) = &mut self.backtrace {
             if let Some(level) = level_of(body, kind) {
@@ -107,7 +108,7 @@ impl Output {
     /// merge loop to the formatter through no call of ours: the three nested calls it made
     /// before were 5% of `backend_static`'s instructions. The dynamic records' decoding stays
     /// out of line.
-    #[inline]
+    #[inline(always)]
     fn decode_and_write(&mut self, thread: &ThreadInfo, body: &[MaybeUninit<u8>], kind: u32, from_backtrace: bool) {
         if body.len() < 16 {
             return;

@@ -23,6 +23,12 @@ pub(crate) enum Problem {
 #[inline]
 pub(crate) fn render(message: &SiteMessage<'_>, out: &mut TextBuf<'_>, fields: &mut Fields) -> Result<(), Problem> {
     let SiteMessage { site, decode, args } = *message;
+    // A message without arguments is its tail: copied, without the walk's setup and checks
+    // (they were most of `backend_static`'s message rendering).
+    if let (Decode::Messages([]), [], []) = (decode, site.message, site.fields) {
+        out.push_str(site.tail);
+        return Ok(());
+    }
     let mut walk = Walk {
         site,
         decoder: Decoder::new(args),
@@ -218,6 +224,27 @@ mod tests {
         // The bytes run out before the table does.
         let short = &bytes()[..12];
         assert!(matches!(rendered(&WITH_FIELD, short), Err(Problem::Malformed)));
+    }
+
+    #[test]
+    fn a_message_without_arguments_is_its_tail_and_a_missing_argument_is_malformed() {
+        static NONE: Decode = Decode::group(&[]);
+        static STATIC: Site = Site {
+            message: &[],
+            fields: &[],
+            tail: "server started",
+            ..SITE
+        };
+        let (mut out, mut fields) = (String::from("> "), Fields::default());
+        let message = SiteMessage { site: &STATIC, decode: &NONE, args: &[] };
+        assert!(render(&message, &mut TextBuf::of_string(&mut out), &mut fields).is_ok());
+        assert_eq!(out, "> server started");
+        // The same empty argument list against a site that has a placeholder and a field.
+        let message = SiteMessage { site: &SITE, decode: &NONE, args: &[] };
+        assert!(matches!(
+            render(&message, &mut TextBuf::of_string(&mut String::new()), &mut fields),
+            Err(Problem::Malformed)
+        ));
     }
 
     #[test]
