@@ -220,9 +220,9 @@ impl Output {
         unix_nanos
     }
 
-    /// Writes `record` to the sinks that take its level. A call-site record when every sink
-    /// takes plain text and there is one, a file: its line is formatted straight into the
-    /// file's own batch buffer, here, inlined; anything else goes to `write_to`.
+    /// Writes `record` to the sinks that take its level. When the only sink takes plain text
+    /// and has a buffer of its own (a file), a call-site record's line is formatted straight
+    /// into that buffer, here, inlined; anything else goes to `write_to`.
     #[inline]
     fn write(&mut self, record: &RecordView<'_>) {
         let Output {
