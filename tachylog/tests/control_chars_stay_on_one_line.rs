@@ -28,6 +28,11 @@ fn control_chars_are_escaped() {
     tachylog::info!("c1: {}", "x\u{85}y\u{9b}z");
     let owned = String::from("owned\nstring");
     tachylog::info!("owned: {owned}");
+    // Numbers alone are never scanned for escapes; the site's own text and fill still are.
+    tachylog::info!("count\n{} ratio {}\r", 7u64, 0.5f64);
+    tachylog::info!("{} done\x1b", 5u8);
+    tachylog::info!("pad {:\n>4}", 7u32);
+    tachylog::info!("clean {} {} {}", true, -3i64, 2.5f32);
     tachylog::info!("last");
     drop(guard);
 
@@ -36,7 +41,7 @@ fn control_chars_are_escaped() {
     let messages: Vec<&str> = lines.iter().map(|l| l.message).collect();
     assert_eq!(
         messages.len(),
-        8,
+        12,
         "one record became several lines:\n{text}"
     );
     assert_eq!(messages[0], "first");
@@ -52,7 +57,11 @@ fn control_chars_are_escaped() {
         messages[5]
     );
     assert_eq!(messages[6], r"owned: owned\nstring");
-    assert_eq!(messages[7], "last");
+    assert_eq!(messages[7], r"count\n7 ratio 0.5\r");
+    assert_eq!(messages[8], r"5 done\x1b");
+    assert_eq!(messages[9], r"pad \n\n\n7");
+    assert_eq!(messages[10], "clean true -3 2.5");
+    assert_eq!(messages[11], "last");
     assert!(
         !text.contains(['\r', '\x1b', '\x07', '\0']),
         "raw control characters reached the file:\n{text:?}"

@@ -41,6 +41,11 @@ use render::Applied;
 
 /// A way of encoding one argument. Implemented by tachylog's codecs only.
 pub trait Codec: 'static {
+    /// Whether the renderers of this codec's values only ever write text that needs no
+    /// escaping (see [`CopyArg`]'s `__ESCAPE_FREE`), whatever the trait and spec but a fill.
+    #[doc(hidden)]
+    const ESCAPE_FREE: bool = false;
+
     /// Splits this codec's bytes off the front of the decoder.
     #[doc(hidden)]
     fn take<'a>(decoder: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]>;
@@ -160,6 +165,8 @@ impl Codec for PreformattedCodec {
 }
 
 impl<T: crate::codec::CopyArg> Codec for CopyCodec<T> {
+    const ESCAPE_FREE: bool = T::__ESCAPE_FREE;
+
     #[inline]
     fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
         d.take(size_of::<T>())

@@ -33,6 +33,13 @@ use crate::fields::{FieldValue, Fields};
 /// tachylog::info!("filled {} ({:?})", OrderId(7), OrderId(7));
 /// ```
 pub trait CopyArg: Copy + Send + 'static {
+    /// Whether every text the back end writes for a value of this type, with any trait and
+    /// spec but a fill character, is free of bytes that need escaping (digits, signs, `.`,
+    /// `e`, `inf`, `NaN`, `true`): a message made only of such values and clean literal text is
+    /// not scanned. Set by tachylog for numbers and `bool`; leave it alone in your own types.
+    #[doc(hidden)]
+    const __ESCAPE_FREE: bool = false;
+
     /// Appends `{}` (or `{:.N}` when `precision` is set) of the value without `core::fmt`, if
     /// the type has such a fast path; `false` (nothing written) otherwise. Implemented by
     /// tachylog for numbers, `bool` and `char`; leave it alone in your own types.
@@ -55,6 +62,8 @@ pub trait CopyArg: Copy + Send + 'static {
 macro_rules! integer_args {
     ($append:ident as $wide:ty: $($t:ty),*) => {$(
         impl CopyArg for $t {
+            const __ESCAPE_FREE: bool = true;
+
             #[inline]
             fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>) -> bool {
                 if precision.is_some() {
@@ -77,6 +86,8 @@ integer_args!(append_i64 as i64: i8, i16, i32, i64, isize);
 macro_rules! wide_integer_args {
     ($($t:ty),*) => {$(
         impl CopyArg for $t {
+            const __ESCAPE_FREE: bool = true;
+
             #[inline]
             fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>) -> bool {
                 if precision.is_some() {
@@ -99,6 +110,8 @@ wide_integer_args!(u128, i128);
 macro_rules! float_args {
     ($($t:ty),*) => {$(
         impl CopyArg for $t {
+            const __ESCAPE_FREE: bool = true;
+
             #[inline]
             fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>) -> bool {
                 match precision {
@@ -120,6 +133,8 @@ macro_rules! float_args {
 float_args!(f32, f64);
 
 impl CopyArg for bool {
+    const __ESCAPE_FREE: bool = true;
+
     #[inline]
     fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>) -> bool {
         if precision.is_some() {

@@ -64,6 +64,8 @@ pub enum RenderError {
     Format,
     /// A `fmt` impl panicked, with this message.
     Panicked(String),
+    /// The record's arguments do not match its call site's placeholders.
+    Malformed,
 }
 
 /// One value's formatting as a closure, so that one non-generic function can apply any spec to
@@ -116,6 +118,10 @@ fn apply(value: &Fmt<'_>, spec: &Applied, out: &mut TextBuf<'_>) -> Result<(), R
 macro_rules! renderers {
     ($($(#[$doc:meta])* $name:ident: $trait:ident => $fast:ident;)*) => {$(
         $(#[$doc])*
+        // Inlined into a `Decode::Rendered` group's function, where the renderer is known (the
+        // `core::fmt` path stays out of line, in `apply`); still instantiated on its own for
+        // the pointers of `Decode::Message`.
+        #[inline(always)]
         pub fn $name<C: Codec>(
             decoder: &mut Decoder<'_>,
             spec: &Applied,

@@ -1,6 +1,7 @@
 //! Keeps one record on one line: control characters inside messages are escaped as they are
 //! written, so a message can never start a forged second record (CWE-117).
 
+use crate::record::Site;
 use std::fmt;
 
 /// A `fmt::Write` that appends to a byte buffer, escaping control characters when `escape` is
@@ -33,6 +34,18 @@ pub(crate) fn may_need_escape(bytes: &[u8]) -> bool {
         return sse2::may_need_escape(bytes);
     }
     words_may_need_escape(bytes)
+}
+
+/// Whether the text a call site itself puts in its message (the literal pieces and the tail)
+/// needs no escaping, and no placeholder has a fill character that could: then a message of
+/// such a site whose values are escape-free too (numbers, `bool`: see
+/// [`Decode::Rendered`](crate::record::Decode::Rendered)) is not scanned. Conservative, like
+/// [`may_need_escape`].
+pub(crate) fn site_text_is_clean(site: &Site) -> bool {
+    site.message
+        .iter()
+        .all(|placeholder| placeholder.flags.is_none() && !may_need_escape(placeholder.literal.as_bytes()))
+        && !may_need_escape(site.tail.as_bytes())
 }
 
 /// [`may_need_escape`] eight bytes at a time in a `u64`.

@@ -4,11 +4,11 @@
 //! placeholder's count arguments are read, and its renderer appends the argument. No code
 //! generated per call site runs here, except a spec's flags function.
 
-use crate::codec::render::{Applied, RenderError, RenderFn};
+use crate::codec::render::{RenderError, RenderFn};
 use crate::codec::{Decoder, TextBuf};
 use super::view::SiteMessage;
 use crate::fields::Fields;
-use crate::record::{Count, Decode, Placeholder, Site};
+use crate::record::{Decode, Placeholder, Site};
 
 /// Why a message could not be rendered.
 pub(crate) enum Problem {
@@ -28,6 +28,20 @@ pub(crate) fn render(message: &SiteMessage<'_>, out: &mut TextBuf<'_>, fields: &
     if let (Decode::Messages([]), [], []) = (decode, site.message, site.fields) {
         out.push_str(site.tail);
         return Ok(());
+    }
+    // Message values only, one per placeholder (most calls): one call renders them all,
+    // without the walk's bookkeeping of fields and positions (27 of `backend_iteration`'s
+    // 1041 instructions per record).
+    if let (Decode::Rendered { items, render, .. }, []) = (decode, site.fields) {
+        if items.len() == site.message.len() {
+            let mut decoder = Decoder::new(args);
+            render(&mut decoder, site.message, out).map_err(Problem::Render)?;
+            if decoder.is_malformed() {
+                return Err(Problem::Malformed);
+            }
+            out.push_str(site.tail);
+            return Ok(());
+        }
     }
     let mut walk = Walk {
         site,
@@ -83,15 +97,7 @@ impl Walk<'_, '_, '_, '_> {
     /// Appends a placeholder's literal text and its value.
     #[inline(always)]
     fn message(&mut self, placeholder: &Placeholder, render: RenderFn) -> Result<(), Problem> {
-        self.out.push_str(placeholder.literal);
-        let precision = count(placeholder.precision, &mut self.decoder);
-        let width = count(placeholder.width, &mut self.decoder);
-        let spec = Applied {
-            width,
-            precision,
-            flags: placeholder.flags,
-        };
-        render(&mut self.decoder, &spec, self.out).map_err(Problem::Render)
+        placeholder.render_value(render, &mut self.decoder, self.out).map_err(Problem::Render)
     }
 
     /// Reads a list of arguments one by one, out of line.
@@ -108,7 +114,7 @@ impl Walk<'_, '_, '_, '_> {
     #[inline(always)]
     fn argument(&mut self, decode: &Decode) -> Result<(), Problem> {
         match *decode {
-            Decode::List(list) | Decode::Messages(list) => self.list(list)?,
+            Decode::List(list) | Decode::Messages(list) | Decode::Rendered { items: list, .. } => self.list(list)?,
             // Read by the placeholder whose value follows it.
             Decode::Count => {}
             Decode::Field(push) => {
@@ -127,20 +133,12 @@ impl Walk<'_, '_, '_, '_> {
     }
 }
 
-#[inline]
-fn count(count: Count, decoder: &mut Decoder<'_>) -> Option<usize> {
-    match count {
-        Count::None => None,
-        Count::Literal(n) => Some(n),
-        Count::Arg => Some(decoder.count()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::codec::render;
     use crate::codec::{CopyCodec, StrCodec};
+    use crate::record::Count;
     use crate::Level;
     use std::mem::MaybeUninit;
 
@@ -271,5 +269,91 @@ mod tests {
             assert!(render(&message, &mut TextBuf::of_string(&mut out), &mut fields).is_ok());
             assert_eq!(out, "a=9");
         }
+    }
+
+    /// The `Decode` the macro's tuple of `(u64, &str)` message values gets: one function for
+    /// the group.
+    type U64AndText = (
+        crate::frontend::args::Marked<crate::frontend::args::CopySlot<'static, u64>, crate::frontend::args::fmt_trait::Display>,
+        crate::frontend::args::Marked<crate::frontend::args::BytesSlot<'static, StrCodec>, crate::frontend::args::fmt_trait::Display>,
+    );
+
+    const TWO: &[Placeholder] = &[
+        Placeholder {
+            literal: "n=",
+            precision: Count::None,
+            width: Count::None,
+            flags: None,
+        },
+        Placeholder {
+            literal: " s=",
+            precision: Count::None,
+            width: Count::Literal(4),
+            flags: None,
+        },
+    ];
+
+    /// `(9u64, "ab")` as the front end writes them.
+    fn u64_and_text() -> Vec<MaybeUninit<u8>> {
+        let mut bytes = 9u64.to_ne_bytes().to_vec();
+        bytes.extend_from_slice(&2usize.to_ne_bytes());
+        bytes.extend_from_slice(b"ab");
+        bytes.into_iter().map(MaybeUninit::new).collect()
+    }
+
+    #[test]
+    fn a_group_of_message_values_renders_through_its_one_function() {
+        use crate::frontend::args::Args;
+        static DECODE: Decode = <U64AndText as Args>::DECODE;
+        assert!(matches!(DECODE, Decode::Rendered { escape_free: false, .. }), "{DECODE:?}");
+        static TWO_SITE: Site = Site {
+            message: TWO,
+            fields: &[],
+            tail: ".",
+            ..SITE
+        };
+        let render_with = |site: &'static Site, args: &[MaybeUninit<u8>]| {
+            let mut out = String::new();
+            let message = SiteMessage { site, decode: &DECODE, args };
+            render(&message, &mut TextBuf::of_string(&mut out), &mut Fields::default()).map(|()| out)
+        };
+        assert_eq!(render_with(&TWO_SITE, &u64_and_text()).ok().as_deref(), Some("n=9 s=ab  ."));
+        // Bytes cut short, and a site with one placeholder fewer than the group: malformed.
+        assert!(matches!(render_with(&TWO_SITE, &u64_and_text()[..12]), Err(Problem::Malformed)));
+        static ONE_SITE: Site = Site {
+            message: TWO.split_at(1).0,
+            fields: &[],
+            tail: "",
+            ..SITE
+        };
+        assert!(matches!(render_with(&ONE_SITE, &u64_and_text()), Err(Problem::Malformed)));
+        // Numbers only: escape-free.
+        type Numbers = (
+            crate::frontend::args::Marked<crate::frontend::args::CopySlot<'static, u64>, crate::frontend::args::fmt_trait::Display>,
+            crate::frontend::args::Marked<crate::frontend::args::CopySlot<'static, f64>, crate::frontend::args::fmt_trait::Debug>,
+            crate::frontend::args::Marked<crate::frontend::args::CopySlot<'static, bool>, crate::frontend::args::fmt_trait::Display>,
+        );
+        assert!(matches!(<Numbers as Args>::DECODE, Decode::Rendered { escape_free: true, .. }));
+        type WithChar = (
+            crate::frontend::args::Marked<crate::frontend::args::CopySlot<'static, u64>, crate::frontend::args::fmt_trait::Display>,
+            crate::frontend::args::Marked<crate::frontend::args::CopySlot<'static, char>, crate::frontend::args::fmt_trait::Display>,
+        );
+        assert!(matches!(<WithChar as Args>::DECODE, Decode::Rendered { escape_free: false, .. }));
+    }
+
+    #[test]
+    fn a_group_nested_in_a_longer_list_is_read_value_by_value() {
+        use crate::frontend::args::Args;
+        static NESTED: Decode = Decode::List(&[<U64AndText as Args>::DECODE]);
+        static TWO_SITE: Site = Site {
+            message: TWO,
+            fields: &[],
+            tail: "",
+            ..SITE
+        };
+        let mut out = String::new();
+        let message = SiteMessage { site: &TWO_SITE, decode: &NESTED, args: &u64_and_text() };
+        assert!(render(&message, &mut TextBuf::of_string(&mut out), &mut Fields::default()).is_ok());
+        assert_eq!(out, "n=9 s=ab  ");
     }
 }

@@ -12,7 +12,12 @@
 //! arguments' tuple type listing one *renderer* per argument
 //! (`codec::render::display::<CopyCodec<f64>>`), so every call site that logs `(f64, &str)`
 //! with `{}` and `{}` shares one, and each record carries its address beside the site's.
-//! Renderers are generic over the argument's codec and the formatting trait only. The code a
+//! Renderers are generic over the argument's codec and the formatting trait only. When the
+//! arguments are message values only (no field, no `{:.*}` count: most calls), the constant
+//! is a `Decode::Rendered` group, which adds one function for the whole tuple type: it renders
+//! each value after its placeholder's literal text through the value's renderer, called
+//! directly (inlined) rather than through a pointer per argument; it also says whether every
+//! value's text is escape-free (numbers and `bool`). The code a
 //! call site emits is the arguments' evaluation, their slots and one call of `log_record`
 //! (shared by every site with the same argument types), plus a one-line `write!` for a
 //! placeholder with flags (`{:>8}`, `{:+}`, `{:#x}`, `{:08.2}`), since fill, alignment and
@@ -21,8 +26,10 @@
 //!
 //! **What the back end does per record** (`message`, then `pattern::LineFormatter`'s
 //! `format_site` for a call-site record's text line, `format` for the rest):
-//! 1. walks the record's `Decode` beside the site's table: copies each literal piece, reads
-//!    the counts, calls the renderer, which offers the bytes to the codec's fast path first:
+//! 1. for a `Decode::Rendered` group as long as the site's table, calls its one function;
+//!    otherwise walks the record's `Decode` beside the site's table. Either way each literal
+//!    piece is copied, the counts are read (a `{}` gets a constant plain spec), and the
+//!    renderer offers the bytes to the codec's fast path first:
 //!    - integers written in place (`codec::decimal`; `itoa` for 128 bits); `bool`, `char` and
 //!      text copied;
 //!    - floats that are short decimals (at most four places) through the integer path, the
@@ -35,7 +42,9 @@
 //!    (`site_lines`: for the default pattern, ` INFO  [name/tid] target: ` and
 //!    ` (file:line)`); for other records, the level, the thread's run (`[name/tid] `) rendered
 //!    once per thread, and the target and file; and the message, whose escaping first checks
-//!    sixteen bytes at a time whether any byte may need it (`escape`);
+//!    sixteen bytes at a time whether any byte may need it (`escape`). A call-site message is
+//!    not scanned at all when its values are escape-free and the site's own text (literal
+//!    pieces, tail, no fill character) was found clean when its line plan was made;
 //! 3. with one file as the only sink, all of it is written straight into the file's batch
 //!    buffer, the call-site message included (renderers append to a `codec::TextBuf`, an
 //!    append-only UTF-8 view of that buffer; the message is scanned for escaping where it

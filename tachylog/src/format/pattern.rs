@@ -12,7 +12,7 @@ use crate::codec::render::RenderError;
 use crate::codec::TextBuf;
 use crate::fields::Fields;
 use crate::codec::short_copy::append_bytes;
-use crate::record::Site;
+use crate::record::{Decode, Site};
 #[cfg(feature = "color")]
 use crate::Level;
 use std::fmt::Write as _;
@@ -176,7 +176,8 @@ impl LineFormatter {
                 crate::fields::wire::decode(encoded, fields);
             }
             Message::Site(site_message) => {
-                return render_site_message(site_message, fields, self.max_message, &mut text);
+                render_site_message(site_message, fields, self.max_message, &mut text);
+                return;
             }
         }
         cut_message(&mut text, 0, self.max_message);
@@ -249,11 +250,14 @@ impl LineFormatter {
         let plan = self
             .site_lines
             .plan(&mut self.segments, record, site_message.site as *const Site as usize, escape);
+        // Numbers and clean literal text cannot need escaping: no scan of the message then
+        // (the scan was 46 of `backend_iteration`'s 1014 instructions per record).
+        let clean = plan.site_text_clean() && matches!(site_message.decode, Decode::Rendered { escape_free: true, .. });
         if let Some(layout) = plan.time_then_message() {
             append_bytes(out, layout.before);
             self.time.write(record.unix_nanos, out);
             append_bytes(out, layout.between);
-            write_site_message(record, site_message, fields, message, (escape, max_message), out);
+            write_site_message(record, site_message, fields, message, (escape, clean, max_message), out);
             append_bytes(out, layout.after);
         } else {
             for (step, text) in plan.steps() {
@@ -261,7 +265,7 @@ impl LineFormatter {
                     Step::Text { .. } => append_bytes(out, text),
                     Step::Time => self.time.write(record.unix_nanos, out),
                     Step::Message => {
-                        write_site_message(record, site_message, fields, message, (escape, max_message), out)
+                        write_site_message(record, site_message, fields, message, (escape, clean, max_message), out)
                     }
                 }
             }
@@ -282,22 +286,24 @@ impl LineFormatter {
 
 /// The message part of a call-site record's text line: the message rendered in place, then
 /// scanned (the rare message that needs escaping is escaped through `scratch`), its fields as
-/// pairs, its trace ids. `(escape, max_message)` are the formatter's settings.
+/// pairs, its trace ids. `escape` and `max_message` are the formatter's settings; `clean`
+/// says that the message, if rendered, cannot need escaping.
 #[inline(always)]
 fn write_site_message(
     record: &RecordView<'_>,
     site_message: &SiteMessage<'_>,
     fields: &mut Fields,
     scratch: &mut String,
-    (escape, max_message): (bool, usize),
+    (escape, clean, max_message): (bool, bool, usize),
     out: &mut Vec<u8>,
 ) {
     if record.backtrace {
         out.extend_from_slice(b"[backtrace] ");
     }
     let start = out.len();
-    render_site_message(site_message, fields, max_message, &mut TextBuf::new(out));
-    if escape && super::escape::may_need_escape(&out[start..]) {
+    let rendered = render_site_message(site_message, fields, max_message, &mut TextBuf::new(out));
+    // A failed rendering's marker quotes the format string and a panic message: scanned.
+    if escape && !(clean && rendered) && super::escape::may_need_escape(&out[start..]) {
         escape_tail(out, start, scratch);
     }
     // A call site's fields are pairs; spans come only with `tracing` events. Most sites have
@@ -314,13 +320,18 @@ fn write_site_message(
 /// failed rendering leaves a marker naming the call site instead, and a message longer than
 /// `max_message` bytes is cut.
 #[inline]
-fn render_site_message(site_message: &SiteMessage<'_>, fields: &mut Fields, max_message: usize, text: &mut TextBuf<'_>) {
+fn render_site_message(site_message: &SiteMessage<'_>, fields: &mut Fields, max_message: usize, text: &mut TextBuf<'_>) -> bool {
     let start = text.len();
-    if let Err(problem) = super::message::render(site_message, text, fields) {
-        text.truncate(start);
-        write_problem(problem, site_message.site, text);
-    }
+    let rendered = match super::message::render(site_message, text, fields) {
+        Ok(()) => true,
+        Err(problem) => {
+            text.truncate(start);
+            write_problem(problem, site_message.site, text);
+            false
+        }
+    };
     cut_message(text, start, max_message);
+    rendered
 }
 
 /// Escapes the text line's message, `out[start..]`, in place, through `scratch`.
@@ -337,7 +348,7 @@ fn escape_tail(out: &mut Vec<u8>, start: usize, scratch: &mut String) {
 #[cold]
 fn write_problem(problem: Problem, site: &Site, out: &mut TextBuf<'_>) {
     let problem = match problem {
-        Problem::Malformed => "malformed record".to_string(),
+        Problem::Malformed | Problem::Render(RenderError::Malformed) => "malformed record".to_string(),
         Problem::Render(RenderError::Format) => "a Display/Debug impl returned an error".to_string(),
         Problem::Render(RenderError::Panicked(panic)) => format!("formatting panicked: {panic}"),
     };

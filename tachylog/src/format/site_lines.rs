@@ -19,7 +19,7 @@
 //! Back end only.
 
 use super::segments::{self, AddressHasher, Segment};
-use super::view::RecordView;
+use super::view::{Message, RecordView};
 use crate::codec::short_copy::append_bytes;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -47,6 +47,8 @@ pub(crate) struct LinePlan {
     /// step by step (the step loop's dispatch and slicing were ~8% of `backend_static`'s
     /// instructions).
     time_then_message: Option<(u32, u32)>,
+    /// The site's own message text needs no escaping ([`super::escape::site_text_is_clean`]).
+    site_text_clean: bool,
 }
 
 /// The texts around the date-time and the message of a [`LinePlan`] laid out as
@@ -66,6 +68,13 @@ impl LinePlan {
         let (before, rest) = self.text.split_at(time as usize);
         let (between, after) = rest.split_at((message - time) as usize);
         Some(TimeThenMessage { before, between, after })
+    }
+
+    /// Whether the site's literal message text and specs need no escaping (for a message of
+    /// escape-free values, the scan is skipped).
+    #[inline]
+    pub(crate) fn site_text_clean(&self) -> bool {
+        self.site_text_clean
     }
 
     /// The steps, with the text they copy.
@@ -156,6 +165,10 @@ impl SiteLines {
             steps: steps.into(),
             text: text.into(),
             time_then_message,
+            site_text_clean: match &record.message {
+                Message::Site(message) => super::escape::site_text_is_clean(message.site),
+                _ => false,
+            },
         };
         match self.index.get(&key) {
             Some(&i) => {

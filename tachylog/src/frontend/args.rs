@@ -16,9 +16,9 @@
 //!    the type's `Display`/`Debug` on the calling thread, and a panic in it is caught and logged
 //!    as `<formatting panicked: ...>` in place of the argument.
 
-use crate::codec::render::{apply_spec, Applied, Fmt};
-use crate::record::Decode;
-use crate::codec::{ArgWriter, Codec, CopyArg, CopyCodec, ListCodec, LossyCodec, PreformattedCodec, StrCodec};
+use crate::codec::render::{apply_spec, Applied, Fmt, RenderError};
+use crate::record::{Decode, Placeholder};
+use crate::codec::{ArgWriter, Codec, CopyArg, CopyCodec, Decoder, ListCodec, LossyCodec, PreformattedCodec, StrCodec, TextBuf};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt;
@@ -218,6 +218,24 @@ pub trait Slot {
 pub trait Args: Encode {
     /// How the back end reads these arguments; its address travels in each record.
     const DECODE: Decode;
+
+    /// A message value whose text never needs escaping (a number, a `bool`).
+    #[doc(hidden)]
+    const ESCAPE_FREE: bool = false;
+
+    /// Back end: appends `placeholder`'s literal text and this argument, a message value, read
+    /// off `decoder` with `placeholder`'s spec. For a [`Decode::Rendered`] group, which holds
+    /// message values only; anything else reports a record that does not match its site.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn render_message(
+        decoder: &mut Decoder<'_>,
+        placeholder: &Placeholder,
+        out: &mut TextBuf<'_>,
+    ) -> Result<(), RenderError> {
+        let _ = (decoder, placeholder, out);
+        Err(RenderError::Malformed)
+    }
 }
 
 /// The writing half of [`Args`], apart so that the cold paths can take it as `&dyn Encode`
@@ -228,6 +246,19 @@ pub trait Encode {
     fn encoded_len(&self, stage: &Stage) -> usize;
     /// Appends the encodings, in order.
     fn write(&self, writer: &mut ArgWriter, stage: &Stage);
+}
+
+/// The [`MessagesFn`](crate::record::MessagesFn) of a tuple of up to eight arguments, for a group of message values
+/// only: each value after its placeholder, in order, through its own renderer, called directly
+/// (one function per list of argument types, shared by every call site with that list).
+#[doc(hidden)]
+pub trait RenderGroup {
+    /// See [`MessagesFn`](crate::record::MessagesFn).
+    fn render_group(
+        decoder: &mut Decoder<'_>,
+        placeholders: &'static [Placeholder],
+        out: &mut TextBuf<'_>,
+    ) -> Result<(), RenderError>;
 }
 
 /// A slot and the marker of what the back end does with it: a formatting trait of
@@ -267,6 +298,20 @@ impl<S: Slot, M: Decodes<S::Codec>> Encode for Marked<S, M> {
 
 impl<S: Slot, M: Decodes<S::Codec>> Args for Marked<S, M> {
     const DECODE: Decode = M::DECODE;
+    const ESCAPE_FREE: bool = <S::Codec as Codec>::ESCAPE_FREE;
+
+    #[inline(always)]
+    fn render_message(
+        decoder: &mut Decoder<'_>,
+        placeholder: &Placeholder,
+        out: &mut TextBuf<'_>,
+    ) -> Result<(), RenderError> {
+        // A constant: the match and the call through `render` fold into a direct call.
+        match M::DECODE {
+            Decode::Message(render) => placeholder.render_value(render, decoder, out),
+            _ => Err(RenderError::Malformed),
+        }
+    }
 }
 
 macro_rules! tuple_args {
@@ -284,7 +329,29 @@ macro_rules! tuple_args {
             }
         }
         impl<$($name: Args),*> Args for ($($name,)*) {
-            const DECODE: Decode = Decode::group(&[$($name::DECODE),*]);
+            const DECODE: Decode = Decode::rendered_group(
+                &[$($name::DECODE),*],
+                <Self as RenderGroup>::render_group,
+                true $(&& $name::ESCAPE_FREE)*,
+            );
+        }
+
+        impl<$($name: Args),*> RenderGroup for ($($name,)*) {
+            #[allow(unused_variables, unused_mut)]
+            fn render_group(
+                decoder: &mut Decoder<'_>,
+                placeholders: &'static [Placeholder],
+                out: &mut TextBuf<'_>,
+            ) -> Result<(), RenderError> {
+                let mut placeholders = placeholders.iter();
+                $(
+                    let Some(placeholder) = placeholders.next() else {
+                        return Err(RenderError::Malformed);
+                    };
+                    $name::render_message(decoder, placeholder, out)?;
+                )*
+                Ok(())
+            }
         }
     };
 }
