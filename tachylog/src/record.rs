@@ -227,8 +227,9 @@ pub enum Decode {
     Field(PushFn),
     /// Arguments grouped together (the macro nests long lists by eight).
     List(&'static [Decode]),
-    /// A group of message values only (no field, count or nested group): what most calls
-    /// are, which the back end reads in one loop beside the placeholders.
+    /// A group of message values only (no field, count or nested group), as
+    /// [`Decode::group`] makes it. The macro's argument tuples get [`Decode::Rendered`]
+    /// instead, but for an empty one: a message without arguments.
     Messages(&'static [Decode]),
     /// A group of message values like [`Decode::Messages`], with one function that renders
     /// them all beside their placeholders: generic over the group's argument types, so every

@@ -51,7 +51,9 @@ pub(crate) fn render(message: &SiteMessage<'_>, out: &mut TextBuf<'_>, fields: &
         out,
         fields,
     };
-    walk.arguments(decode)?;
+    // Fields, counts, nested lists, or a record that does not match its site's table
+    // (caught as malformed): value by value.
+    walk.list(std::slice::from_ref(decode))?;
     // Every placeholder and field has had its argument, and the bytes were all there.
     if walk.next_placeholder != site.message.len() || walk.next_field != site.fields.len() || walk.decoder.is_malformed() {
         return Err(Problem::Malformed);
@@ -72,28 +74,6 @@ struct Walk<'s, 'a, 'o, 'b> {
 }
 
 impl Walk<'_, '_, '_, '_> {
-    /// Reads a record's arguments: a list (what the macro passes, also for one argument), in
-    /// a loop with no call per argument; message values only (most calls) beside the
-    /// placeholders, without looking for fields and counts.
-    #[inline]
-    fn arguments(&mut self, decode: &Decode) -> Result<(), Problem> {
-        match *decode {
-            Decode::Messages(list) if list.len() == self.site.message.len() && self.site.fields.is_empty() => {
-                for (placeholder, decode) in self.site.message.iter().zip(list) {
-                    let Decode::Message(render) = *decode else {
-                        return Err(Problem::Malformed);
-                    };
-                    self.message(placeholder, render)?;
-                }
-                self.next_placeholder = list.len();
-                Ok(())
-            }
-            // Fields, counts, nested lists, or a record that does not match its site's
-            // table (caught as malformed): out of line, so the loop above stays small.
-            _ => self.list(std::slice::from_ref(decode)),
-        }
-    }
-
     /// Appends a placeholder's literal text and its value.
     #[inline(always)]
     fn message(&mut self, placeholder: &Placeholder, render: RenderFn) -> Result<(), Problem> {
@@ -246,7 +226,7 @@ mod tests {
     }
 
     #[test]
-    fn message_values_only_take_the_one_loop_and_nested_lists_the_general_path() {
+    fn flat_and_nested_groups_of_message_values_render_alike() {
         static SIMPLE: Site = Site {
             message: &[Placeholder {
                 literal: "a=",
