@@ -21,32 +21,53 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 ///
 /// Under loom every byte is its own tracked cell so that loom reports a data race if the
 /// producer and the consumer ever touch the same byte concurrently; in a normal build it is one
-/// heap block accessed through raw pointers.
+/// heap block, aligned to [`STORAGE_ALIGN`], accessed through raw pointers.
 pub(crate) struct Storage {
     #[cfg(not(loom))]
-    bytes: Box<[std::cell::UnsafeCell<std::mem::MaybeUninit<u8>>]>,
+    ptr: std::ptr::NonNull<u8>,
+    #[cfg(not(loom))]
+    len: usize,
     #[cfg(loom)]
     bytes: Box<[loom::cell::UnsafeCell<u8>]>,
 }
 
+/// Alignment of the storage block: a 4 KiB page, so that the ring's page boundaries (offsets
+/// that are multiples of 4096, see `Ring::try_reserve`) are the memory's page boundaries.
+pub(crate) const STORAGE_ALIGN: usize = 4096;
+
 impl Storage {
     pub(crate) fn new(len: usize) -> Self {
         #[cfg(not(loom))]
-        let bytes: Box<[std::cell::UnsafeCell<std::mem::MaybeUninit<u8>>]> = (0..len)
-            .map(|_| std::cell::UnsafeCell::new(std::mem::MaybeUninit::new(0)))
-            .collect();
-        // The zeroed block may come from `calloc`, whose pages the kernel maps on first write:
-        // left alone, the producer would take a page fault (about a microsecond) on every 4 KiB
-        // of its first lap, which the latency benchmark showed as a p99.9 of 1.2-1.4 µs for
-        // 16-byte records. Touch every page now, on the thread's first (cold) record instead.
-        #[cfg(not(loom))]
-        for cell in bytes.iter().step_by(4096) {
-            // SAFETY: the storage is not shared yet; a volatile write cannot be optimised away.
-            unsafe { std::ptr::write_volatile(cell.get(), std::mem::MaybeUninit::new(0)) };
+        {
+            let layout = Self::layout(len);
+            // SAFETY: the layout's size is at least 1.
+            let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+            let Some(ptr) = std::ptr::NonNull::new(raw) else {
+                std::alloc::handle_alloc_error(layout)
+            };
+            // An allocator may hand out zeroed pages that the kernel maps only on first write:
+            // left alone, the producer would take a page fault (about a microsecond) on every
+            // 4 KiB of its first lap, which the latency benchmark showed as a p99.9 of
+            // 1.2-1.4 µs for 16-byte records. Touch every page now, on the thread's first
+            // (cold) record instead.
+            for page in (0..len).step_by(4096) {
+                // SAFETY: in bounds of the block just allocated, which nothing else uses yet; a
+                // volatile write cannot be optimised away.
+                unsafe { std::ptr::write_volatile(raw.add(page), 0) };
+            }
+            Storage { ptr, len }
         }
         #[cfg(loom)]
-        let bytes = (0..len).map(|_| loom::cell::UnsafeCell::new(0)).collect();
-        Storage { bytes }
+        {
+            let bytes = (0..len).map(|_| loom::cell::UnsafeCell::new(0)).collect();
+            Storage { bytes }
+        }
+    }
+
+    #[cfg(not(loom))]
+    fn layout(len: usize) -> std::alloc::Layout {
+        std::alloc::Layout::from_size_align(len.max(1), STORAGE_ALIGN)
+            .expect("ring capacity is a power of two far below isize::MAX")
     }
 
     /// Copies `src` into the storage at `offset`.
@@ -56,10 +77,10 @@ impl Storage {
     /// during the call (the ring protocol hands the range to exactly one side).
     #[inline(always)]
     pub(crate) unsafe fn write(&self, offset: usize, src: &[u8]) {
-        debug_assert!(offset + src.len() <= self.bytes.len());
+        debug_assert!(offset + src.len() <= self.len());
         #[cfg(not(loom))]
-        // SAFETY: in bounds and exclusively ours per the function contract; `UnsafeCell` makes
-        // writing through a shared reference legal.
+        // SAFETY: in bounds and exclusively ours per the function contract; the block is
+        // reached through a raw pointer, not through a shared reference, so writing is legal.
         unsafe {
             std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr_at(offset), src.len());
         }
@@ -73,9 +94,8 @@ impl Storage {
     #[cfg(not(loom))]
     #[inline(always)]
     pub(crate) fn ptr_at(&self, offset: usize) -> *mut u8 {
-        debug_assert!(offset <= self.bytes.len());
-        // `UnsafeCell<MaybeUninit<u8>>` has the layout of `u8`, so the cells form one byte array.
-        self.bytes.as_ptr().wrapping_add(offset) as *mut u8
+        debug_assert!(offset <= self.len);
+        self.ptr.as_ptr().wrapping_add(offset)
     }
 
     /// Runs `f` on the bytes `offset .. offset + len`.
@@ -89,7 +109,7 @@ impl Storage {
         len: usize,
         f: impl FnOnce(&[std::mem::MaybeUninit<u8>]) -> R,
     ) -> R {
-        debug_assert!(offset + len <= self.bytes.len());
+        debug_assert!(offset + len <= self.len());
         #[cfg(not(loom))]
         {
             // SAFETY: in bounds, and the range is not written while the slice lives (contract).
@@ -111,7 +131,11 @@ impl Storage {
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.bytes.len()
+        #[cfg(not(loom))]
+        let len = self.len;
+        #[cfg(loom)]
+        let len = self.bytes.len();
+        len
     }
 }
 
@@ -121,3 +145,11 @@ impl Storage {
 unsafe impl Sync for Storage {}
 // SAFETY: it owns plain bytes.
 unsafe impl Send for Storage {}
+
+#[cfg(not(loom))]
+impl Drop for Storage {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` came from `alloc_zeroed` with this same layout and is freed only here.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), Self::layout(self.len)) }
+    }
+}

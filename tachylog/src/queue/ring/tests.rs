@@ -256,3 +256,71 @@ proptest! {
         prop_assert!(pop(&ring, &mut c).is_none());
     }
 }
+
+/// A body of `len` bytes whose first eight carry `len`, so that the test can trim the padding
+/// the ring adds.
+fn long_body(len: usize, fill: u8) -> Vec<u8> {
+    let mut v = vec![fill; len.max(8)];
+    v[..8].copy_from_slice(&(len as u64).to_ne_bytes());
+    v
+}
+
+fn long_trimmed(mut bytes: Vec<u8>) -> Vec<u8> {
+    let len = u64::from_ne_bytes(bytes[..8].try_into().unwrap()) as usize;
+    bytes.truncate(len.max(8));
+    bytes
+}
+
+#[test]
+fn the_storage_starts_on_a_page() {
+    for capacity in [64, 4096, 1 << 16, 1 << 20] {
+        let (ring, _, _) = Ring::new(capacity);
+        assert_eq!(
+            ring.storage.ptr_at(0) as usize % PAGE,
+            0,
+            "capacity {capacity}"
+        );
+    }
+}
+
+proptest! {
+    /// In a ring of several pages, no frame of up to a page straddles a page boundary (a store
+    /// split across two pages is slow, see `Ring::padding_before`), larger frames still travel
+    /// inline, and the ring still behaves like a FIFO queue.
+    #[test]
+    fn frames_of_up_to_a_page_stay_within_one(
+        ops in proptest::collection::vec(
+            (any::<bool>(), prop_oneof![8usize..=200, 3_900usize..=4_200, 4_200usize..=9_000]),
+            1..300,
+        ),
+    ) {
+        let (ring, mut p, mut c) = Ring::new(1 << 16);
+        let mut model = VecDeque::new();
+        for (n, (is_push, len)) in ops.into_iter().enumerate() {
+            if is_push {
+                let b = long_body(len, n as u8);
+                let Some(r) = ring.try_reserve(&mut p, b.len(), 7) else {
+                    prop_assert!(!model.is_empty());
+                    continue;
+                };
+                let frame_start = r.body_offset - FRAME_HEADER;
+                let frame_len = (FRAME_HEADER + b.len()).next_multiple_of(FRAME_ALIGN);
+                prop_assert!(frame_start + frame_len <= ring.capacity());
+                if frame_len <= PAGE {
+                    prop_assert_eq!(frame_start / PAGE, (frame_start + frame_len - 1) / PAGE);
+                }
+                // SAFETY: fresh reservation of exactly `b.len()` bytes.
+                unsafe { ring.write_body(&r, 0, &b) };
+                ring.commit(&mut p, r);
+                model.push_back(b);
+            } else {
+                let got = pop(&ring, &mut c).map(long_trimmed);
+                prop_assert_eq!(got, model.pop_front());
+            }
+        }
+        while let Some(expected) = model.pop_front() {
+            prop_assert_eq!(pop(&ring, &mut c).map(long_trimmed), Some(expected));
+        }
+        prop_assert!(pop(&ring, &mut c).is_none());
+    }
+}
