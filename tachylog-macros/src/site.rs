@@ -93,12 +93,7 @@ pub(crate) fn table(
         let precision = count(krate, &p.precision);
         let width = count(krate, &p.width);
         entries.push(quote! {
-            #krate::__private::Placeholder {
-                literal: #literal,
-                precision: #precision,
-                width: #width,
-                flags: #flags,
-            }
+            #krate::__private::Placeholder::new(#literal, #precision, #width, #flags)
         });
     }
     quote! {

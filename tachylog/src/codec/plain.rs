@@ -342,8 +342,13 @@ fn push_short_decimal<F: PlainFloat>(value: F, debug: bool, out: &mut TextBuf<'_
         }
         return true;
     }
-    // Constant divisors, which compile to multiplications (a division by `10^decimals` took
-    // a fifth of this function's time).
+    if whole >= super::decimal::POWERS_OF_TEN[decimals as usize] {
+        super::decimal::append_with_point(out, whole, decimals);
+        return true;
+    }
+    // Below one (`0.25`): a zero, the point, the fraction padded. Constant divisors, which
+    // compile to multiplications (a division by `10^decimals` took a fifth of this function's
+    // time).
     let (integer, fraction) = match decimals {
         1 => (whole / 10, whole % 10),
         2 => (whole / 100, whole % 100),

@@ -123,18 +123,8 @@ mod tests {
     use std::mem::MaybeUninit;
 
     const PLACEHOLDERS: &[Placeholder] = &[
-        Placeholder {
-            literal: "a=",
-            precision: Count::None,
-            width: Count::None,
-            flags: None,
-        },
-        Placeholder {
-            literal: " b=",
-            precision: Count::Arg,
-            width: Count::None,
-            flags: None,
-        },
+        Placeholder::new("a=", Count::None, Count::None, None),
+        Placeholder::new(" b=", Count::Arg, Count::None, None),
     ];
 
     static SITE: Site = Site {
@@ -228,12 +218,7 @@ mod tests {
     #[test]
     fn flat_and_nested_groups_of_message_values_render_alike() {
         static SIMPLE: Site = Site {
-            message: &[Placeholder {
-                literal: "a=",
-                precision: Count::None,
-                width: Count::None,
-                flags: None,
-            }],
+            message: &[Placeholder::new("a=", Count::None, Count::None, None)],
             fields: &[],
             tail: "",
             ..SITE
@@ -259,18 +244,8 @@ mod tests {
     );
 
     const TWO: &[Placeholder] = &[
-        Placeholder {
-            literal: "n=",
-            precision: Count::None,
-            width: Count::None,
-            flags: None,
-        },
-        Placeholder {
-            literal: " s=",
-            precision: Count::None,
-            width: Count::Literal(4),
-            flags: None,
-        },
+        Placeholder::new("n=", Count::None, Count::None, None),
+        Placeholder::new(" s=", Count::None, Count::Literal(4), None),
     ];
 
     /// `(9u64, "ab")` as the front end writes them.
