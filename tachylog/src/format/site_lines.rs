@@ -36,7 +36,7 @@ pub(crate) enum Step {
     Message,
 }
 
-/// A (thread, site) pair's line with the date-time and the message left out.
+/// A (thread, site) pair's line with the date-time and the message left out, newline included.
 pub(crate) struct LinePlan {
     thread_name: Box<str>,
     steps: Box<[Step]>,
@@ -158,6 +158,8 @@ impl SiteLines {
                 Segment::Site(run) => segments::write_run(run, record, escape, &mut text),
             }
         }
+        // The line's newline is part of its constant tail: one copy less per record.
+        text.push(b'\n');
         close(&text, &mut steps, &mut start, None);
         let time_then_message = time_then_message(&steps);
         let plan = LinePlan {
@@ -246,12 +248,12 @@ mod tests {
         let mut lines = SiteLines::default();
         assert_eq!(
             layout(&mut lines, DEFAULT_PATTERN, &record(&thread, Level::Warn), 1),
-            ["{time}", " WARN  [main/7] app::net: ", "{message}", " (src/net.rs:20)"]
+            ["{time}", " WARN  [main/7] app::net: ", "{message}", " (src/net.rs:20)\n"]
         );
-        assert_eq!(layout(&mut lines, "{message}", &record(&thread, Level::Info), 2), ["{message}"]);
+        assert_eq!(layout(&mut lines, "{message}", &record(&thread, Level::Info), 2), ["{message}", "\n"]);
         assert_eq!(
             layout(&mut lines, "<{level}|{message}|{time}>", &record(&thread, Level::Info), 3),
-            ["<INFO |", "{message}", "|", "{time}", ">"]
+            ["<INFO |", "{message}", "|", "{time}", ">\n"]
         );
     }
 
@@ -268,15 +270,15 @@ mod tests {
         };
         assert_eq!(
             texts(DEFAULT_PATTERN, 1, &mut lines),
-            Some(["".into(), " WARN  [main/7] app::net: ".into(), " (src/net.rs:20)".into()])
+            Some(["".into(), " WARN  [main/7] app::net: ".into(), " (src/net.rs:20)\n".into()])
         );
         assert_eq!(
             texts("[{time}]{message}", 2, &mut lines),
-            Some(["[".into(), "]".into(), "".into()])
+            Some(["[".into(), "]".into(), "\n".into()])
         );
         assert_eq!(
             texts("{level} {time}{message}!", 3, &mut lines),
-            Some(["WARN  ".into(), "".into(), "!".into()])
+            Some(["WARN  ".into(), "".into(), "!\n".into()])
         );
         // The message first, no date-time, or either twice: the step-by-step layout.
         for (site, pattern) in [(4, "{message} {time}"), (5, "{message}"), (6, "{time} {message} {time}"), (7, "{time}")] {
