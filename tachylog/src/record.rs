@@ -165,7 +165,13 @@ pub struct Placeholder {
     /// back end asks for every value it renders: the three checks took 11 instructions per
     /// placeholder (`callgrind`, `backend_iteration`), this one takes two.
     plain: bool,
+    /// `literal`'s bytes zero-padded to [`PADDED_LITERAL`], if it fits (else unused): the back
+    /// end appends it with one fixed-width copy.
+    padded: [u8; PADDED_LITERAL],
 }
+
+/// Literal text of at most this many bytes is also kept padded in a [`Placeholder`].
+const PADDED_LITERAL: usize = 16;
 
 impl Placeholder {
     /// A placeholder with the literal text before it and its spec.
@@ -177,12 +183,22 @@ impl Placeholder {
     /// ```
     pub const fn new(literal: &'static str, precision: Count, width: Count, flags: Option<FlagsFn>) -> Self {
         let plain = matches!((precision, width, flags), (Count::None, Count::None, None));
+        let mut padded = [0u8; PADDED_LITERAL];
+        if literal.len() <= PADDED_LITERAL {
+            let bytes = literal.as_bytes();
+            let mut i = 0;
+            while i < bytes.len() {
+                padded[i] = bytes[i];
+                i += 1;
+            }
+        }
         Placeholder {
             literal,
             precision,
             width,
             flags,
             plain,
+            padded,
         }
     }
 
@@ -196,7 +212,13 @@ impl Placeholder {
         decoder: &mut Decoder<'_>,
         out: &mut TextBuf<'_>,
     ) -> Result<(), RenderError> {
-        out.push_str(self.literal);
+        if self.literal.len() <= PADDED_LITERAL {
+            // SAFETY: `padded` starts with `literal`'s bytes, so the bytes appended are
+            // `literal`, whole UTF-8.
+            crate::codec::short_copy::append_from_padded(unsafe { out.as_mut_vec() }, &self.padded, self.literal.len());
+        } else {
+            out.push_str(self.literal);
+        }
         // `{}` (most placeholders): the renderer gets the constant plain spec, so its spec
         // checks fold away once it is inlined, and no spec is built per record.
         if self.plain {
