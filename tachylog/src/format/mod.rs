@@ -6,8 +6,10 @@
 //!
 //! **What a call site emits.** `info!("took {:.3} ms: {}", ms, path)` compiles to a
 //! `static` [`Site`](crate::record::Site) holding plain data: level, target, file, line, and
-//! the message as a table, one entry per placeholder with the literal text before it and its
-//! width and precision (literal, or "read a `usize` from the record"), and the fields' keys.
+//! the message as a table, one entry per placeholder with the literal text before it (also
+//! zero-padded to 16 bytes when it fits, so the back end copies it with one fixed-width store),
+//! its width and precision (literal, or "read a `usize` from the record") and whether it is a
+//! plain `{}`, worked out at compile time; and the fields' keys.
 //! How to read the arguments comes from their types: `Args::DECODE`, a constant of the
 //! arguments' tuple type listing one *renderer* per argument
 //! (`codec::render::display::<CopyCodec<f64>>`), so every call site that logs `(f64, &str)`
@@ -32,7 +34,8 @@
 //!    renderer offers the bytes to the codec's fast path first:
 //!    - integers written in place (`codec::decimal`; `itoa` for 128 bits); `bool`, `char` and
 //!      text copied;
-//!    - floats that are short decimals (at most four places) through the integer path, the
+//!    - floats that are short decimals (at most four places) through the integer path (the
+//!      digits written once, the point slid in before the last ones), the
 //!      others through `zmij`'s shortest digits, laid out as `std` does for `{}` and `{:?}`,
 //!      and rounded exactly for `{:.N}` when the shortest digits decide it (`codec::plain`);
 //!    - text the caller already formatted copied as it is;
@@ -40,7 +43,7 @@
 //!    once a second with only the microseconds written per record (`time`); for a call-site
 //!    record, everything else but the message laid out once per (thread, call site)
 //!    (`site_lines`: for the default pattern, ` INFO  [name/tid] target: ` and
-//!    ` (file:line)`); for other records, the level, the thread's run (`[name/tid] `) rendered
+//!    ` (file:line)` with the newline); for other records, the level, the thread's run (`[name/tid] `) rendered
 //!    once per thread, and the target and file; and the message, whose escaping first checks
 //!    sixteen bytes at a time whether any byte may need it (`escape`). A call-site message is
 //!    not scanned at all when its values are escape-free and the site's own text (literal
