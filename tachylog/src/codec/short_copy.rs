@@ -48,10 +48,6 @@ pub(crate) fn append_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     }
 }
 
-/// Copies `[0, W)` and `[len - W, len)` of `src` to the same offsets of `dst`.
-///
-/// # Safety
-/// `W <= len`; `src` is readable and `dst` writable for `len` bytes; they do not overlap.
 /// Appends the first `len` bytes of `padded`, whose bytes past `len` may be anything: all `W`
 /// are stored into the buffer's spare room, one fixed-width copy with no branch on the length
 /// (the length ladder of [`append_bytes`] was about half of a short literal's 22 instructions),
@@ -73,6 +69,10 @@ pub(crate) fn append_from_padded<const W: usize>(out: &mut Vec<u8>, padded: &[u8
     }
 }
 
+/// Copies `[0, W)` and `[len - W, len)` of `src` to the same offsets of `dst`.
+///
+/// # Safety
+/// `W <= len`; `src` is readable and `dst` writable for `len` bytes; they do not overlap.
 #[inline(always)]
 unsafe fn copy_pair<const W: usize>(src: *const u8, dst: *mut u8, len: usize) {
     // SAFETY: the caller's contract: both ranges lie within the `len` bytes of each side.

@@ -35,19 +35,20 @@
 //!    - integers written in place (`codec::decimal`; `itoa` for 128 bits); `bool`, `char` and
 //!      text copied;
 //!    - floats that are short decimals (at most four places) through the integer path (the
-//!      digits written once, the point slid in before the last ones), the
-//!      others through `zmij`'s shortest digits, laid out as `std` does for `{}` and `{:?}`,
-//!      and rounded exactly for `{:.N}` when the shortest digits decide it (`codec::plain`);
+//!      digits written once, the point slid in before the last ones), the others through
+//!      `zmij`'s shortest digits, laid out as `std` does for `{}` and `{:?}`, and rounded
+//!      exactly for `{:.N}` when the shortest digits decide it (`codec::plain`);
 //!    - text the caller already formatted copied as it is;
 //! 2. builds the line from the compiled pattern (`segments`): the date-time prefix, rebuilt
 //!    once a second with only the microseconds written per record (`time`); for a call-site
 //!    record, everything else but the message laid out once per (thread, call site)
 //!    (`site_lines`: for the default pattern, ` INFO  [name/tid] target: ` and
-//!    ` (file:line)` with the newline); for other records, the level, the thread's run (`[name/tid] `) rendered
-//!    once per thread, and the target and file; and the message, whose escaping first checks
-//!    sixteen bytes at a time whether any byte may need it (`escape`). A call-site message is
-//!    not scanned at all when its values are escape-free and the site's own text (literal
-//!    pieces, tail, no fill character) was found clean when its line plan was made;
+//!    ` (file:line)` with the newline); for other records, the level, the thread's run
+//!    (`[name/tid] `) rendered once per thread, and the target and file; and the message,
+//!    whose escaping first checks sixteen bytes at a time whether any byte may need it
+//!    (`escape`). A call-site message is not scanned at all when its values are escape-free
+//!    and the site's own text (literal pieces, tail, no fill character) was found clean when
+//!    its line plan was made;
 //! 3. with one file as the only sink, all of it is written straight into the file's batch
 //!    buffer, the call-site message included (renderers append to a `codec::TextBuf`, an
 //!    append-only UTF-8 view of that buffer; the message is scanned for escaping where it
