@@ -150,17 +150,20 @@ pub struct Site {
     pub fields: &'static [&'static str],
 }
 
-/// One `{...}` of a call site's format string.
+/// One `{...}` of a call site's format string, made by [`Placeholder::new`].
+///
+/// Its fields are private because two of them are derived from the others when it is made:
+/// a literal changed afterwards would leave `padded` holding other bytes.
 #[derive(Debug)]
 pub struct Placeholder {
     /// The literal text before it, with `{{` and `}}` unescaped.
-    pub literal: &'static str,
+    pub(crate) literal: &'static str,
     /// Its precision. A precision argument travels before the width's, then the value.
-    pub precision: Count,
+    pub(crate) precision: Count,
     /// Its width.
-    pub width: Count,
+    pub(crate) width: Count,
     /// The call site's function for a spec with flags (fill, alignment, sign, `#`, `0`).
-    pub flags: Option<FlagsFn>,
+    pub(crate) flags: Option<FlagsFn>,
     /// `{}`: no precision, width or flags. Worked out once, at compile time, because the
     /// back end asks for every value it renders: the three checks took 11 instructions per
     /// placeholder (`callgrind`, `backend_iteration`), this one takes two.
@@ -179,7 +182,7 @@ impl Placeholder {
     /// ```
     /// use tachylog::__private::{Count, Placeholder};
     /// static PLACEHOLDER: Placeholder = Placeholder::new("id=", Count::None, Count::None, None);
-    /// assert_eq!(PLACEHOLDER.literal, "id=");
+    /// assert!(format!("{PLACEHOLDER:?}").contains(r#"literal: "id=""#));
     /// ```
     pub const fn new(literal: &'static str, precision: Count, width: Count, flags: Option<FlagsFn>) -> Self {
         let plain = matches!((precision, width, flags), (Count::None, Count::None, None));
