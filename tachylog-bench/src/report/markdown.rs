@@ -442,8 +442,8 @@ fn rate_of(rows: &[Row], logger: &str, workload: &str) -> Option<f64> {
 fn backend_table(rows: &[Row]) -> String {
     let mut out = String::from(
         "## The back end alone: records queued while it was held, then the drain to disk timed\n\n\
-         | workload | format | shape | records | bytes/line | drain s | ns/record | records/s | MB/s | caller ns/record (queueing, back end held) | peak RSS MiB |\n\
-         |---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+         | workload | format | shape | records | bytes/line | drain s | ns/record | records/s | MB/s | back end thread CPU ns/record | writing thread CPU ns/record | caller ns/record (queueing, back end held) | peak RSS MiB |\n\
+         |---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
     );
     for row in rows {
         let Some(Workload::Backend(shape, format)) = Workload::parse(&row.workload) else {
@@ -456,11 +456,16 @@ fn backend_table(rows: &[Row]) -> String {
                 bytes,
                 fill_s,
                 drain_s,
+                backend_cpu_s,
+                writer_cpu_s,
             } => {
                 let n = records.max(1) as f64;
+                let per_record = |cpu_s: Option<f64>| {
+                    cpu_s.map_or("-".to_string(), |s| format!("{:.1}", s * 1e9 / n))
+                };
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {shape:?} | {} | {:.0} | {:.3} | {:.1} | {} | {} | {:.1} | {} |",
+                    "| {} | {} | {shape:?} | {} | {:.0} | {:.3} | {:.1} | {} | {} | {} | {} | {:.1} | {} |",
                     row.workload,
                     format.label(),
                     group_digits(records),
@@ -469,6 +474,8 @@ fn backend_table(rows: &[Row]) -> String {
                     drain_s * 1e9 / n,
                     group_digits((n / drain_s).round() as u64),
                     mb_per_s(bytes, drain_s),
+                    per_record(backend_cpu_s),
+                    per_record(writer_cpu_s),
                     fill_s * 1e9 / n,
                     rss(row),
                 );
@@ -476,7 +483,7 @@ fn backend_table(rows: &[Row]) -> String {
             _ => {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {shape:?} | FAILED | | | | | | | |",
+                    "| {} | {} | {shape:?} | FAILED | | | | | | | | | |",
                     row.workload,
                     format.label()
                 );

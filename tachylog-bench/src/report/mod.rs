@@ -47,6 +47,15 @@ pub struct BackendRun {
     /// Seconds from the release until `tachylog::flush()` returned: every record formatted
     /// and written to the file (handed to the kernel).
     pub drain_s: f64,
+    /// CPU seconds the back end thread ran during the drain: the formatting, with no kernel
+    /// copy in it (`None` where `/proc/self/task/*/schedstat` cannot be read).
+    #[serde(default)]
+    pub backend_cpu_s: Option<f64>,
+    /// CPU seconds the file's writing thread ran during the drain: mostly the kernel copying
+    /// the lines into the page cache, which on a VM that hands free pages back to its host
+    /// includes a host page fault per fresh page.
+    #[serde(default)]
+    pub writer_cpu_s: Option<f64>,
 }
 
 /// The server workload's figures.
@@ -267,6 +276,18 @@ pub struct LoggerInfo {
     pub config: String,
 }
 
+/// The median of a back-end figure over the runs that have it, or `None` if none has.
+fn median_of_some(ms: &[&Measurement], figure: fn(&BackendRun) -> Option<f64>) -> Option<f64> {
+    let values: Vec<f64> = ms
+        .iter()
+        .filter_map(|m| match m {
+            Measurement::Backend(b) => figure(b),
+            _ => None,
+        })
+        .collect();
+    (!values.is_empty()).then(|| median_f64(&values))
+}
+
 /// Combined figures for one (logger, workload).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Summary {
@@ -297,6 +318,10 @@ pub enum Summary {
         fill_s: f64,
         /// Median seconds to drain them.
         drain_s: f64,
+        /// Median CPU seconds of the back end thread during the drain, where measured.
+        backend_cpu_s: Option<f64>,
+        /// Median CPU seconds of the file's writing thread during the drain, where measured.
+        writer_cpu_s: Option<f64>,
     },
     /// Combined latency percentiles.
     Latency {
@@ -435,6 +460,8 @@ fn summarize(runs: &[&RunRecord]) -> Summary {
                 bytes,
                 fill_s: med(&bk(|b| b.fill_s)),
                 drain_s: med(&bk(|b| b.drain_s)),
+                backend_cpu_s: median_of_some(&ms, |b| b.backend_cpu_s),
+                writer_cpu_s: median_of_some(&ms, |b| b.writer_cpu_s),
             }
         }
         Some(Measurement::Latency(_)) => {

@@ -458,6 +458,8 @@ mod tests {
                 bytes: 120_000_000,
                 fill_s: 0.01,
                 drain_s,
+                backend_cpu_s: None,
+                writer_cpu_s: None,
             },
             peak_rss_kib: None,
         };

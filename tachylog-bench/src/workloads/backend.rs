@@ -9,6 +9,13 @@
 //! ns/record = that time / N. The time to queue them (the caller's cost with nobody draining)
 //! is reported beside it.
 //!
+//! Beside the drain, the CPU time that tachylog's back end thread and the file's writing
+//! thread ran during it (`/proc/self/task/*/schedstat`): the first is the formatting alone,
+//! the second mostly the kernel copying the lines into the page cache. The drain can take
+//! longer than the formatting when the writing thread lags, as on this VM when the host has
+//! taken back the free pages that the page cache is then given (free page reporting): each
+//! such page costs a host page fault on first touch.
+//!
 //! Had the ring been too small, the producer would block while held: a watchdog then releases
 //! the back end and the run fails saying so, rather than hanging or measuring something else.
 //! The file's size is checked before the release: a back end that wrote while held fails
@@ -273,10 +280,13 @@ fn measure(
     let blocked = watchdog.stop();
     let wrote_while_held = file_len(file)? != warm_len;
 
+    let cpu_before = (thread_cpu_s(BACKEND_THREAD), thread_cpu_s(WRITER_THREAD));
     let t1 = Instant::now();
     hold_backend(false);
     tachylog::flush();
     let drain_s = t1.elapsed().as_secs_f64();
+    let backend_cpu_s = cpu_since(BACKEND_THREAD, cpu_before.0);
+    let writer_cpu_s = cpu_since(WRITER_THREAD, cpu_before.1);
     drop(guard);
 
     if blocked {
@@ -297,5 +307,37 @@ fn measure(
         ring_bytes: ring as u64,
         fill_s,
         drain_s,
+        backend_cpu_s,
+        writer_cpu_s,
     })
+}
+
+/// The names tachylog gives its back end thread and a file's writing thread.
+const BACKEND_THREAD: &str = "tachylog";
+const WRITER_THREAD: &str = "tachylog-write";
+
+/// CPU seconds this process's threads named `name` have run so far (the first field of
+/// `/proc/self/task/<tid>/schedstat`, in nanoseconds); `None` if there is no such thread or
+/// the file cannot be read.
+fn thread_cpu_s(name: &str) -> Option<f64> {
+    let mut total = None;
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let path = task.path();
+        let Ok(comm) = std::fs::read_to_string(path.join("comm")) else {
+            continue;
+        };
+        if comm.trim_end() != name {
+            continue;
+        }
+        let stat = std::fs::read_to_string(path.join("schedstat")).ok()?;
+        let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
+        total = Some(total.unwrap_or(0.0) + ns as f64 / 1e9);
+    }
+    total
+}
+
+/// CPU seconds `name`'s threads ran since `before` (a thread that did not exist then, such as
+/// the writing thread, which starts with the first full batch, counts from zero).
+fn cpu_since(name: &str, before: Option<f64>) -> Option<f64> {
+    thread_cpu_s(name).map(|after| after - before.unwrap_or(0.0))
 }
