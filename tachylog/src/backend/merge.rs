@@ -112,6 +112,18 @@ impl Source {
         self.bound.saturating_sub(slack)
     }
 
+    /// Whether the cursor is at or past the position [`Merger::snapshot`] recorded. "Past", not
+    /// only "at": peeking skips padding, and padding the producer wrote after the snapshot
+    /// starts exactly at it, so the cursor can step over the snapshot without stopping there.
+    /// With an equality test the drain of a flush then never ended while threads kept logging
+    /// (seen as a SIGTERM drain that ran into its 5 s limit and a torn last line). Positions
+    /// wrap at `usize::MAX` and the cursor is never more than a ring's capacity away from the
+    /// snapshot, so the wrapping difference read as signed says which is ahead.
+    #[inline]
+    fn reached_snapshot(&self) -> bool {
+        (self.cursor.position().wrapping_sub(self.snapshot) as isize) >= 0
+    }
+
     fn release(&mut self) {
         if self.unreleased > 0 {
             self.queue.ring.release(&self.cursor);
@@ -212,7 +224,7 @@ impl Merger {
             let mut best: Option<(usize, u64)> = None;
             for (i, s) in self.sources.iter().enumerate() {
                 if let Some(ts) = s.head {
-                    if mode == DrainMode::UntilSnapshot && s.cursor.position() == s.snapshot {
+                    if mode == DrainMode::UntilSnapshot && s.reached_snapshot() {
                         continue;
                     }
                     if best.is_none_or(|(_, b)| ts < b) {
@@ -232,7 +244,7 @@ impl Merger {
                     continue;
                 }
                 match s.head {
-                    Some(_) if mode == DrainMode::UntilSnapshot && s.cursor.position() == s.snapshot => {}
+                    Some(_) if mode == DrainMode::UntilSnapshot && s.reached_snapshot() => {}
                     Some(head) => older_than = older_than.min(head),
                     None if check_bounds => up_to = up_to.min(s.bound(now, self.slack, self.stall)),
                     None => {}
@@ -262,7 +274,7 @@ impl Merger {
                 // Ties go back to the full comparison, which prefers the lower index.
                 let go_on = drained.emitted < max
                     && s.head.is_some_and(|next| next < older_than && next <= up_to)
-                    && !(mode == DrainMode::UntilSnapshot && s.cursor.position() == s.snapshot);
+                    && !(mode == DrainMode::UntilSnapshot && s.reached_snapshot());
                 if !go_on {
                     break;
                 }
@@ -402,6 +414,36 @@ mod tests {
                 let (mut merger, _producers) = merger_over(&rings);
                 prop_assert_eq!(drain_all(&mut merger, mode, max), expected(&rings));
             }
+        }
+    }
+
+    /// A snapshot taken where the producer later writes padding (its next record did not fit
+    /// before the end of the ring) still stops the drain there: the records published after it
+    /// wait for an ordinary drain. Over two full turns of the ring, so the padding falls at the
+    /// snapshot at least once (a 24-byte frame does not divide the ring's size).
+    #[test]
+    fn a_snapshot_stops_the_drain_even_where_padding_follows_it() {
+        let (mut merger, mut producers) = merger_over(&[vec![]]);
+        let queue = merger.sources[0].queue.clone();
+        let capacity = 1 << 16;
+        let publish = |producer: &mut ProducerCursor, ts: u64| {
+            queue.ring.begin_activity(producer);
+            let reservation = queue.ring.try_reserve(producer, 16, 1).expect("room for one record");
+            // SAFETY: a fresh, uncommitted reservation of 16 bytes.
+            unsafe {
+                queue.ring.write_body(&reservation, 0, &ts.to_ne_bytes());
+                queue.ring.write_body(&reservation, 8, &0u64.to_ne_bytes());
+            }
+            queue.ring.commit(producer, reservation);
+            queue.ring.end_activity(producer);
+        };
+        for ts in 0..(2 * capacity / 24) as u64 {
+            merger.snapshot();
+            publish(&mut producers[0], ts);
+            let after_snapshot = merger.drain(u64::MAX / 2, DrainMode::UntilSnapshot, 100, |_, _, _| {});
+            assert_eq!(after_snapshot.emitted, 0, "record {ts}, published after the snapshot, was drained");
+            let ordinary = merger.drain(u64::MAX / 2, DrainMode::Ordered, 100, |_, _, _| {});
+            assert_eq!(ordinary.emitted, 1, "record {ts}");
         }
     }
 

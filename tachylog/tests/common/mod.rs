@@ -343,6 +343,19 @@ pub fn run_child_with_env(
             None => command.env_remove(name),
         };
     }
+    // The children start with SIGINT and SIGTERM at their default action, as under an
+    // interactive shell or a service manager, whatever this process inherited: a suite started
+    // with `nohup` or in the background by a script inherits SIG_IGN, which tachylog respects
+    // (it installs no handler), and the tests of its handlers would then test nothing.
+    // SAFETY: between fork and exec only `signal`, which is async-signal-safe, is called.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            Ok(())
+        });
+    }
     let mut child = command
         .args([scenario, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD_SCENARIO, scenario)
