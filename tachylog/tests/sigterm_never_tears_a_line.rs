@@ -5,8 +5,8 @@
 //! that was a multiple of 4096). Later, about one child in 20-40 still tore its last line: the
 //! drain that precedes the halt stepped over its snapshot when padding followed it in a ring,
 //! so it never ended while the threads kept logging; the signal thread gave up after 5 s and
-//! the process died mid-write (fixed in `Source::reached_snapshot`, `backend/merge.rs`; there
-//! the drain now takes 2-13 ms).
+//! the process died mid-write (fixed in `Source::reached_snapshot`, `backend/merge.rs`; since
+//! then the drain took 2-13 ms in five children run by hand).
 
 mod common;
 

@@ -329,21 +329,26 @@ mod tests {
 
     /// Rings holding records with the given timestamps (each ring's in ascending order), their
     /// producers idle, adopted by a merger with no slack.
+    /// Publishes one 16-byte record body: its timestamp, then its ring's number.
+    fn publish(ring: &Ring, producer: &mut ProducerCursor, ts: u64, id: u64) {
+        ring.begin_activity(producer);
+        let reservation = ring.try_reserve(producer, 16, 1).expect("room for the test's records");
+        // SAFETY: a fresh, uncommitted reservation of 16 bytes.
+        unsafe {
+            ring.write_body(&reservation, 0, &ts.to_ne_bytes());
+            ring.write_body(&reservation, 8, &id.to_ne_bytes());
+        }
+        ring.commit(producer, reservation);
+        ring.end_activity(producer);
+    }
+
     fn merger_over(rings: &[Vec<u64>]) -> (Merger, Vec<ProducerCursor>) {
         let mut merger = Merger::new(0, u64::MAX);
         let mut producers = Vec::new();
         for (id, stamps) in rings.iter().enumerate() {
             let (ring, mut producer, consumer) = Ring::new(1 << 16);
             for &ts in stamps {
-                ring.begin_activity(&mut producer);
-                let reservation = ring.try_reserve(&mut producer, 16, 1).expect("room for the test's records");
-                // SAFETY: a fresh, uncommitted reservation of 16 bytes.
-                unsafe {
-                    ring.write_body(&reservation, 0, &ts.to_ne_bytes());
-                    ring.write_body(&reservation, 8, &(id as u64).to_ne_bytes());
-                }
-                ring.commit(&mut producer, reservation);
-                ring.end_activity(&mut producer);
+                publish(&ring, &mut producer, ts, id as u64);
             }
             let queue = Arc::new(ThreadQueue {
                 ring,
@@ -426,20 +431,9 @@ mod tests {
         let (mut merger, mut producers) = merger_over(&[vec![]]);
         let queue = merger.sources[0].queue.clone();
         let capacity = 1 << 16;
-        let publish = |producer: &mut ProducerCursor, ts: u64| {
-            queue.ring.begin_activity(producer);
-            let reservation = queue.ring.try_reserve(producer, 16, 1).expect("room for one record");
-            // SAFETY: a fresh, uncommitted reservation of 16 bytes.
-            unsafe {
-                queue.ring.write_body(&reservation, 0, &ts.to_ne_bytes());
-                queue.ring.write_body(&reservation, 8, &0u64.to_ne_bytes());
-            }
-            queue.ring.commit(producer, reservation);
-            queue.ring.end_activity(producer);
-        };
         for ts in 0..(2 * capacity / 24) as u64 {
             merger.snapshot();
-            publish(&mut producers[0], ts);
+            publish(&queue.ring, &mut producers[0], ts, 0);
             let after_snapshot = merger.drain(u64::MAX / 2, DrainMode::UntilSnapshot, 100, |_, _, _| {});
             assert_eq!(after_snapshot.emitted, 0, "record {ts}, published after the snapshot, was drained");
             let ordinary = merger.drain(u64::MAX / 2, DrainMode::Ordered, 100, |_, _, _| {});
