@@ -327,8 +327,6 @@ mod tests {
     use std::sync::atomic::{AtomicBool, AtomicU64};
     use std::sync::Arc;
 
-    /// Rings holding records with the given timestamps (each ring's in ascending order), their
-    /// producers idle, adopted by a merger with no slack.
     /// Publishes one 16-byte record body: its timestamp, then its ring's number.
     fn publish(ring: &Ring, producer: &mut ProducerCursor, ts: u64, id: u64) {
         ring.begin_activity(producer);
@@ -342,6 +340,8 @@ mod tests {
         ring.end_activity(producer);
     }
 
+    /// Rings holding records with the given timestamps (each ring's in ascending order), their
+    /// producers idle, adopted by a merger with no slack.
     fn merger_over(rings: &[Vec<u64>]) -> (Merger, Vec<ProducerCursor>) {
         let mut merger = Merger::new(0, u64::MAX);
         let mut producers = Vec::new();
