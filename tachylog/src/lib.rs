@@ -95,6 +95,7 @@ mod record;
 mod sink;
 mod zone;
 
+pub use backend::stats::{stats, Stats};
 pub use error::Error;
 pub use facade::log::LogFacade;
 #[cfg(feature = "tracing")]

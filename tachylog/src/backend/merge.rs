@@ -71,7 +71,7 @@ impl Source {
         let created = adopted.queue.created_ticks;
         let snapshot = adopted.cursor.position();
         Source {
-            last_activity: adopted.queue.ring.activity() & !1,
+            last_activity: adopted.queue.rings.activity(&adopted.cursor) & !1,
             queue: adopted.queue,
             cursor: adopted.cursor,
             last_observed: created,
@@ -84,7 +84,7 @@ impl Source {
     }
 
     fn observe(&mut self, now: u64) {
-        let activity = self.queue.ring.activity();
+        let activity = self.queue.rings.activity(&self.cursor);
         if activity % 2 == 0 {
             self.bound = now;
         } else if activity != self.last_activity {
@@ -99,7 +99,7 @@ impl Source {
     fn peek(&mut self) {
         if self.head.is_none() {
             // The frame is dropped unconsumed, so the next `peek` returns it again.
-            let frame = self.queue.ring.peek(&mut self.cursor);
+            let frame = self.queue.rings.peek(&mut self.cursor);
             self.head = frame.map(|frame| frame.read_body(read_timestamp));
         }
     }
@@ -117,8 +117,9 @@ impl Source {
     /// starts exactly at it, so the cursor can step over the snapshot without stopping there.
     /// With an equality test the drain of a flush then never ended while threads kept logging
     /// (seen as a SIGTERM drain that ran into its 5 s limit and a torn last line). Positions
-    /// wrap at `usize::MAX` and the cursor is never more than a ring's capacity away from the
-    /// snapshot, so the wrapping difference read as signed says which is ahead.
+    /// wrap at `usize::MAX` (continuously across a queue's chain of rings) and the cursor is
+    /// never more than the chain's capacity away from the snapshot, so the wrapping difference
+    /// read as signed says which is ahead.
     #[inline]
     fn reached_snapshot(&self) -> bool {
         (self.cursor.position().wrapping_sub(self.snapshot) as isize) >= 0
@@ -126,7 +127,7 @@ impl Source {
 
     fn release(&mut self) {
         if self.unreleased > 0 {
-            self.queue.ring.release(&self.cursor);
+            self.queue.rings.release(&self.cursor);
             self.unreleased = 0;
         }
     }
@@ -200,7 +201,7 @@ impl Merger {
     /// Records the current published position of every ring, for [`DrainMode::UntilSnapshot`].
     pub(crate) fn snapshot(&mut self) {
         for s in &mut self.sources {
-            s.snapshot = s.queue.ring.published_head();
+            s.snapshot = s.queue.rings.published_head(&s.cursor);
         }
     }
 
@@ -256,11 +257,11 @@ impl Merger {
             }
             let s = &mut self.sources[index];
             loop {
-                s.queue.ring.prefetch(&s.cursor, PREFETCH_DISTANCE);
+                s.queue.rings.prefetch(&s.cursor, PREFETCH_DISTANCE);
                 s.head = None;
                 let frame = s
                     .queue
-                    .ring
+                    .rings
                     .peek(&mut s.cursor)
                     .expect("a visible frame stays visible until it is advanced over");
                 frame.read_body(|body| emit(&s.queue, body, frame.kind()));
@@ -284,14 +285,6 @@ impl Merger {
             s.release();
         }
         drained
-    }
-
-    /// Whether any ring has a record visible now.
-    pub(crate) fn any_visible(&mut self) -> bool {
-        self.sources.iter_mut().any(|s| {
-            s.peek();
-            s.head.is_some()
-        })
     }
 
     /// Drops the rings of exited threads that are fully drained.
@@ -322,13 +315,14 @@ impl Merger {
 mod tests {
     use super::*;
     use crate::queue::registry::ThreadInfo;
-    use crate::queue::ring::{ProducerCursor, Ring};
+    use crate::queue::chain::{ChainProducer, RingChain};
     use proptest::prelude::*;
     use std::sync::atomic::{AtomicBool, AtomicU64};
     use std::sync::Arc;
 
     /// Publishes one 16-byte record body: its timestamp, then its ring's number.
-    fn publish(ring: &Ring, producer: &mut ProducerCursor, ts: u64, id: u64) {
+    fn publish(producer: &mut ChainProducer, ts: u64, id: u64) {
+        let (ring, producer) = producer.parts();
         ring.begin_activity(producer);
         let reservation = ring.try_reserve(producer, 16, 1).expect("room for the test's records");
         // SAFETY: a fresh, uncommitted reservation of 16 bytes.
@@ -342,16 +336,16 @@ mod tests {
 
     /// Rings holding records with the given timestamps (each ring's in ascending order), their
     /// producers idle, adopted by a merger with no slack.
-    fn merger_over(rings: &[Vec<u64>]) -> (Merger, Vec<ProducerCursor>) {
+    fn merger_over(rings: &[Vec<u64>]) -> (Merger, Vec<ChainProducer>) {
         let mut merger = Merger::new(0, u64::MAX);
         let mut producers = Vec::new();
         for (id, stamps) in rings.iter().enumerate() {
-            let (ring, mut producer, consumer) = Ring::new(1 << 16);
+            let (rings, mut producer, consumer) = RingChain::new(1 << 16, 1 << 16);
             for &ts in stamps {
-                publish(&ring, &mut producer, ts, id as u64);
+                publish(&mut producer, ts, id as u64);
             }
             let queue = Arc::new(ThreadQueue {
-                ring,
+                rings,
                 thread: ThreadInfo::new(format!("t{id}"), id as u64),
                 closed: AtomicBool::new(false),
                 dropped: AtomicU64::new(0),
@@ -429,11 +423,10 @@ mod tests {
     #[test]
     fn a_snapshot_stops_the_drain_even_where_padding_follows_it() {
         let (mut merger, mut producers) = merger_over(&[vec![]]);
-        let queue = merger.sources[0].queue.clone();
         let capacity = 1 << 16;
         for ts in 0..(2 * capacity / 24) as u64 {
             merger.snapshot();
-            publish(&queue.ring, &mut producers[0], ts, 0);
+            publish(&mut producers[0], ts, 0);
             let after_snapshot = merger.drain(u64::MAX / 2, DrainMode::UntilSnapshot, 100, |_, _, _| {});
             assert_eq!(after_snapshot.emitted, 0, "record {ts}, published after the snapshot, was drained");
             let ordinary = merger.drain(u64::MAX / 2, DrainMode::Ordered, 100, |_, _, _| {});
@@ -444,16 +437,17 @@ mod tests {
     #[test]
     fn a_ring_inside_a_log_call_holds_back_younger_records() {
         let (mut merger, mut producers) = merger_over(&[vec![10, 20, 30], vec![]]);
-        let busy = &merger.sources[1].queue.clone();
         // The second thread begins a call at tick 15 (first seen then) and has not published.
         merger.sources[1].observe(5);
-        busy.ring.begin_activity(&mut producers[1]);
+        let (ring, cursor) = producers[1].parts();
+        ring.begin_activity(cursor);
         let mut out = Vec::new();
         let drained = merger.drain(15, DrainMode::Ordered, 100, |_, _, _| out.push(()));
         // Its bound is 5, the last time it was seen outside a call: nothing younger goes out.
         assert_eq!(drained.emitted, 0);
         assert!(drained.held_back);
-        busy.ring.end_activity(&mut producers[1]);
+        let (ring, cursor) = producers[1].parts();
+        ring.end_activity(cursor);
         // Seen idle at 25: records up to 25 go, 30 waits (the thread's next call could still
         // be stamped before it).
         let drained = merger.drain(25, DrainMode::Ordered, 100, |_, _, _| out.push(()));

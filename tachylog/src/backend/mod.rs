@@ -1,5 +1,6 @@
 //! The back end: one worker thread ([`worker`]) that merges the rings in timestamp order
-//! ([`merge`]), converts ticks to wall time ([`clock`]), formats and writes to the sinks.
+//! ([`merge`]), converts ticks to wall time ([`clock`]), formats and writes to the sinks, and
+//! counts what it costs ([`stats`]).
 //!
 //! Everything slow lives here, off the application's threads: formatting, time-zone math,
 //! system calls, blocking on slow devices.
@@ -9,4 +10,5 @@
 pub(crate) mod backtrace;
 pub(crate) mod clock;
 pub(crate) mod merge;
+pub(crate) mod stats;
 pub(crate) mod worker;

@@ -2,15 +2,21 @@
 //! flushes when the queues run empty (and at least every flush interval), answers `flush()`,
 //! and sleeps when there is nothing to do.
 //!
-//! Idle strategy: after the queues run empty it yields for a few rounds (records often follow
-//! within microseconds), then sleeps 50 µs at a time for about a millisecond, then announces a
-//! long sleep in [`GATE`]'s `backend_sleeping` and parks for the flush interval. A producer that
-//! publishes while that flag is set unparks it, so an idle logger costs ~10 wake-ups a second
-//! and a record after a pause still goes out promptly.
+//! Idle strategy: a server pays for the back end's CPU per second, not per record, so the back
+//! end does not poll. When the queues run empty it writes what it formatted (one `write(2)` per
+//! sink), announces its sleep in [`GATE`]'s `backend_sleeping` and parks until the next drain is
+//! due: one flush interval later (100 ms by default), or earlier for a sink's timer. Producers
+//! wake it sooner only when a ring passes a quarter full (see `frontend::producer`), and a ring
+//! that keeps doing so grows instead; `flush()`, a blocked producer, an oversize record, a
+//! signal and shutdown wake it at once. So at moderate rates it wakes about ten times a second
+//! and handles a few hundred records per wake, and under sustained load it never sleeps. The
+//! price is latency to disk: a record reaches the file within the flush interval, not at once
+//! (`Builder::flush_interval` trades CPU for it).
 
 use super::backtrace::{BacktraceConfig, BacktraceRing};
 use super::clock::{WallClock, RESYNC_INTERVAL};
 use super::merge::{DrainMode, Merger, SLACK, STALL_LIMIT};
+use super::stats;
 use crate::fields::Fields;
 use crate::format::pattern::{LineFormatter, Message, RecordView, SiteMessage};
 use crate::format::Format;
@@ -498,7 +504,6 @@ impl Worker {
         let mut last_flush = Instant::now();
         let mut last_resync = Instant::now();
         let mut dirty = false;
-        let mut idle_rounds = 0u32;
         loop {
             // Bench-only hold (`__private::hold_backend`): no drain, no flush until released;
             // a shutdown ends it.
@@ -578,7 +583,6 @@ impl Worker {
                 dirty = true;
                 // Writing may have moved a sink to another file, with another deadline.
                 out.refresh_deadline();
-                idle_rounds = 0;
                 if last_flush.elapsed() >= flush_interval {
                     out.flush();
                     dirty = false;
@@ -599,29 +603,25 @@ impl Worker {
             }
             reopen_if_requested(&control, &mut reopened_up_to, &mut out);
             merger.reap();
-            idle_rounds = idle_rounds.saturating_add(1);
-            if idle_rounds < 32 {
-                std::thread::yield_now();
-            } else if idle_rounds < 52 {
-                std::thread::sleep(Duration::from_micros(50));
-            } else {
-                GATE.backend_sleeping.store(true, Ordering::SeqCst);
-                let pending = merger.any_visible()
-                    || control.flush.requested() > flushed_up_to
-                    || control.reopen_requested.load(Ordering::SeqCst) != reopened_up_to
-                    || control.shutdown.load(Ordering::SeqCst)
-                    || REGISTRY.generation() != generation;
-                if !pending {
-                    // Wake at the next sink deadline (a file period boundary) when it comes
-                    // before the flush interval, so rotation happens on time with no traffic.
-                    std::thread::park_timeout(until_timer.map_or(flush_interval, |t| t.min(flush_interval)));
-                }
-                GATE.backend_sleeping.store(false, Ordering::Relaxed);
-                idle_rounds = 0;
+            // Announce the sleep, then look for what must not wait for it (SeqCst both sides:
+            // a request stored before our look wakes us through `unpark`, one after it sees the
+            // flag or the unpark token). Records do not count: they wait for the next drain.
+            GATE.backend_sleeping.store(true, Ordering::SeqCst);
+            let pending = control.flush.requested() > flushed_up_to
+                || control.reopen_requested.load(Ordering::SeqCst) != reopened_up_to
+                || control.shutdown.load(Ordering::SeqCst);
+            if !pending {
+                stats::record_backend_cpu();
+                // Wake at the next sink deadline (a file period boundary) when it comes before
+                // the flush interval, so rotation happens on time with no traffic.
+                std::thread::park_timeout(until_timer.map_or(flush_interval, |t| t.min(flush_interval)));
+                stats::count_wakeup();
             }
+            GATE.backend_sleeping.store(false, Ordering::Relaxed);
         }
         out.flush();
         REGISTRY.give_back(merger.into_queues());
+        stats::backend_ended();
     }
 }
 

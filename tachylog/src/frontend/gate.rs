@@ -28,13 +28,16 @@ pub(crate) struct Gate {
     /// The most verbose enabled level as `u8` (`0`: everything off). Written by `init`,
     /// `set_level` and shutdown; read relaxed by every call.
     pub(crate) max_level: AtomicU8,
-    /// Set by the back end (`SeqCst`) right before a long sleep, cleared when it wakes. A
-    /// producer that sees it set after publishing unparks the back end (cold path).
+    /// Set by the back end (`SeqCst`) right before it sleeps, cleared when it wakes. A producer
+    /// that sees it set after publishing checks its ring's high-water mark (cold path past a
+    /// compare of its own cursor): it wakes the back end only for a ring a quarter full.
     pub(crate) backend_sleeping: AtomicBool,
     /// `OnFull` as `u8`: 0 block, 1 drop. Read on the full-ring path only.
     pub(crate) on_full: AtomicU8,
-    /// Ring size for threads that register from now on.
+    /// The largest ring a thread that registers from now on may grow to.
     pub(crate) ring_capacity: AtomicUsize,
+    /// The first ring of a thread that registers from now on.
+    pub(crate) initial_ring_capacity: AtomicUsize,
     /// Total heap bytes that oversize records may hold in one ring before their producer waits.
     pub(crate) max_boxed_bytes: AtomicUsize,
     /// Records at this level or more severe (as `u8`; `0`: none) make their caller wait until
@@ -46,6 +49,10 @@ pub(crate) struct Gate {
     /// Clock ticks per microsecond (the calibrated rate, at least 1), for the rate limits'
     /// periods. Written by `init`; read when a rate-limited record passes.
     pub(crate) ticks_per_micro: AtomicU64,
+    /// The flush interval in clock ticks: a ring that reaches its high-water mark again within
+    /// this long after a wake grows instead of waking the back end again. Written by `init`;
+    /// read on the high-water path only.
+    pub(crate) grow_window_ticks: AtomicU64,
 }
 
 pub(crate) static GATE: Gate = Gate {
@@ -53,10 +60,12 @@ pub(crate) static GATE: Gate = Gate {
     backend_sleeping: AtomicBool::new(false),
     on_full: AtomicU8::new(0),
     ring_capacity: AtomicUsize::new(1 << 20),
+    initial_ring_capacity: AtomicUsize::new(crate::queue::chain::INITIAL_CAPACITY),
     max_boxed_bytes: AtomicUsize::new(64 << 20),
     sync_level: AtomicU8::new(0),
     max_block_nanos: AtomicU64::new(0),
     ticks_per_micro: AtomicU64::new(1_000),
+    grow_window_ticks: AtomicU64::new(100_000_000),
 };
 
 impl Gate {

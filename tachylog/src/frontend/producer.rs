@@ -4,35 +4,57 @@
 //! Hot path (a call whose record fits in the ring and finds room): one thread-local load, the
 //! ring's reservation arithmetic, two stores of the activity counter, `rdtsc`, the copies, one
 //! release store, one relaxed load of [`GATE`]. No lock, no allocation, no system call.
-//! Everything else (the thread's first record, a full ring, an oversize record, a sleeping back
-//! end) is on `#[cold]` out-of-line paths.
+//! Everything else (the thread's first record, a full ring, an oversize record, a ring past its
+//! high-water mark while the back end sleeps) is on `#[cold]` out-of-line paths.
+//!
+//! Waking the back end: it sleeps between drains (see `backend::worker`), so a producer wakes
+//! it only when its ring passes a quarter full. A thread that reaches that mark again soon after
+//! the back end emptied its ring (within the flush interval) logs faster than a ring of this size
+//! can hold between two drains: its ring grows instead (up to `ring_capacity`), and the back end
+//! keeps draining on its own schedule.
 
+use super::args::{Args, Encode, Stage};
 use super::clock;
 use super::gate::{enabled, synchronous, write_through, OnFull, GATE};
-use crate::queue::control::{self, wake_backend};
-use super::args::{Args, Encode, Stage};
 use crate::codec::ArgWriter;
+use crate::queue::chain::ChainProducer;
+use crate::queue::control::{self, wake_backend};
 use crate::queue::registry::{ThreadQueue, REGISTRY};
-use crate::queue::ring::{ProducerCursor, Reservation};
+use crate::queue::ring::Reservation;
 use crate::record::{call_site_layout, Decode, Site, TraceContext, CALL_SITE_PREFIX, KIND_DYNAMIC};
 use std::cell::{Cell, RefCell, UnsafeCell};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// This thread's producer: its queue and the producer cursor, which only this thread touches.
+/// This thread's producer: its queue and the producer side of its rings, which only this thread
+/// touches.
 pub(crate) struct Producer {
     queue: Arc<ThreadQueue>,
-    cursor: UnsafeCell<ProducerCursor>,
+    chain: UnsafeCell<ChainProducer>,
+    /// When this thread last woke the back end for its ring's high-water mark, and where the
+    /// consumer stood then; `None` after the ring grew.
+    woke: Cell<Option<Woke>>,
+}
+
+#[derive(Clone, Copy)]
+struct Woke {
+    /// The consumer's position in the ring when the wake was sent: while it has not moved, the
+    /// back end has not answered yet.
+    tail: usize,
+    /// Clock ticks.
+    at: u64,
 }
 
 impl Producer {
     fn new() -> Producer {
-        let capacity = GATE.ring_capacity.load(Ordering::Relaxed);
-        let (queue, cursor) = REGISTRY.register(capacity, clock::now());
+        let max = GATE.ring_capacity.load(Ordering::Relaxed);
+        let initial = GATE.initial_ring_capacity.load(Ordering::Relaxed);
+        let (queue, chain) = REGISTRY.register(initial, max, clock::now());
         Producer {
             queue,
-            cursor: UnsafeCell::new(cursor),
+            chain: UnsafeCell::new(chain),
+            woke: Cell::new(None),
         }
     }
 }
@@ -112,19 +134,19 @@ pub fn log_record<A: Args>(site: &'static Site, stage: &Stage, args: &A) {
     // SAFETY: `CURRENT` points at this thread's boxed producer, which lives until its `Drop`
     // clears `CURRENT` at thread exit; only this thread uses it.
     let producer = unsafe { &*producer };
-    // SAFETY: only this thread touches the cursor, and no other reference to it is live: the
-    // code below runs none of the user's code while it holds it.
-    let cursor = unsafe { &mut *producer.cursor.get() };
-    let ring = &producer.queue.ring;
-    if body_len > ring.max_inline_body() {
-        return log_boxed(producer, cursor, site, decode, stage, args, trace);
+    // SAFETY: only this thread touches the chain's producer side, and no other reference to it
+    // is live: the code below runs none of the user's code while it holds it.
+    let chain = unsafe { &mut *producer.chain.get() };
+    if body_len > chain.ring().max_inline_body() {
+        return log_boxed(producer, chain, site, decode, stage, args, trace);
     }
-    let Some(reservation) = ring
-        .try_reserve(cursor, body_len, kind)
-        .or_else(|| wait_for_room(producer, cursor, body_len, kind))
+    let Some(reservation) = chain
+        .try_reserve(body_len, kind)
+        .or_else(|| wait_for_room(producer, chain, body_len, kind))
     else {
         return;
     };
+    let (ring, cursor) = chain.parts();
     ring.begin_activity(cursor);
     let body = ring.body_ptr(&reservation);
     // SAFETY: the reservation holds `body_len = prefix + args_len` writable bytes at `body`,
@@ -143,25 +165,53 @@ pub fn log_record<A: Args>(site: &'static Site, stage: &Stage, args: &A) {
     debug_assert_eq!(writer.remaining(), 0);
     ring.commit(cursor, reservation);
     ring.end_activity(cursor);
-    if GATE.backend_sleeping.load(Ordering::Relaxed) {
-        wake_backend();
+    if GATE.backend_sleeping.load(Ordering::Relaxed) && chain.over_high_water() {
+        on_high_water(producer, chain);
     }
     if synchronous(site.level) {
         write_through();
     }
 }
 
-/// The ring is full: apply the [`OnFull`] policy. Returns `None` when the record is dropped.
+/// The back end sleeps and this thread's ring is (by its stale count) a quarter full: wake the
+/// back end, or grow the ring if it filled this far again soon after the last wake was served.
+#[cold]
+#[inline(never)]
+fn on_high_water(producer: &Producer, chain: &mut ChainProducer) {
+    let (tail, over) = chain.refresh_fill();
+    if !over {
+        return;
+    }
+    let woke = producer.woke.get();
+    if woke.is_some_and(|w| w.tail == tail) {
+        return; // the back end has not drained since our wake: it is on its way
+    }
+    let now = clock::now();
+    let window = GATE.grow_window_ticks.load(Ordering::Relaxed);
+    if woke.is_some_and(|w| now.wrapping_sub(w.at) < window) && chain.grow(0) {
+        producer.woke.set(None);
+        return;
+    }
+    producer.woke.set(Some(Woke { tail, at: now }));
+    wake_backend();
+}
+
+/// The ring is full: grow it if it may grow, else apply the [`OnFull`] policy. Returns `None`
+/// when the record is dropped.
 #[cold]
 #[inline(never)]
 fn wait_for_room(
     producer: &Producer,
-    cursor: &mut ProducerCursor,
+    chain: &mut ChainProducer,
     body_len: usize,
     kind: u32,
 ) -> Option<Reservation> {
-    let ring = &producer.queue.ring;
-    retry_under_policy(producer, || ring.try_reserve(cursor, body_len, kind))
+    if chain.grow(body_len) {
+        if let Some(reservation) = chain.try_reserve(body_len, kind) {
+            return Some(reservation);
+        }
+    }
+    retry_under_policy(producer, || chain.try_reserve(body_len, kind))
 }
 
 /// Retries `attempt`, which failed once for want of room, under the [`OnFull`] policy: waits
@@ -195,14 +245,16 @@ fn must_not_wait(backoff: &mut Backoff) -> bool {
         || backoff.waited_too_long()
 }
 
-/// A record larger than the ring's inline limit: built on the heap and handed over as a boxed
-/// frame. Memory stays bounded: while this ring's boxed records in flight exceed the limit, the
-/// producer waits (or drops, under `OnFull::Drop`), except that a single record always passes.
+/// A record larger than the ring's inline limit: built on the heap, then copied into a ring
+/// grown to hold it when the maximum capacity allows (so a thread that logs such records keeps
+/// logging them without allocating), else handed over as a boxed frame. Memory stays bounded:
+/// while this ring's boxed records in flight exceed the limit, the producer waits (or drops,
+/// under `OnFull::Drop`), except that a single record always passes.
 #[cold]
 #[inline(never)]
 fn log_boxed(
     producer: &Producer,
-    cursor: &mut ProducerCursor,
+    chain: &mut ChainProducer,
     site: &'static Site,
     decode: &'static Decode,
     stage: &Stage,
@@ -220,31 +272,39 @@ fn log_boxed(
     // SAFETY: `body[prefix..]` is `args_len` writable bytes owned by us.
     let mut writer = unsafe { ArgWriter::new(body.as_mut_ptr().add(prefix), args_len) };
     args.write(&mut writer, stage);
-    push_boxed(producer, cursor, body, kind);
+    if !push_pieces(producer, chain, body.len(), &[&body[8..]], kind) {
+        push_boxed(producer, chain, body, kind);
+    }
     if synchronous(site.level) {
         write_through();
     }
 }
 
 /// Publishes a heap-built body (its first 8 bytes are overwritten with the timestamp).
-fn push_boxed(producer: &Producer, cursor: &mut ProducerCursor, body: Box<[u8]>, kind: u32) {
-    let ring = &producer.queue.ring;
+fn push_boxed(producer: &Producer, chain: &mut ChainProducer, body: Box<[u8]>, kind: u32) {
     let limit = GATE.max_boxed_bytes.load(Ordering::Relaxed);
     let mut body = Some(body);
     let mut attempt = || {
         let mut pending = body.take()?;
-        let in_flight = ring.boxed_bytes();
+        let in_flight = chain.ring().boxed_bytes();
         if in_flight == 0 || in_flight + pending.len() <= limit {
-            ring.begin_activity(cursor);
-            pending[..8].copy_from_slice(&clock::now().to_ne_bytes());
-            let pushed = ring.push_boxed(cursor, pending, kind);
-            ring.end_activity(cursor);
-            match pushed {
-                Ok(()) => {
-                    wake_backend();
-                    return Some(());
+            loop {
+                let (ring, cursor) = chain.parts();
+                ring.begin_activity(cursor);
+                pending[..8].copy_from_slice(&clock::now().to_ne_bytes());
+                let pushed = ring.push_boxed(cursor, pending, kind);
+                ring.end_activity(cursor);
+                match pushed {
+                    Ok(()) => {
+                        wake_backend();
+                        return Some(());
+                    }
+                    Err(back) => pending = back,
                 }
-                Err(back) => pending = back,
+                // No room for the frame's 16 bytes in the ring: a larger ring has room.
+                if !chain.grow(0) {
+                    break;
+                }
             }
         }
         body = Some(pending);
@@ -268,8 +328,8 @@ fn log_without_producer(
 ) {
     let producer = Producer::new();
     // SAFETY: the producer is local to this call.
-    let cursor = unsafe { &mut *producer.cursor.get() };
-    log_boxed(&producer, cursor, site, decode, stage, args, trace);
+    let chain = unsafe { &mut *producer.chain.get() };
+    log_boxed(&producer, chain, site, decode, stage, args, trace);
     // Dropping the producer closes the queue; the back end drains and frees it.
 }
 
@@ -317,12 +377,12 @@ pub(crate) fn log_dynamic(
         // SAFETY: as in `log_record`.
         Some(p) => unsafe {
             let p = &*p;
-            push_dynamic(p, &mut *p.cursor.get(), body_len, &ordered);
+            push_dynamic(p, &mut *p.chain.get(), body_len, &ordered);
         },
         None => {
             let p = Producer::new();
             // SAFETY: the producer is local to this call.
-            push_dynamic(&p, unsafe { &mut *p.cursor.get() }, body_len, &ordered);
+            push_dynamic(&p, unsafe { &mut *p.chain.get() }, body_len, &ordered);
         }
     }
     if synchronous(level) {
@@ -332,22 +392,39 @@ pub(crate) fn log_dynamic(
 
 /// Publishes a dynamic record made of `pieces` (after the 8-byte timestamp): copied into the
 /// ring when it fits, built on the heap and handed over boxed when it does not.
-fn push_dynamic(producer: &Producer, cursor: &mut ProducerCursor, body_len: usize, pieces: &[&[u8]]) {
-    let ring = &producer.queue.ring;
-    if body_len > ring.max_inline_body() {
-        let mut body = Vec::with_capacity(body_len);
-        body.extend_from_slice(&[0; 8]); // the timestamp, stamped when published
-        for piece in pieces {
-            body.extend_from_slice(piece);
-        }
-        return push_boxed(producer, cursor, body.into_boxed_slice(), KIND_DYNAMIC);
-    }
-    let Some(reservation) = ring
-        .try_reserve(cursor, body_len, KIND_DYNAMIC)
-        .or_else(|| wait_for_room(producer, cursor, body_len, KIND_DYNAMIC))
-    else {
+fn push_dynamic(producer: &Producer, chain: &mut ChainProducer, body_len: usize, pieces: &[&[u8]]) {
+    if push_pieces(producer, chain, body_len, pieces, KIND_DYNAMIC) {
         return;
+    }
+    let mut body = Vec::with_capacity(body_len);
+    body.extend_from_slice(&[0; 8]); // the timestamp, stamped when published
+    for piece in pieces {
+        body.extend_from_slice(piece);
+    }
+    push_boxed(producer, chain, body.into_boxed_slice(), KIND_DYNAMIC);
+}
+
+/// Copies a record of `body_len` bytes, the timestamp (stamped now) followed by `pieces`, into
+/// the ring, growing the ring first if that lets it fit. Returns `false`, publishing nothing,
+/// when the record is too large for any ring this thread may have (the caller boxes it);
+/// `true` once it is published or dropped under the [`OnFull`] policy.
+fn push_pieces(
+    producer: &Producer,
+    chain: &mut ChainProducer,
+    body_len: usize,
+    pieces: &[&[u8]],
+    kind: u32,
+) -> bool {
+    if body_len > chain.ring().max_inline_body() && !chain.grow(body_len) {
+        return false;
+    }
+    let Some(reservation) = chain
+        .try_reserve(body_len, kind)
+        .or_else(|| wait_for_room(producer, chain, body_len, kind))
+    else {
+        return true;
     };
+    let (ring, cursor) = chain.parts();
     ring.begin_activity(cursor);
     // SAFETY: the reservation is ours, uncommitted, and exactly `body_len` bytes long, which is
     // 8 plus the pieces' total length.
@@ -361,9 +438,10 @@ fn push_dynamic(producer: &Producer, cursor: &mut ProducerCursor, body_len: usiz
     }
     ring.commit(cursor, reservation);
     ring.end_activity(cursor);
-    if GATE.backend_sleeping.load(Ordering::Relaxed) {
-        wake_backend();
+    if GATE.backend_sleeping.load(Ordering::Relaxed) && chain.over_high_water() {
+        on_high_water(producer, chain);
     }
+    true
 }
 
 /// Waiting on a full ring: spin very briefly (room often appears within a microsecond), yield

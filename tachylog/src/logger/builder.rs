@@ -52,6 +52,7 @@ pub struct Builder {
     /// The environment variable to read directives from.
     env_filter: Option<String>,
     ring_capacity: usize,
+    initial_ring_capacity: usize,
     on_full: OnFull,
     utc: bool,
     escape: bool,
@@ -85,6 +86,7 @@ pub fn builder() -> Builder {
         #[cfg(feature = "color")]
         color: crate::sink::ColorChoice::Auto,
         ring_capacity: 1 << 20,
+        initial_ring_capacity: crate::queue::chain::INITIAL_CAPACITY,
         on_full: OnFull::Block,
         utc: false,
         escape: true,
@@ -234,13 +236,42 @@ impl Builder {
         }
     }
 
-    /// Bytes of each thread's ring (default 1 MiB; rounded up to a power of two, at least 4
-    /// KiB). Applies to threads that log their first record after `init`. The ring is
-    /// allocated and its pages touched on the thread's first record, so that later calls never
-    /// take a page fault: each logging thread holds this much resident memory. Lower it for
-    /// programs with many threads that log rarely.
+    /// The most ring memory one thread may hold (default 1 MiB; rounded up to a power of two,
+    /// at least 4 KiB). Applies to threads that log their first record after `init`.
+    ///
+    /// A thread's ring starts at [`initial_ring_capacity`](Builder::initial_ring_capacity)
+    /// (8 KiB) on its first record, its pages touched then so that later calls take no page
+    /// fault. It is replaced by one twice as large (or more, for a large record) when it fills,
+    /// or when it passes a quarter full again within one flush interval of the back end's last
+    /// drain; never beyond this size. While the back end drains the old ring, both are held, so
+    /// a thread holds at most twice this much, and only while it logs that fast. A thread's rings
+    /// are freed once it has exited and its records are written. So 1,000 threads that log a
+    /// little hold about 8 MiB, and one thread that logs at full speed gets the whole 1 MiB.
+    /// When the largest ring is full the caller waits or drops, as [`OnFull`] says.
+    ///
+    /// ```
+    /// // Up to 4 MiB for a thread that logs bursts of large records.
+    /// let builder = tachylog::builder().ring_capacity(4 << 20);
+    /// # drop(builder);
+    /// ```
     pub fn ring_capacity(mut self, bytes: usize) -> Self {
         self.ring_capacity = bytes.max(4096);
+        self
+    }
+
+    /// The size of a thread's first ring (default 8 KiB; at most
+    /// [`ring_capacity`](Builder::ring_capacity)). Growing a ring allocates (on a cold path, a
+    /// few times in a thread's life): a program that must never allocate in a log call after a
+    /// thread's first record sets this to `ring_capacity`, and each logging thread then holds
+    /// that much from its first record on.
+    ///
+    /// ```
+    /// // Every logging thread gets its 1 MiB ring on its first record and never grows it.
+    /// let builder = tachylog::builder().ring_capacity(1 << 20).initial_ring_capacity(1 << 20);
+    /// # drop(builder);
+    /// ```
+    pub fn initial_ring_capacity(mut self, bytes: usize) -> Self {
+        self.initial_ring_capacity = bytes.max(64);
         self
     }
 
@@ -515,6 +546,9 @@ impl Builder {
         }
         let clock = WallClock::calibrate();
         GATE.ticks_per_micro.store(clock.ticks_per_micro(), Ordering::Relaxed);
+        let flush_micros = u64::try_from(self.flush_interval.as_micros()).unwrap_or(u64::MAX);
+        GATE.grow_window_ticks
+            .store(flush_micros.saturating_mul(clock.ticks_per_micro()), Ordering::Relaxed);
         let control = Arc::new(Control::new());
         Control::publish_for_signals(&control);
         let worker = Worker {
@@ -532,6 +566,8 @@ impl Builder {
         };
         GATE.ring_capacity
             .store(self.ring_capacity, Ordering::Relaxed);
+        GATE.initial_ring_capacity
+            .store(self.initial_ring_capacity, Ordering::Relaxed);
         GATE.on_full
             .store((self.on_full == OnFull::Drop) as u8, Ordering::Relaxed);
         GATE.max_boxed_bytes

@@ -5,7 +5,8 @@
 //! outlive back ends: when a logger shuts down, its back end hands the queues it adopted back
 //! here, so a logger started later drains them.
 
-use super::ring::{ConsumerCursor, ProducerCursor, Ring};
+use super::chain::{ChainProducer, RingChain};
+use super::ring::ConsumerCursor;
 use super::sync::lock;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -65,7 +66,8 @@ pub(crate) fn os_thread_id() -> u64 {
 
 /// One producing thread's ring and what the back end needs to know about it.
 pub(crate) struct ThreadQueue {
-    pub(crate) ring: Ring,
+    /// The thread's records: a chain of rings that grows with what it logs.
+    pub(crate) rings: RingChain,
     pub(crate) thread: ThreadInfo,
     /// Set (`Release`) by the producer after its last record, when its thread exits.
     pub(crate) closed: AtomicBool,
@@ -95,15 +97,17 @@ pub(crate) static REGISTRY: Registry = Registry {
 };
 
 impl Registry {
-    /// Creates and registers a queue for the calling thread.
+    /// Creates and registers a queue for the calling thread, whose rings start at `initial`
+    /// bytes and may grow to `max`.
     pub(crate) fn register(
         &self,
-        capacity: usize,
+        initial: usize,
+        max: usize,
         created_ticks: u64,
-    ) -> (Arc<ThreadQueue>, ProducerCursor) {
-        let (ring, producer, consumer) = Ring::new(capacity);
+    ) -> (Arc<ThreadQueue>, ChainProducer) {
+        let (rings, producer, consumer) = RingChain::new(initial, max);
         let queue = Arc::new(ThreadQueue {
-            ring,
+            rings,
             thread: ThreadInfo::current(),
             closed: AtomicBool::new(false),
             dropped: AtomicU64::new(0),

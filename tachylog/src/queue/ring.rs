@@ -24,7 +24,7 @@
 //! Indices `head` and `tail` count bytes since creation and wrap at `usize::MAX`; all
 //! arithmetic on them is wrapping, and `head - tail` (wrapping) is always in `0 ..= capacity`.
 
-use super::sync::{AtomicUsize, Ordering, Storage};
+use super::sync::{AtomicPtr, AtomicUsize, Ordering, Storage};
 use crossbeam_utils::CachePadded;
 use std::mem::MaybeUninit;
 
@@ -73,6 +73,20 @@ pub(crate) struct ProducerCursor {
     activity: usize,
 }
 
+impl ProducerCursor {
+    /// Bytes published and not yet released, as far as this cursor knows: its copy of `tail`
+    /// may be stale, so this over-reports, never under-reports.
+    #[inline(always)]
+    pub(crate) fn cached_fill(&self) -> usize {
+        self.head.wrapping_sub(self.cached_tail)
+    }
+
+    /// The consumer's position as this cursor last read it.
+    pub(crate) fn cached_tail(&self) -> usize {
+        self.cached_tail
+    }
+}
+
 /// The consumer's private view of the ring. Owned by the consuming thread only.
 #[derive(Debug)]
 pub(crate) struct ConsumerCursor {
@@ -84,6 +98,14 @@ pub(crate) struct ConsumerCursor {
 }
 
 impl ConsumerCursor {
+    /// A cursor at `position` of a ring that holds nothing before it (a successor ring).
+    pub(super) fn at(position: usize) -> Self {
+        ConsumerCursor {
+            read: position,
+            cached_head: position,
+        }
+    }
+
     /// Position of the next frame to read (padding not yet skipped).
     #[inline]
     pub(crate) fn position(&self) -> usize {
@@ -92,7 +114,11 @@ impl ConsumerCursor {
 }
 
 /// Space reserved by [`Ring::try_reserve`], to be filled and then [`Ring::commit`]ted.
-#[derive(Debug, Clone, Copy)]
+///
+/// Neither `Clone` nor `Copy`, and `commit` takes it by value: a second commit of the same
+/// reservation would move `head` back over frames the consumer may already have read and
+/// freed.
+#[derive(Debug)]
 pub(crate) struct Reservation {
     /// Storage offset of the frame body.
     pub(crate) body_offset: usize,
@@ -147,10 +173,23 @@ enum BodyLocation {
     Boxed { ptr: *mut u8 },
 }
 
+/// What [`Ring::locate`] found at the consumer's read position: a frame, without the borrow
+/// of the cursor that a [`Frame`] holds.
+pub(super) struct Located {
+    kind: u32,
+    body_len: usize,
+    location: BodyLocation,
+    next: usize,
+}
+
 /// See the module documentation.
 pub(crate) struct Ring {
     producer: CachePadded<ProducerSide>,
     consumer: CachePadded<ConsumerSide>,
+    /// The ring the producer moved on to when this one was too small (see `queue::chain`), or
+    /// null. Stored once, by the producer (`Release`), after its last commit here; read by the
+    /// consumer (`Acquire`), which then sees every frame of this ring.
+    pub(super) next: AtomicPtr<Ring>,
     /// Heap bytes held by boxed frames not yet consumed. Incremented by the producer before
     /// publishing a boxed frame, decremented by the consumer after freeing it.
     boxed_bytes: CachePadded<AtomicUsize>,
@@ -186,6 +225,7 @@ impl Ring {
             consumer: CachePadded::new(ConsumerSide {
                 tail: AtomicUsize::new(start),
             }),
+            next: AtomicPtr::new(std::ptr::null_mut()),
             boxed_bytes: CachePadded::new(AtomicUsize::new(0)),
             storage: Storage::new(capacity),
             mask: capacity - 1,
@@ -201,6 +241,24 @@ impl Ring {
             cached_head: start,
         };
         (ring, producer, consumer)
+    }
+
+    /// A ring of `capacity` bytes that takes over from the one `producer` writes: its indices
+    /// start where the producer's head stands and its activity counter goes on from the
+    /// producer's, so the consumer's positions and the merge's view of the thread carry over.
+    pub(super) fn successor(capacity: usize, producer: &ProducerCursor) -> (Ring, ProducerCursor) {
+        let (ring, mut cursor, _) = Self::with_start_index(capacity, producer.head);
+        debug_assert_eq!(cursor.head, producer.head, "heads are always frame-aligned");
+        debug_assert_eq!(
+            producer.activity % 2,
+            0,
+            "a ring is replaced between log calls"
+        );
+        cursor.activity = producer.activity;
+        ring.producer
+            .activity
+            .store(producer.activity, Ordering::Relaxed);
+        (ring, cursor)
     }
 
     /// Size of the storage in bytes.
@@ -353,6 +411,13 @@ impl Ring {
         Ok(())
     }
 
+    /// Reloads the consumer's position into the producer's `cursor` (`Acquire`) and returns the
+    /// bytes published and not yet released.
+    pub(crate) fn refresh_fill(&self, cursor: &mut ProducerCursor) -> usize {
+        cursor.cached_tail = self.consumer.tail.load(Ordering::Acquire);
+        cursor.cached_fill()
+    }
+
     /// Marks the start of a log call's critical section; see [`ProducerSide::activity`].
     #[inline(always)]
     pub(crate) fn begin_activity(&self, cursor: &mut ProducerCursor) {
@@ -399,6 +464,14 @@ impl Ring {
     // runs); with the hint it measured 0.213 again.
     #[inline]
     pub(crate) fn peek<'a>(&'a self, cursor: &'a mut ConsumerCursor) -> Option<Frame<'a>> {
+        let located = self.locate(cursor)?;
+        Some(self.frame(cursor, located))
+    }
+
+    /// What [`Ring::peek`] finds, without borrowing `cursor` beyond the call (padding before
+    /// the frame is skipped), so that a caller may look again after `None`.
+    #[inline]
+    pub(super) fn locate(&self, cursor: &mut ConsumerCursor) -> Option<Located> {
         loop {
             if cursor.read == cursor.cached_head {
                 cursor.cached_head = self.producer.head.load(Ordering::Acquire);
@@ -441,14 +514,35 @@ impl Ring {
                 };
                 (kind, frame_len - FRAME_HEADER, location)
             };
-            return Some(Frame {
-                ring: self,
-                cursor,
+            return Some(Located {
                 kind,
                 body_len,
                 location,
                 next,
             });
+        }
+    }
+
+    /// The token for the frame `located` found at `cursor`'s position in this ring.
+    #[inline]
+    pub(super) fn frame<'a>(
+        &'a self,
+        cursor: &'a mut ConsumerCursor,
+        located: Located,
+    ) -> Frame<'a> {
+        let Located {
+            kind,
+            body_len,
+            location,
+            next,
+        } = located;
+        Frame {
+            ring: self,
+            cursor,
+            kind,
+            body_len,
+            location,
+            next,
         }
     }
 

@@ -17,7 +17,7 @@ mod name;
 pub use name::{FileNamePatternError, Period};
 
 use super::append::AppendFile;
-use super::{Line, Sink};
+use super::{Line, RecordDropped, Sink};
 use crate::Error;
 use housekeeping::{Housekeeper, Retention};
 use crate::zone::TimeZone;
@@ -253,7 +253,7 @@ impl RollingFile {
             }
             flushed?;
         }
-        opened
+        opened.map_err(only_this_record)
     }
 
     fn open_current(&mut self) -> io::Result<()> {
@@ -286,15 +286,22 @@ impl RollingFile {
     fn file(&mut self) -> io::Result<&mut AppendFile> {
         if self.file.is_none() {
             if self.last_open_attempt.elapsed() >= REOPEN_RETRY {
-                self.open_current()?;
+                self.open_current().map_err(only_this_record)?;
             } else if let Some((kind, message)) = &self.open_error {
-                return Err(io::Error::new(*kind, message.clone()));
+                return Err(only_this_record(io::Error::new(*kind, message.clone())));
             }
         }
         self.file
             .as_mut()
             .ok_or_else(|| io::Error::other("the log file is not open"))
     }
+}
+
+/// A file that could not be opened loses the record at hand and nothing else: no file is open,
+/// so nothing is buffered, and the file left before was flushed (a failure there is reported
+/// as itself). Marked so, the error is not taken to lose every line since the last flush.
+fn only_this_record(error: io::Error) -> io::Error {
+    io::Error::new(error.kind(), RecordDropped(error.to_string()))
 }
 
 impl RollingFileBuilder {

@@ -1,0 +1,178 @@
+use super::*;
+use proptest::prelude::*;
+
+/// Publishes a frame whose body is `len` copies of `value`, growing the chain when the current
+/// ring is full or too small, as the producer's slow path does. Returns `false` when the chain
+/// is at its maximum and full.
+fn push(producer: &mut ChainProducer, value: u8, len: usize) -> bool {
+    if len > producer.ring().max_inline_body() && !producer.grow(len) {
+        return false;
+    }
+    let reservation = match producer.try_reserve(len, 1) {
+        Some(r) => r,
+        None if producer.grow(len) => producer.try_reserve(len, 1).expect("a new ring has room"),
+        None => return false,
+    };
+    let (ring, cursor) = producer.parts();
+    // SAFETY: a fresh reservation of `len` bytes.
+    unsafe { ring.write_body(&reservation, 0, &vec![value; len]) };
+    ring.commit(cursor, reservation);
+    true
+}
+
+/// Reads every visible frame: (first byte, body length rounded to the frame alignment).
+fn pop_all(chain: &RingChain, cursor: &mut ConsumerCursor) -> Vec<(u8, usize)> {
+    let mut out = Vec::new();
+    while let Some(frame) = chain.peek(cursor) {
+        // SAFETY: the test wrote every body byte.
+        out.push(frame.read_body(|b| (unsafe { b[0].assume_init() }, b.len())));
+        frame.advance();
+        chain.release(cursor);
+    }
+    out
+}
+
+#[test]
+fn a_full_ring_grows_and_the_consumer_follows_in_order() {
+    let (chain, mut producer, mut consumer) = RingChain::new(256, 4096);
+    for value in 0..40u8 {
+        assert!(push(&mut producer, value, 24), "record {value}");
+    }
+    assert!(producer.capacity() > 256, "the ring grew");
+    let read = pop_all(&chain, &mut consumer);
+    assert_eq!(
+        read.iter().map(|r| r.0).collect::<Vec<_>>(),
+        (0..40).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        chain.oldest_capacity(),
+        producer.capacity(),
+        "the used-up rings were freed"
+    );
+}
+
+#[test]
+fn a_frame_too_large_for_the_ring_gets_a_ring_that_holds_it() {
+    let (chain, mut producer, mut consumer) = RingChain::new(256, 1 << 16);
+    assert!(push(&mut producer, 1, 8));
+    assert!(push(&mut producer, 2, 3000));
+    assert!(producer.ring().max_inline_body() >= 3000);
+    assert_eq!(pop_all(&chain, &mut consumer), vec![(1, 8), (2, 3000)]);
+}
+
+#[test]
+fn growth_stops_at_the_maximum() {
+    let (_chain, mut producer, _consumer) = RingChain::new(256, 1024);
+    assert!(producer.grow(0));
+    assert!(producer.grow(0));
+    assert_eq!(producer.capacity(), 1024);
+    assert!(!producer.grow(0));
+    assert!(!producer.grow(2000), "a body no ring may hold");
+    assert_eq!(producer.capacity(), 1024);
+    let mut pushed = 0;
+    while push(&mut producer, 7, 24) {
+        pushed += 1;
+    }
+    assert!(
+        (30..=32).contains(&pushed),
+        "a full 1 KiB ring holds about 32 frames, got {pushed}"
+    );
+}
+
+#[test]
+fn the_high_water_mark_follows_the_ring() {
+    let (chain, mut producer, mut consumer) = RingChain::new(1024, 1 << 16);
+    let mut pushed = 0;
+    while !producer.over_high_water() {
+        assert!(push(&mut producer, 1, 24));
+        pushed += 1;
+    }
+    assert_eq!(pushed, 256 / 32, "a quarter of 1 KiB in 32-byte frames");
+    assert_eq!(pop_all(&chain, &mut consumer).len(), pushed);
+    // The producer's copy of the consumer's position is stale until it looks again.
+    assert!(producer.over_high_water());
+    assert_eq!(producer.refresh_fill(), (consumer.position(), false));
+    assert!(producer.grow(0));
+    assert!(!producer.over_high_water(), "an empty new ring");
+}
+
+#[test]
+fn snapshot_positions_are_continuous_across_rings() {
+    let (chain, mut producer, mut consumer) = RingChain::new(256, 1 << 16);
+    assert!(push(&mut producer, 1, 24));
+    assert!(producer.grow(0));
+    assert!(push(&mut producer, 2, 24));
+    // The consumer still reads the first ring; the published position is the second's.
+    let published = chain.published_head(&consumer);
+    assert_eq!(
+        published, 64,
+        "two 32-byte frames, the second in the successor"
+    );
+    assert_eq!(pop_all(&chain, &mut consumer), vec![(1, 24), (2, 24)]);
+    assert_eq!(consumer.position(), published);
+}
+
+#[test]
+fn activity_is_read_from_the_ring_being_written() {
+    let (chain, mut producer, consumer) = RingChain::new(256, 1 << 16);
+    let (ring, cursor) = producer.parts();
+    ring.begin_activity(cursor);
+    ring.end_activity(cursor);
+    assert!(producer.grow(0));
+    assert_eq!(chain.activity(&consumer), 2, "the counter carried over");
+    let (ring, cursor) = producer.parts();
+    ring.begin_activity(cursor);
+    assert_eq!(
+        chain.activity(&consumer),
+        3,
+        "a call in flight in the successor is seen"
+    );
+}
+
+/// Dropping a chain with unread frames in several rings, one of them boxed, frees each ring
+/// and the boxed block exactly once: a double free aborts the test process, and Miri reports a
+/// leak.
+#[test]
+fn dropping_a_chain_frees_rings_and_unread_boxed_frames_once() {
+    let (chain, mut producer, _consumer) = RingChain::new(256, 1 << 16);
+    assert!(push(&mut producer, 1, 24));
+    let (ring, cursor) = producer.parts();
+    ring.push_boxed(cursor, vec![9u8; 100_000].into_boxed_slice(), 1)
+        .expect("room for a boxed frame");
+    assert_eq!(ring.boxed_bytes(), 100_000);
+    assert!(producer.grow(0));
+    assert!(push(&mut producer, 2, 24));
+    drop(producer);
+    drop(chain);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    /// Any interleaving of pushes (of any size a ring may hold), reads and growths delivers every
+    /// frame once, in order, whole.
+    #[test]
+    fn every_frame_arrives_once_in_order(
+        ops in proptest::collection::vec((0u8..4, 1usize..600), 1..200)
+    ) {
+        let (chain, mut producer, mut consumer) = RingChain::new(64, 8192);
+        let mut sent = Vec::new();
+        let mut received = Vec::new();
+        let mut next = 0u8;
+        for (op, len) in ops {
+            match op {
+                0 | 1 => {
+                    if push(&mut producer, next, len) {
+                        sent.push((next, len.div_ceil(8) * 8));
+                        next = next.wrapping_add(1);
+                    }
+                }
+                2 => received.extend(pop_all(&chain, &mut consumer)),
+                _ => {
+                    producer.grow(0);
+                }
+            }
+        }
+        received.extend(pop_all(&chain, &mut consumer));
+        prop_assert_eq!(received, sent);
+    }
+}
