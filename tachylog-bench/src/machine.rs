@@ -1,6 +1,6 @@
 //! What machine the numbers come from: CPU model, core count, kernel, and whether the TSC is
 //! invariant (without `constant_tsc`/`nonstop_tsc` rdtsc latencies are not trustworthy); and
-//! what this process used of it ([`process_cpu_s`]).
+//! what this process used of it ([`Usage`], [`peak_rss_kib`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -65,15 +65,75 @@ impl Machine {
 
 /// This process's CPU time so far, in seconds.
 pub fn process_cpu_s() -> f64 {
-    // SAFETY: `getrusage` only writes the struct we pass, which is zero-initialised plain
-    // data; RUSAGE_SELF is always a valid target.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    tv(usage.ru_utime) + tv(usage.ru_stime)
+    Usage::process().cpu_s
+}
+
+/// What `getrusage` says a process or a thread used so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Usage {
+    /// User + system CPU time, seconds.
+    pub cpu_s: f64,
+    /// Voluntary context switches: the thread gave the CPU up (sleep, wait, blocking call).
+    pub voluntary_switches: u64,
+    /// Involuntary context switches: the scheduler took the CPU away.
+    pub involuntary_switches: u64,
+}
+
+impl Usage {
+    /// This process: every thread, those already exited included.
+    pub fn process() -> Usage {
+        Self::of(libc::RUSAGE_SELF)
+    }
+
+    /// The calling thread alone.
+    pub fn thread() -> Usage {
+        Self::of(libc::RUSAGE_THREAD)
+    }
+
+    fn of(who: libc::c_int) -> Usage {
+        // SAFETY: `getrusage` only writes the struct we pass, which is zero-initialised plain
+        // data; RUSAGE_SELF and RUSAGE_THREAD are always valid targets on Linux.
+        let usage = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            libc::getrusage(who, &mut usage);
+            usage
+        };
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+        Usage {
+            cpu_s: tv(usage.ru_utime) + tv(usage.ru_stime),
+            voluntary_switches: usage.ru_nvcsw.max(0) as u64,
+            involuntary_switches: usage.ru_nivcsw.max(0) as u64,
+        }
+    }
+
+    /// What was used between `earlier` and `self`.
+    pub fn since(self, earlier: Usage) -> Usage {
+        Usage {
+            cpu_s: self.cpu_s - earlier.cpu_s,
+            voluntary_switches: self
+                .voluntary_switches
+                .saturating_sub(earlier.voluntary_switches),
+            involuntary_switches: self
+                .involuntary_switches
+                .saturating_sub(earlier.involuntary_switches),
+        }
+    }
+}
+
+/// This process's peak resident set so far, KiB (`VmHWM` in /proc/self/status), if readable.
+pub fn peak_rss_kib() -> Option<u64> {
+    vm_hwm_kib(&std::fs::read_to_string("/proc/self/status").ok()?)
+}
+
+fn vm_hwm_kib(status: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// The 1, 5 and 15 minute load averages from /proc/loadavg, if readable. Another busy
@@ -177,6 +237,23 @@ mod tests {
         assert_eq!(cpuinfo_field(info, "model name"), Some("AMD EPYC 7B13"));
         assert_eq!(physical_cores(info), Some(1));
         assert_eq!(physical_cores("processor : 0\n"), None);
+    }
+
+    #[test]
+    fn reads_the_peak_resident_set() {
+        let status = "Name:\tbench\nVmPeak:\t  99999 kB\nVmHWM:\t   12345 kB\nVmRSS:\t 1 kB\n";
+        assert_eq!(vm_hwm_kib(status), Some(12_345));
+        assert_eq!(vm_hwm_kib("VmRSS:\t 1 kB\n"), None);
+        assert!(peak_rss_kib().is_some_and(|k| k > 0));
+    }
+
+    #[test]
+    fn usage_counts_this_threads_sleeps_as_voluntary_switches() {
+        let before = Usage::thread();
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        let used = Usage::thread().since(before);
+        assert!(used.voluntary_switches >= 1, "{used:?}");
+        assert!(Usage::process().cpu_s >= used.cpu_s);
     }
 
     #[test]

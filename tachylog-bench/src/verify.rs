@@ -24,6 +24,17 @@ pub struct Expected {
     pub probe_count: u64,
 }
 
+impl Expected {
+    /// The same workload's lines, none of which may be on disk (a run that logs nothing).
+    pub fn nothing(self) -> Expected {
+        Expected {
+            lines: 0,
+            probe_count: 0,
+            ..self
+        }
+    }
+}
+
 /// Counts the lines of every regular file directly in `dir`.
 pub fn count_lines(dir: &Path, expected: &Expected) -> Result<Verification, BenchError> {
     let marker = Finder::new(expected.marker.as_bytes());

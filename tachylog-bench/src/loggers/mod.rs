@@ -67,6 +67,9 @@ pub trait BenchLogger: Sized + Sync {
     fn mixed(&self, b: bool, c: char, i: i32, u: u64, f: f64, s: &str);
     /// `info!("access {} GET {} {} {}us", peer, path, status, micros)`: the server's record.
     fn access(&self, peer: &str, path: &str, status: u16, micros: u64);
+    /// `info!("GET /index.html {} {} bytes in {:.3} ms", status, bytes, ms)`: the paced
+    /// workloads' access-log-like record.
+    fn response(&self, status: u16, bytes: u64, ms: f64);
     /// Whether [`BenchLogger::fields`] is implemented (the logger has structured fields).
     const FIELDS: bool = false;
     /// `info!(user_id = id, latency_ms = ms, path = path; "request served")` in the logger's
@@ -80,6 +83,21 @@ pub trait BenchLogger: Sized + Sync {
     /// worker). When this returns every record logged so far has been written to the file
     /// (handed to the kernel; nothing calls fsync, for any logger).
     fn finish(self) -> Result<(), BenchError>;
+
+    /// The logger's own count of its back end's work so far, where it keeps one (tachylog);
+    /// read just before [`BenchLogger::finish`], since the logger is gone after it.
+    fn backend_stats(&self) -> Option<BackendStats> {
+        None
+    }
+}
+
+/// What a logger's back end says it did: the cost of its thread, seen from inside.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BackendStats {
+    /// Times the back end's thread woke from a sleep.
+    pub wakeups: u64,
+    /// CPU time of the back end's thread, seconds, where the platform tells.
+    pub cpu_s: Option<f64>,
 }
 
 /// Implements every message method of [`BenchLogger`] with one logging macro, so all loggers
@@ -122,6 +140,10 @@ macro_rules! log_calls {
         #[inline(always)]
         fn access(&self, peer: &str, path: &str, status: u16, micros: u64) {
             $($mac)::+!($($recv,)? "access {} GET {} {} {}us", peer, path, status, micros);
+        }
+        #[inline(always)]
+        fn response(&self, status: u16, bytes: u64, ms: f64) {
+            $($mac)::+!($($recv,)? "GET /index.html {} {} bytes in {:.3} ms", status, bytes, ms);
         }
     };
 }
@@ -181,7 +203,7 @@ impl Entry {
 }
 
 /// Every logger, in table order: the subject, the std baselines, the peers, and `nolog`
-/// (the server workload's reference, which logs nothing).
+/// (the reference of the workloads that subtract what running without a logger costs).
 pub const ALL: &[Entry] = &[
     Entry::of::<tachylog::Tachylog>(),
     Entry::of::<bufwriter::BufWriterFloor>(),

@@ -1,5 +1,6 @@
-//! `nolog`: logs nothing. The server workload's reference run (requests/s with no logging);
-//! no other workload runs it.
+//! `nolog`: logs nothing. The reference run of the workloads that measure what logging adds:
+//! the server's (requests/s and CPU per request with no logging), `paced_*` (the CPU and
+//! context switches of the pacing loop itself) and `threads_*` (the threads' own memory).
 
 use std::path::Path;
 
@@ -12,7 +13,7 @@ pub struct NoLog;
 impl BenchLogger for NoLog {
     const NAME: &'static str = "nolog";
     const CRATES: &'static [&'static str] = &[];
-    const CONFIG: &'static str = "no logger: the server's reference run";
+    const CONFIG: &'static str = "no logger: the reference run of server_*, paced_* and threads_*";
 
     fn init(_file: &Path) -> Result<Self, BenchError> {
         Ok(NoLog)
@@ -26,6 +27,7 @@ impl BenchLogger for NoLog {
     fn iteration(&self, _: u64, _: i64, _: f64) {}
     fn mixed(&self, _: bool, _: char, _: i32, _: u64, _: f64, _: &str) {}
     fn access(&self, _: &str, _: &str, _: u16, _: u64) {}
+    fn response(&self, _: u16, _: u64, _: f64) {}
     fn finish(self) -> Result<(), BenchError> {
         Ok(())
     }

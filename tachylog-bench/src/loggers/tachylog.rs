@@ -8,7 +8,7 @@ use std::path::Path;
 
 use ::tachylog::info as tachylog_info;
 
-use super::{log_calls, logger_err, BenchLogger};
+use super::{log_calls, logger_err, BackendStats, BenchLogger};
 use crate::error::BenchError;
 
 /// A pattern with the content of spdlog-rs's default line, `[2026-01-01 12:00:00.123] [info]
@@ -38,6 +38,15 @@ fn install_with(
     }
     .init()
     .map_err(logger_err(name))
+}
+
+/// tachylog's own count of its back end's wake-ups and CPU time.
+pub(super) fn backend_stats() -> BackendStats {
+    let stats = ::tachylog::stats();
+    BackendStats {
+        wakeups: stats.backend_wakeups,
+        cpu_s: stats.backend_cpu.map(|d| d.as_secs_f64()),
+    }
 }
 
 /// The installed logger; dropping the guard shuts it down.
@@ -78,5 +87,9 @@ impl BenchLogger for Tachylog {
     fn finish(self) -> Result<(), BenchError> {
         drop(self.guard);
         Ok(())
+    }
+
+    fn backend_stats(&self) -> Option<BackendStats> {
+        Some(backend_stats())
     }
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use tracing_subscriber::layer::SubscriberExt as _;
 
-use super::{log_calls, logger_err, BenchLogger};
+use super::{log_calls, logger_err, BackendStats, BenchLogger};
 use crate::error::BenchError;
 
 /// The installed logger; dropping the guard shuts tachylog down.
@@ -44,5 +44,9 @@ impl BenchLogger for TachylogTracing {
     fn finish(self) -> Result<(), BenchError> {
         drop(self.guard);
         Ok(())
+    }
+
+    fn backend_stats(&self) -> Option<BackendStats> {
+        Some(super::tachylog::backend_stats())
     }
 }

@@ -57,6 +57,10 @@ impl BenchLogger for Ticklog {
             "`{:?}` only of ticklog's own types; no Vec<String>",
         ),
         (Shape::Mixed, "no `char` argument type"),
+        (
+            Shape::Response,
+            "no `{:.3}` precision in ticklog's format strings",
+        ),
     ];
 
     fn init(file: &Path) -> Result<Self, BenchError> {
@@ -101,6 +105,9 @@ impl BenchLogger for Ticklog {
     #[inline(always)]
     fn access(&self, peer: &str, path: &str, status: u16, micros: u64) {
         ticklog::info!("access {} GET {} {} {}us", peer, path, status, micros);
+    }
+    fn response(&self, _: u16, _: u64, _: f64) {
+        unsupported("response")
     }
 
     fn finish(self) -> Result<(), BenchError> {

@@ -1,6 +1,7 @@
 //! The report as Markdown: a header saying what was measured on what, then one table for
 //! per-call latency, one for throughput (with the floor under it), one for scaling over
-//! producer threads and one for the back end alone. Ratios are to tachylog's row for the same
+//! producer threads, one for the back end alone, then the server, the paced and the threads
+//! tables (the last two in `load`) and idle CPU. Ratios are to tachylog's row for the same
 //! workload (higher = slower than tachylog); a failed row shows FAILED instead of numbers.
 
 use std::fmt::Write as _;
@@ -116,12 +117,14 @@ impl Report {
         };
         let cpus = self.machine.logical_cpus;
         let scaling = move |rows: &[Row]| scaling_table(rows, cpus);
-        let tables: [(Kind, &Table); 6] = [
+        let tables: [(Kind, &Table); 8] = [
             (Kind::Latency, &latency_table),
             (Kind::Throughput, &throughput_table),
             (Kind::Scaling, &scaling),
             (Kind::Backend, &backend_table),
             (Kind::Server, &server_table),
+            (Kind::Paced, &super::load::paced_table),
+            (Kind::Threads, &super::load::threads_table),
             (Kind::Idle, &idle_table),
         ];
         for (k, table) in tables {
@@ -160,6 +163,8 @@ enum Kind {
     Scaling,
     Backend,
     Server,
+    Paced,
+    Threads,
     Idle,
 }
 
@@ -167,6 +172,8 @@ fn kind(workload: &str) -> Kind {
     match Workload::parse(workload) {
         Some(Workload::Latency(_) | Workload::Batch(_)) => Kind::Latency,
         Some(Workload::Server(_)) => Kind::Server,
+        Some(Workload::Paced(_)) => Kind::Paced,
+        Some(Workload::Threads(_)) => Kind::Threads,
         Some(Workload::IdleCpu) => Kind::Idle,
         Some(Workload::Scaling(_)) => Kind::Scaling,
         Some(Workload::Backend(..)) => Kind::Backend,
@@ -175,7 +182,7 @@ fn kind(workload: &str) -> Kind {
 }
 
 /// Peak RSS in MiB, or `–`.
-fn rss(row: &Row) -> String {
+pub(super) fn rss(row: &Row) -> String {
     row.peak_rss_kib
         .map_or("–".into(), |k| format!("{:.1}", k as f64 / 1024.0))
 }
@@ -496,15 +503,21 @@ fn backend_table(rows: &[Row]) -> String {
 fn server_table(rows: &[Row]) -> String {
     let mut out = String::from(
         "## Server under load (access log per request)\n\n\
-         | logger | workload | requests/s | vs nolog | client p50 µs | client p99 µs |\n\
-         |---|---|--:|--:|--:|--:|\n",
+         Server CPU is the process's user + system time from the server's start until the \
+         logger's finish returned, minus the load generator's client threads, per request \
+         answered: the server's work, the log call and the logger's back end. *Added by \
+         logging* is minus `nolog`'s in this run.\n\n\
+         | logger | workload | requests/s | vs nolog | server CPU µs/request | added by logging µs/request | client p50 µs | client p99 µs |\n\
+         |---|---|--:|--:|--:|--:|--:|--:|\n",
     );
     for row in rows {
-        let base = rows.iter().find_map(|r| match r.summary {
-            Summary::Server { requests_per_s, .. }
-                if r.logger == "nolog" && r.workload == row.workload =>
-            {
-                Some(requests_per_s)
+        let nolog = rows.iter().find_map(|r| match r.summary {
+            Summary::Server {
+                requests_per_s,
+                cpu_us_per_request,
+                ..
+            } if r.logger == "nolog" && r.workload == row.workload => {
+                Some((requests_per_s, cpu_us_per_request))
             }
             _ => None,
         });
@@ -513,20 +526,34 @@ fn server_table(rows: &[Row]) -> String {
                 requests_per_s,
                 p50_us,
                 p99_us,
-            } => writeln!(
+                cpu_us_per_request,
+            } => {
+                let added = match (cpu_us_per_request, nolog.and_then(|(_, c)| c)) {
+                    (Some(ours), Some(base)) if row.logger != "nolog" => {
+                        format!("{:.2}", ours - base)
+                    }
+                    _ => "–".into(),
+                };
+                writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} | {added} | {:.0} | {:.0} |",
+                    row.logger,
+                    row.workload,
+                    group_digits(requests_per_s.round() as u64),
+                    nolog.map_or("–".into(), |(b, _)| format!(
+                        "{:.1} %",
+                        requests_per_s / b * 100.0
+                    )),
+                    cpu_us_per_request.map_or("–".into(), |c| format!("{c:.2}")),
+                    p50_us,
+                    p99_us
+                )
+            }
+            _ => writeln!(
                 out,
-                "| {} | {} | {} | {} | {:.0} | {:.0} |",
-                row.logger,
-                row.workload,
-                group_digits(requests_per_s.round() as u64),
-                base.map_or("–".into(), |b| format!(
-                    "{:.1} %",
-                    requests_per_s / b * 100.0
-                )),
-                p50_us,
-                p99_us
+                "| {} | {} | FAILED | | | | | |",
+                row.logger, row.workload
             ),
-            _ => writeln!(out, "| {} | {} | FAILED | | | |", row.logger, row.workload),
         };
     }
     out

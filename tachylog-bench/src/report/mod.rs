@@ -5,9 +5,11 @@
 //! figure, except `max`, which is the largest seen.
 
 mod charts;
+mod load;
 mod markdown;
 pub(crate) mod targets;
 
+pub use load::{PacedRun, ThreadsRun};
 pub use markdown::group_digits;
 
 use std::path::{Path, PathBuf};
@@ -32,6 +34,10 @@ pub enum Measurement {
     Idle(Idle),
     /// From `backend_*`.
     Backend(BackendRun),
+    /// From `paced_*`.
+    Paced(PacedRun),
+    /// From `threads_*`.
+    Threads(ThreadsRun),
 }
 
 /// The back end alone: records queued while it was held, then the drain timed.
@@ -75,6 +81,21 @@ pub struct ServerRun {
     pub p50_us: f64,
     /// Client-side 99th percentile, µs.
     pub p99_us: f64,
+    /// Process CPU seconds (user + system, every thread) from the server's start until the
+    /// logger's finish returned: server, logger and load generator.
+    #[serde(default)]
+    pub cpu_s: Option<f64>,
+    /// Of that, the load generator's client threads (each thread's own `getrusage`).
+    #[serde(default)]
+    pub client_cpu_s: Option<f64>,
+}
+
+impl ServerRun {
+    /// The server's CPU per request answered, µs: the process's minus its clients'.
+    pub fn server_cpu_us_per_request(&self) -> Option<f64> {
+        let server_s = self.cpu_s? - self.client_cpu_s?;
+        (self.requests > 0).then(|| server_s * 1e6 / self.requests as f64)
+    }
 }
 
 /// CPU an idle logger used.
@@ -338,12 +359,18 @@ pub enum Summary {
         p99_us: f64,
         /// Client-side p50, µs.
         p50_us: f64,
+        /// Server CPU per request, µs, where measured.
+        cpu_us_per_request: Option<f64>,
     },
     /// Median idle CPU share (0..1 of one core).
     Idle {
         /// CPU seconds per wall second.
         cpu_share: f64,
     },
+    /// Combined `paced_*` runs.
+    Paced(load::Paced),
+    /// Combined `threads_*` runs.
+    Threads(load::Threads),
     /// At least one run failed; the table says so instead of showing numbers.
     Failed,
 }
@@ -486,10 +513,18 @@ fn summarize(runs: &[&RunRecord]) -> Summary {
                     _ => None,
                 }
             };
+            let cpu: Vec<f64> = ms
+                .iter()
+                .filter_map(|m| match m {
+                    Measurement::Server(s) => s.server_cpu_us_per_request(),
+                    _ => None,
+                })
+                .collect();
             Summary::Server {
                 requests_per_s: med(&sv(|s| s.requests_per_s)),
                 p99_us: med(&sv(|s| s.p99_us)),
                 p50_us: med(&sv(|s| s.p50_us)),
+                cpu_us_per_request: (!cpu.is_empty()).then(|| median_f64(&cpu)),
             }
         }
         Some(Measurement::Idle(_)) => Summary::Idle {
@@ -498,6 +533,12 @@ fn summarize(runs: &[&RunRecord]) -> Summary {
                 _ => None,
             }),
         },
+        Some(Measurement::Paced(_)) => {
+            load::paced_summary(&ms, first_v).map_or(Summary::Failed, Summary::Paced)
+        }
+        Some(Measurement::Threads(_)) => {
+            load::threads_summary(&ms, first_v).map_or(Summary::Failed, Summary::Threads)
+        }
         None => Summary::Failed,
     }
 }

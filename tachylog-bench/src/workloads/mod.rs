@@ -18,8 +18,10 @@ mod floor;
 mod idle;
 mod latency;
 mod limlog;
+mod paced;
 mod seed;
 pub mod server;
+mod threads;
 
 pub use backend::LineFormat;
 
@@ -27,7 +29,7 @@ pub use backend::LineFormat;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Scale {
-    /// About two minutes for the whole suite: a subset of the workloads, one run each.
+    /// A few minutes for the whole suite: a subset of the workloads, one run each.
     Quick,
     /// Every workload at its issue-stated size, three runs of everything.
     Full,
@@ -94,6 +96,9 @@ pub enum Shape {
     Mixed,
     /// The server's access-log record.
     Access,
+    /// `info!("GET /index.html {} {} bytes in {:.3} ms", u16, u64, f64)`: the paced
+    /// workloads' access-log-like record.
+    Response,
     /// `info!(user_id = u64, latency_ms = f64, path = &str; "request served")`: structured
     /// fields, for the loggers that have them.
     Fields,
@@ -139,6 +144,11 @@ pub enum Workload {
     Server(bool),
     /// CPU used by the idle logger over 5 s.
     IdleCpu,
+    /// This many records/s in a burst every millisecond: CPU and context switches against
+    /// `nolog`'s.
+    Paced(u32),
+    /// This many threads alive at once, each logging 100 records: peak RSS against `nolog`'s.
+    Threads(u32),
 }
 
 impl Workload {
@@ -178,14 +188,17 @@ impl Workload {
             Workload::Limlog(2, 4),
             Workload::Server(true),
             Workload::Server(false),
-            Workload::IdleCpu,
         ]);
+        all.extend(paced::RATES.map(Workload::Paced));
+        all.extend(threads::COUNTS.map(Workload::Threads));
+        all.push(Workload::IdleCpu);
         all
     }
 
     /// Whether the quick (default) suite runs it. Of the scaling series only 2 threads (the
     /// issue's target) runs there, every logger's 15M records being minutes; of the
     /// back-end-alone matrix, every shape in text and the `Iteration` shape in JSON and logfmt.
+    /// `paced_*` and `threads_*` run whole: together a little over two minutes.
     pub fn in_quick(self) -> bool {
         matches!(
             self,
@@ -199,12 +212,15 @@ impl Workload {
                 | Workload::Backend(_, LineFormat::Text)
                 | Workload::Backend(Shape::Iteration, _)
                 | Workload::Server(true)
+                | Workload::Paced(_)
+                | Workload::Threads(_)
         )
     }
 
-    /// Whether `logger` takes part: the server runs the issue's four configurations only,
-    /// the variants of tachylog's own configuration (`throughput_like_spdlog`, `floor*`,
-    /// `backend_*`) run tachylog only, and `nolog` runs nothing else.
+    /// Whether `logger` takes part: the server runs four configurations only, the variants
+    /// of tachylog's own configuration (`throughput_like_spdlog`, `floor*`, `backend_*`) run
+    /// tachylog only, and `nolog` runs only where its figures are subtracted (the server,
+    /// `paced_*`, `threads_*`).
     pub fn runs_logger(self, logger: &str) -> bool {
         match self {
             Workload::Server(_) => {
@@ -216,6 +232,7 @@ impl Workload {
             Workload::ThroughputLikeSpdlog | Workload::Floor(_) | Workload::Backend(..) => {
                 logger == "tachylog"
             }
+            Workload::Paced(_) | Workload::Threads(_) => true,
             _ => logger != "nolog",
         }
     }
@@ -248,6 +265,8 @@ impl Workload {
             Workload::Server(true) => "server_keepalive".into(),
             Workload::Server(false) => "server_close".into(),
             Workload::IdleCpu => "idle_cpu".into(),
+            Workload::Paced(rate) => format!("paced_{}k", rate / 1_000),
+            Workload::Threads(n) => format!("threads_{n}"),
         }
     }
 
@@ -270,6 +289,8 @@ impl Workload {
             Workload::Backend(s, _) => s,
             Workload::Limlog(..) => Shape::Mixed,
             Workload::Server(_) => Shape::Access,
+            Workload::Paced(_) => Shape::Response,
+            Workload::Threads(_) => Shape::Request,
         }
     }
 
@@ -285,6 +306,7 @@ impl Workload {
             Shape::Iteration => "Iteration: ",
             Shape::Mixed => "limlog b=",
             Shape::Access => "access 127.0.0.1",
+            Shape::Response => "GET /index.html ",
             Shape::Fields => "request served",
             Shape::Ints => "ints: ",
             Shape::Float => "float: ",
@@ -315,6 +337,15 @@ impl Workload {
                 limlog::probe(LIMLOG_SIZES[s as usize]),
                 u64::from(threads) * scale.count(limlog::RECORDS),
             ),
+            Workload::Paced(_) => paced::probe(lines),
+            // Every thread's first record.
+            Workload::Threads(n) => {
+                let (id, ms, path) = latency::request_args(1);
+                (
+                    format!("request {id} took {ms:.3} ms: {path}"),
+                    u64::from(threads::threads(n, scale)),
+                )
+            }
             _ => (self.marker().to_string(), lines),
         };
         Expected {
@@ -344,6 +375,10 @@ impl Workload {
             Workload::Limlog(_, t) => u64::from(t) * scale.count(limlog::RECORDS),
             Workload::Server(_) => 0,
             Workload::IdleCpu => 1,
+            Workload::Paced(rate) => paced::records(rate, scale),
+            Workload::Threads(n) => {
+                u64::from(threads::threads(n, scale)) * threads::records_per_thread(scale)
+            }
         }
     }
 
@@ -379,6 +414,8 @@ impl Workload {
                 server::Params::for_scale(scale).describe(&self.name(), keep_alive)
             }
             Workload::IdleCpu => idle::describe(),
+            Workload::Paced(rate) => paced::describe(&self.name(), rate, scale),
+            Workload::Threads(n) => threads::describe(&self.name(), n, scale),
         }
     }
 }
@@ -462,6 +499,8 @@ pub fn run<L: BenchLogger>(
                 .map(Measurement::Server)
         }
         Workload::IdleCpu => idle::run::<L>(file, scale).map(Measurement::Idle),
+        Workload::Paced(rate) => paced::run::<L>(file, rate, scale).map(Measurement::Paced),
+        Workload::Threads(n) => threads::run::<L>(file, n, scale).map(Measurement::Threads),
     }
 }
 
@@ -478,6 +517,23 @@ mod tests {
         assert!(e.probe.contains(e.marker));
         let s = Workload::Seed1m.expected(Scale::Full, 0);
         assert_eq!((s.lines, s.probe_count), (1_000_000, 1_000_000));
+    }
+
+    #[test]
+    fn paced_and_threads_expect_every_record_and_a_probe_per_thousand_or_thread() {
+        let p = Workload::parse("paced_10k")
+            .unwrap()
+            .expected(Scale::Quick, 0);
+        assert_eq!((p.lines, p.probe_count), (30_000, 30));
+        assert!(p.probe.contains(p.marker));
+        let t = Workload::parse("threads_2000")
+            .unwrap()
+            .expected(Scale::Quick, 0);
+        assert_eq!((t.lines, t.probe_count), (200_000, 2_000));
+        let smoke = Workload::Threads(2_000).expected(Scale::Smoke, 0);
+        assert_eq!((smoke.lines, smoke.probe_count), (200, 20));
+        assert!(Workload::Paced(1_000).runs_logger("nolog"));
+        assert!(Workload::Paced(1_000).in_quick() && Workload::Threads(100).in_quick());
     }
 
     #[test]

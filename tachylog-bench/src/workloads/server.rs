@@ -2,7 +2,10 @@
 //! (std `TcpListener`, one acceptor thread handing connections to a fixed pool of worker
 //! threads) logs one access record per request through the logger under test, while a load
 //! generator in the same process drives it over 127.0.0.1 with a fixed number of concurrent
-//! connections for a fixed time. We report requests/s and the client-side p50/p99 latency.
+//! connections for a fixed time. We report requests/s, the client-side p50/p99 latency and
+//! the server's CPU per request: the process's CPU time from the server's start until the
+//! logger's finish returned, minus what the client threads used (each reads its own), so
+//! that the figure holds the server, the logger and its back end, and no load generator.
 //!
 //! Everything is bounded: the clients stop at the deadline or the request cap, every socket
 //! has a read timeout, and the acceptor is woken by one last connection so it stops too.
@@ -18,6 +21,7 @@ use std::time::{Duration, Instant};
 use super::Scale;
 use crate::error::BenchError;
 use crate::loggers::BenchLogger;
+use crate::machine::Usage;
 use crate::report::ServerRun;
 use crate::stats::nearest_rank;
 
@@ -62,8 +66,9 @@ impl Params {
     pub fn describe(self, name: &str, keep_alive: bool) -> String {
         format!(
             "{name}: HTTP/1.1 on 127.0.0.1, {} client connections ({}), {} server workers, \
-             {} s; one access-log record per request (logged by the worker); requests/s and \
-             client-side p50/p99",
+             {} s; one access-log record per request (logged by the worker); requests/s, \
+             client-side p50/p99, and the server's CPU per request (process CPU minus the \
+             client threads', the logger's finish included)",
             self.connections,
             if keep_alive {
                 "keep-alive"
@@ -97,12 +102,17 @@ pub fn run<L: BenchLogger>(
         .local_addr()
         .map_err(|e| BenchError::io("127.0.0.1:0", e))?;
     let served = AtomicU64::new(0);
+    let before = Usage::process();
     let load = serve_while(&listener, p.workers, &served, &logger, || {
         generate_load(addr, p, keep_alive)
     });
     logger.finish()?;
+    let cpu_s = Usage::process().since(before).cpu_s;
     let mut load = load.map_err(|e| BenchError::io(addr.to_string(), e))?;
-    Ok(summarize(&mut load, served.into_inner(), p.connections))
+    let mut run = summarize(&mut load, served.into_inner(), p.connections);
+    run.cpu_s = Some(cpu_s);
+    run.client_cpu_s = Some(load.client_cpu_s);
+    Ok(run)
 }
 
 /// What the load generator saw.
@@ -111,6 +121,8 @@ pub struct Load {
     pub latencies_ns: Vec<u64>,
     /// From the first request to the last answer.
     pub elapsed: Duration,
+    /// CPU seconds the client threads used, together.
+    pub client_cpu_s: f64,
 }
 
 /// Serves `listener` with `workers` threads while `clients` runs; returns what it returned.
@@ -211,9 +223,14 @@ pub fn generate_load(addr: SocketAddr, p: Params, keep_alive: bool) -> std::io::
     let cap = p.cap(keep_alive);
     let start = Instant::now();
     let deadline = start + p.duration;
-    let per_client: Vec<std::io::Result<Vec<u64>>> = std::thread::scope(|s| {
+    let per_client: Vec<std::io::Result<(Vec<u64>, f64)>> = std::thread::scope(|s| {
         let clients: Vec<_> = (0..p.connections)
-            .map(|_| s.spawn(|| client(addr, keep_alive, deadline, &sent, cap)))
+            .map(|_| {
+                s.spawn(|| {
+                    let latencies = client(addr, keep_alive, deadline, &sent, cap)?;
+                    Ok((latencies, Usage::thread().cpu_s))
+                })
+            })
             .collect();
         clients
             .into_iter()
@@ -225,12 +242,16 @@ pub fn generate_load(addr: SocketAddr, p: Params, keep_alive: bool) -> std::io::
     });
     let elapsed = start.elapsed();
     let mut latencies_ns = Vec::new();
+    let mut client_cpu_s = 0.0;
     for r in per_client {
-        latencies_ns.extend(r?);
+        let (latencies, cpu_s) = r?;
+        latencies_ns.extend(latencies);
+        client_cpu_s += cpu_s;
     }
     Ok(Load {
         latencies_ns,
         elapsed,
+        client_cpu_s,
     })
 }
 
@@ -303,6 +324,8 @@ pub fn summarize(load: &mut Load, served: u64, connections: usize) -> ServerRun 
         requests_per_s: requests as f64 / secs.max(1e-9),
         p50_us: nearest_rank(&load.latencies_ns, 50.0) as f64 / 1e3,
         p99_us: nearest_rank(&load.latencies_ns, 99.0) as f64 / 1e3,
+        cpu_s: None,
+        client_cpu_s: None,
     }
 }
 
@@ -362,6 +385,7 @@ mod tests {
                 "keep_alive {keep_alive}"
             );
             assert!(run.p50_us <= run.p99_us);
+            assert!(load.client_cpu_s > 0.0);
             total += 40;
             // The listener is reused: serve_while's acceptor stopped, the socket stays open.
         }

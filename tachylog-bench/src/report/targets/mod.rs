@@ -6,11 +6,14 @@
 //! baselines (`bufwriter`, `mutex_file`) and `nolog` are references, and `tachylog_tracing`
 //! (tachylog behind its own `tracing` layer) is tachylog, not peers. A target
 //! whose figures are missing from this run (workload not selected, or a run failed) is
-//! "NOT MEASURED", never MET.
+//! "NOT MEASURED", never MET. The targets at moderate load (`paced_*`, `threads_1000`) are in
+//! `load`.
 
 use std::fmt::Write as _;
 
 use serde::Deserialize;
+
+mod load;
 
 use super::{Row, Summary};
 use crate::machine::Machine;
@@ -83,13 +86,15 @@ pub fn verdicts(rows: &[Row], machine: &Machine) -> Vec<Verdict> {
             out.push(v);
         }
     }
+    out.extend(load::paced(rows));
+    out.push(load::threads_rss(rows));
     out
 }
 
 /// The Markdown section.
 pub fn section(rows: &[Row], machine: &Machine) -> String {
     let mut out = String::from(
-        "## Targets (issues 3 and 14; ratios from this run; peers = third-party crates)\n\n\
+        "## Targets (ratios from this run; peers = third-party crates)\n\n\
          | target | tachylog | best peer / reference | verdict |\n|---|--:|--:|---|\n",
     );
     for v in verdicts(rows, machine) {
@@ -271,7 +276,7 @@ pub struct Baseline {
 impl Baseline {
     /// The figures in `tachylog-bench/baselines/latency.json`, compiled in.
     pub fn recorded() -> Baseline {
-        serde_json::from_str(include_str!("../../baselines/latency.json"))
+        serde_json::from_str(include_str!("../../../baselines/latency.json"))
             .expect("baselines/latency.json parses (checked by a unit test)")
     }
 }
