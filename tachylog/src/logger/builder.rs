@@ -294,8 +294,21 @@ impl Builder {
         self
     }
 
-    /// How long written lines may wait in the back end's buffers while the queues stay busy
-    /// (default 100 ms). When the queues run empty, lines are flushed at once.
+    /// How long a record may take to reach its sinks (default 100 ms; at least 1 ms).
+    ///
+    /// The back end does not poll: between drains it sleeps for this long (or until a sink's
+    /// timer, a `flush()`, or a thread's ring passing a quarter full), then formats everything
+    /// that arrived and writes it with one `write(2)` per sink. So a record is in the file
+    /// within about one interval, and at moderate rates the back end wakes once per interval:
+    /// shorter intervals cost more wake-ups, longer ones make bigger batches. While the queues
+    /// stay busy, written lines are flushed at least this often too. [`flush`](crate::flush)
+    /// and [`sync_level`](Builder::sync_level) do not wait for it.
+    ///
+    /// ```
+    /// // For a `tail -f` that shows lines within 10 ms: 100 wake-ups a second when idle.
+    /// let builder = tachylog::builder().flush_interval(std::time::Duration::from_millis(10));
+    /// # drop(builder);
+    /// ```
     pub fn flush_interval(mut self, interval: Duration) -> Self {
         self.flush_interval = interval.max(Duration::from_millis(1));
         self
