@@ -56,9 +56,12 @@ fn records_at_a_low_rate_reach_the_file_without_a_flush() {
     drop(guard);
 }
 
-/// With a 4 KiB ring that may not grow and a flush interval of an hour, a thread logging 20,000
+/// With a 4 KiB ring that may not grow and a flush interval of an hour, a thread logging 200,000
 /// records fills its ring again and again: each time the back end is woken and frees room, so
-/// the thread finishes (the watchdog fails a hang) and every record arrives.
+/// the thread finishes (the watchdog fails a hang) and every record arrives. The records fill
+/// the file sink's 1 MiB batches, so the back end also waits on the file's writing thread in
+/// between: a wake-up lost there (as one through the thread's park token was) would stall the
+/// thread for the whole hour.
 #[test]
 fn a_producer_blocked_on_a_full_ring_is_released() {
     let _lock = common::logger_lock();
@@ -74,13 +77,13 @@ fn a_producer_blocked_on_a_full_ring_is_released() {
     );
     thread::Builder::new()
         .name("blocked".into())
-        .spawn(|| common::log_numbered("blocked", 20_000))
+        .spawn(|| common::log_numbered("blocked", 200_000))
         .unwrap()
         .join()
         .unwrap();
     drop(guard);
     let log = common::read_log(&path);
-    common::assert_numbered(&common::parse_log(&log), "blocked", 20_000);
+    common::assert_numbered(&common::parse_log(&log), "blocked", 200_000);
 }
 
 /// The back end has slept through an idle stretch (several flush intervals with nothing

@@ -603,9 +603,9 @@ impl Worker {
             }
             reopen_if_requested(&control, &mut reopened_up_to, &mut out);
             merger.reap();
-            // Announce the sleep, then look for what must not wait for it (SeqCst both sides:
-            // a request stored before our look wakes us through `unpark`, one after it sees the
-            // flag or the unpark token). Records do not count: they wait for the next drain.
+            // Announce the sleep, then look for what must not wait for it (SeqCst both sides: a
+            // request stored after our look rings the doorbell, which ends or skips the sleep).
+            // Records do not count: they wait for the next drain.
             GATE.backend_sleeping.store(true, Ordering::SeqCst);
             let pending = control.flush.requested() > flushed_up_to
                 || control.reopen_requested.load(Ordering::SeqCst) != reopened_up_to
@@ -614,7 +614,7 @@ impl Worker {
                 stats::record_backend_cpu();
                 // Wake at the next sink deadline (a file period boundary) when it comes before
                 // the flush interval, so rotation happens on time with no traffic.
-                std::thread::park_timeout(until_timer.map_or(flush_interval, |t| t.min(flush_interval)));
+                control::sleep_until_woken(until_timer.map_or(flush_interval, |t| t.min(flush_interval)));
                 stats::count_wakeup();
             }
             GATE.backend_sleeping.store(false, Ordering::Relaxed);
@@ -630,7 +630,7 @@ impl Worker {
 /// after all, the guard's drop still finds a worker to join.
 fn halt_until_shutdown(control: &Control) {
     while !control.shutdown.load(Ordering::Acquire) {
-        std::thread::park_timeout(Duration::from_millis(100));
+        control::sleep_until_woken(Duration::from_millis(100));
     }
 }
 

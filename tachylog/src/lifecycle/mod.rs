@@ -47,7 +47,7 @@ pub(crate) enum AfterDrain {
 
 /// Asks the back end to write and flush everything published so far, then waits for it at most
 /// `limit`. Returns whether the flush completed. Async-signal-safe (see the module doc); also
-/// used from ordinary threads. `wake` may unpark the back end (not from signal context: it
+/// used from ordinary threads. `wake` may wake the back end (not from signal context: it
 /// takes a lock); otherwise it notices within its flush interval.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) fn drain_bounded(limit: Duration, wake: bool, after: AfterDrain) -> bool {

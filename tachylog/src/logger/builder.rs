@@ -599,7 +599,6 @@ impl Builder {
                 }
             })
             .map_err(Error::SpawnWorker)?;
-        control::set_backend_thread(Some(handle.thread().clone()));
         control::BACKEND_RUNNING.store(true, Ordering::Release);
         *running = Some(control.clone());
         drop(running);

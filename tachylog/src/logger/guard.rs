@@ -47,13 +47,12 @@ impl Drop for Guard {
         super::apply_filter(None);
         self.control.shutdown.store(true, Ordering::Release);
         if let Some(handle) = self.handle.take() {
-            handle.thread().unpark();
+            control::wake_backend();
             if handle.join().is_err() {
                 eprintln!("tachylog: the back-end thread panicked; some records may be lost");
             }
         }
         control::BACKEND_RUNNING.store(false, Ordering::Release);
-        control::set_backend_thread(None);
         *Control::lock_running() = None;
     }
 }
