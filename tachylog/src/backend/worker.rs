@@ -17,10 +17,12 @@ use super::backtrace::{BacktraceConfig, BacktraceRing};
 use super::clock::{WallClock, RESYNC_INTERVAL};
 use super::merge::{DrainMode, Merger, SLACK, STALL_LIMIT};
 use super::stats;
-use crate::fields::Fields;
+use crate::fields::wire::FieldWriter;
+use crate::fields::{FieldValue, Fields};
 use crate::format::pattern::{LineFormatter, Message, RecordView, SiteMessage};
 use crate::format::Format;
 use crate::frontend::gate::GATE;
+use crate::frontend::limit::pending::{self as rate_limits, Suppressed};
 use crate::queue::control::{self, Control};
 use crate::queue::registry::{ThreadInfo, ThreadQueue, REGISTRY};
 use crate::record::{
@@ -31,6 +33,47 @@ use crate::Level;
 use std::mem::MaybeUninit;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+
+/// When the back end looks for rate-limited calls that no later call reported (see
+/// `frontend::limit::pending`).
+struct LimitScan {
+    /// The clock at the previous scan: a period that ended before it with no call passing
+    /// since has ended for good.
+    cutoff: u64,
+    /// The clock at which the next scan after a drain is due.
+    next: u64,
+    /// Ticks between scans after drains: the flush interval.
+    interval: u64,
+    found: Vec<Suppressed>,
+    fields: Vec<u8>,
+}
+
+impl LimitScan {
+    fn new(interval: u64) -> Self {
+        let now = crate::frontend::clock::now();
+        LimitScan {
+            cutoff: now,
+            next: now.saturating_add(interval),
+            interval,
+            found: Vec::new(),
+            fields: Vec::new(),
+        }
+    }
+
+    /// Writes a summary for each call site with such calls (every one with `force`); returns
+    /// whether it wrote any.
+    fn run(&mut self, out: &mut Output, force: bool) -> bool {
+        let now = crate::frontend::clock::now();
+        rate_limits::collect(self.cutoff, force, &mut self.found);
+        self.cutoff = now;
+        self.next = now.saturating_add(self.interval);
+        let wrote = !self.found.is_empty();
+        for found in self.found.drain(..) {
+            out.suppressed(&found, &mut self.fields);
+        }
+        wrote
+    }
+}
 
 /// One line buffer per [`Format`], plus one for coloured text.
 const FORMATS: usize = 4;
@@ -210,6 +253,42 @@ impl Output {
             thread: &queue.thread,
             message: Message::Text(message),
             static_metadata: true,
+            backtrace: false,
+            trace: None,
+        });
+    }
+
+    /// A rate-limited call site's skipped calls that no later call reported: a WARN record at
+    /// the site's file and line, with the count in `suppressed` like the site's own records.
+    #[cold]
+    fn suppressed(&mut self, found: &Suppressed, fields: &mut Vec<u8>) {
+        fields.clear();
+        let mut writer = FieldWriter::new(fields);
+        writer.value("suppressed", FieldValue::U64(found.calls));
+        writer.value("limit", FieldValue::Str(found.limit));
+        let at = found.at;
+        let message = format!(
+            "rate limit summary: {} calls suppressed at {}:{}:{} ({}), not reported by a later call",
+            found.calls,
+            at.file(),
+            at.line(),
+            at.column(),
+            found.limit
+        );
+        let unix_nanos = self.wall_time(crate::frontend::clock::now());
+        let thread = self.backend_thread.clone();
+        self.write(&RecordView {
+            unix_nanos,
+            level: Level::Warn,
+            target: "tachylog",
+            file: at.file(),
+            line: at.line(),
+            thread: &thread,
+            message: Message::Dynamic {
+                text: &message,
+                fields: &fields[..],
+            },
+            static_metadata: false,
             backtrace: false,
             trace: None,
         });
@@ -504,6 +583,7 @@ impl Worker {
         let mut last_flush = Instant::now();
         let mut last_resync = Instant::now();
         let mut dirty = false;
+        let mut limits = LimitScan::new(out.clock.ticks_for(flush_interval));
         loop {
             // Bench-only hold (`__private::hold_backend`): no drain, no flush until released;
             // a shutdown ends it.
@@ -542,6 +622,9 @@ impl Worker {
                     out.release_huge_buffers();
                 }
                 merger.report_drops(|q, n| report_drop(&mut out, q, n));
+                // Skipped calls that no later call reported, up to now: `flush()`, shutdown and
+                // a signal's drain leave none behind.
+                limits.run(&mut out, true);
                 // `dump_backtrace()` asks for its dump, then a flush: the records logged before
                 // it are in the ring by now.
                 let dump_target = control.backtrace_dump.load(Ordering::SeqCst);
@@ -579,6 +662,9 @@ impl Worker {
             });
             out.release_huge_buffers();
             merger.report_drops(|q, n| report_drop(&mut out, q, n));
+            if now >= limits.next && limits.run(&mut out, false) {
+                dirty = true;
+            }
             if drained.emitted > 0 {
                 dirty = true;
                 // Writing may have moved a sink to another file, with another deadline.
