@@ -68,7 +68,7 @@
 //! - `testing`: `FaultSink` and `Faults`, which inject sink failures; a test tool.
 
 #![deny(missing_docs)]
-#![warn(unsafe_op_in_unsafe_fn)]
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
 /// Applies `#[cfg(not(loom))]` to each item: a `--cfg loom` build model-checks the queue
 /// alone, whose atomics and cells are then loom's.

@@ -23,6 +23,7 @@
 //! pushed into a [`Fields`](crate::fields::Fields)).
 
 mod native;
+pub(crate) mod sealed;
 mod text_buf;
 pub(crate) mod short_copy;
 mod decimal;
@@ -39,10 +40,11 @@ pub use views::{ListElemCodec, NativeField, View};
 
 use render::Applied;
 
-/// A way of encoding one argument. Implemented by tachylog's codecs only.
-pub trait Codec: 'static {
+/// A way of encoding one argument. Implemented by tachylog's codecs only (sealed: see
+/// [`sealed`]).
+pub trait Codec: sealed::Sealed<sealed::tag::Codec> + 'static {
     /// Whether the renderers of this codec's values only ever write text that needs no
-    /// escaping (see [`CopyArg`]'s `__ESCAPE_FREE`), whatever the trait and spec but a fill.
+    /// escaping (see [`CopyArg`]'s hidden escape flag), whatever the trait and spec but a fill.
     #[doc(hidden)]
     const ESCAPE_FREE: bool = false;
 
@@ -102,6 +104,12 @@ pub struct CopyCodec<T>(PhantomData<T>);
 /// A list of values of one codec (`Vec<String>`, `&[u64]`, `[f32; 3]`): the byte length, the
 /// element count, then each element in its codec's encoding.
 pub struct ListCodec<C>(PhantomData<C>);
+
+impl<C: Codec> sealed::Sealed<sealed::tag::Codec> for ListCodec<C> {}
+impl sealed::Sealed<sealed::tag::Codec> for StrCodec {}
+impl sealed::Sealed<sealed::tag::Codec> for LossyCodec {}
+impl sealed::Sealed<sealed::tag::Codec> for PreformattedCodec {}
+impl<T: CopyArg> sealed::Sealed<sealed::tag::Codec> for CopyCodec<T> {}
 
 impl<C: Codec> Codec for ListCodec<C> {
     #[inline]
@@ -165,7 +173,7 @@ impl Codec for PreformattedCodec {
 }
 
 impl<T: crate::codec::CopyArg> Codec for CopyCodec<T> {
-    const ESCAPE_FREE: bool = T::__ESCAPE_FREE;
+    const ESCAPE_FREE: bool = T::__ESCAPE_FREE.0;
 
     #[inline]
     fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
@@ -175,7 +183,7 @@ impl<T: crate::codec::CopyArg> Codec for CopyCodec<T> {
     #[inline]
     fn fast_display(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut TextBuf<'_>) -> bool {
         match read_copy::<T>(bytes) {
-            Some(value) if spec.is_plain() => value.__fast_display(spec.precision, out),
+            Some(value) if spec.is_plain() => value.__fast_display(spec.precision, out, sealed::Internal::TOKEN),
             _ => false,
         }
     }
@@ -183,7 +191,9 @@ impl<T: crate::codec::CopyArg> Codec for CopyCodec<T> {
     #[inline]
     fn fast_debug(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut TextBuf<'_>) -> bool {
         match read_copy::<T>(bytes) {
-            Some(value) if spec.is_plain() && spec.precision.is_none() => value.__fast_debug(out),
+            Some(value) if spec.is_plain() && spec.precision.is_none() => {
+                value.__fast_debug(out, sealed::Internal::TOKEN)
+            }
             _ => false,
         }
     }

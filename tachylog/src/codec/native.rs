@@ -6,6 +6,7 @@
 //! ([`crate::frontend`]) pick them at compile time, and the back end's decoders
 //! ([`super::views`]) read them back. Imports only [`crate::fields`] (to push typed values).
 
+use super::sealed::{EscapeFree, Internal};
 use super::TextBuf;
 use crate::fields::{FieldValue, Fields};
 
@@ -36,23 +37,24 @@ pub trait CopyArg: Copy + Send + 'static {
     /// Whether every text the back end writes for a value of this type, with any trait and
     /// spec but a fill character, is free of bytes that need escaping (digits, signs, `.`,
     /// `e`, `inf`, `NaN`, `true`): a message made only of such values and clean literal text is
-    /// not scanned. Set by tachylog for numbers and `bool`; leave it alone in your own types.
+    /// not scanned. Set by tachylog for numbers and `bool`; its type is private to tachylog, so
+    /// no other type can claim it.
     #[doc(hidden)]
-    const __ESCAPE_FREE: bool = false;
+    const __ESCAPE_FREE: EscapeFree = EscapeFree(false);
 
     /// Appends `{}` (or `{:.N}` when `precision` is set) of the value without `core::fmt`, if
     /// the type has such a fast path; `false` (nothing written) otherwise. Implemented by
-    /// tachylog for numbers, `bool` and `char`; leave it alone in your own types.
+    /// tachylog for numbers, `bool` and `char`; the [`Internal`] argument keeps it so.
     #[doc(hidden)]
     #[inline]
-    fn __fast_display(&self, _precision: Option<usize>, _out: &mut TextBuf<'_>) -> bool {
+    fn __fast_display(&self, _precision: Option<usize>, _out: &mut TextBuf<'_>, _: Internal) -> bool {
         false
     }
 
     /// The same for `{:?}`.
     #[doc(hidden)]
     #[inline]
-    fn __fast_debug(&self, _out: &mut TextBuf<'_>) -> bool {
+    fn __fast_debug(&self, _out: &mut TextBuf<'_>, _: Internal) -> bool {
         false
     }
 }
@@ -62,10 +64,10 @@ pub trait CopyArg: Copy + Send + 'static {
 macro_rules! integer_args {
     ($append:ident as $wide:ty: $($t:ty),*) => {$(
         impl CopyArg for $t {
-            const __ESCAPE_FREE: bool = true;
+            const __ESCAPE_FREE: EscapeFree = EscapeFree(true);
 
             #[inline]
-            fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>) -> bool {
+            fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>, _: Internal) -> bool {
                 if precision.is_some() {
                     return false;
                 }
@@ -73,7 +75,7 @@ macro_rules! integer_args {
                 true
             }
             #[inline]
-            fn __fast_debug(&self, out: &mut TextBuf<'_>) -> bool {
+            fn __fast_debug(&self, out: &mut TextBuf<'_>, _: Internal) -> bool {
                 super::decimal::$append(out, *self as $wide);
                 true
             }
@@ -86,10 +88,10 @@ integer_args!(append_i64 as i64: i8, i16, i32, i64, isize);
 macro_rules! wide_integer_args {
     ($($t:ty),*) => {$(
         impl CopyArg for $t {
-            const __ESCAPE_FREE: bool = true;
+            const __ESCAPE_FREE: EscapeFree = EscapeFree(true);
 
             #[inline]
-            fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>) -> bool {
+            fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>, _: Internal) -> bool {
                 if precision.is_some() {
                     return false;
                 }
@@ -97,7 +99,7 @@ macro_rules! wide_integer_args {
                 true
             }
             #[inline]
-            fn __fast_debug(&self, out: &mut TextBuf<'_>) -> bool {
+            fn __fast_debug(&self, out: &mut TextBuf<'_>, _: Internal) -> bool {
                 out.push_str(itoa::Buffer::new().format(*self));
                 true
             }
@@ -110,10 +112,10 @@ wide_integer_args!(u128, i128);
 macro_rules! float_args {
     ($($t:ty),*) => {$(
         impl CopyArg for $t {
-            const __ESCAPE_FREE: bool = true;
+            const __ESCAPE_FREE: EscapeFree = EscapeFree(true);
 
             #[inline]
-            fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>) -> bool {
+            fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>, _: Internal) -> bool {
                 match precision {
                     None => {
                         super::plain::push_display(*self, out);
@@ -123,7 +125,7 @@ macro_rules! float_args {
                 }
             }
             #[inline]
-            fn __fast_debug(&self, out: &mut TextBuf<'_>) -> bool {
+            fn __fast_debug(&self, out: &mut TextBuf<'_>, _: Internal) -> bool {
                 super::plain::push_debug(*self, out);
                 true
             }
@@ -133,10 +135,10 @@ macro_rules! float_args {
 float_args!(f32, f64);
 
 impl CopyArg for bool {
-    const __ESCAPE_FREE: bool = true;
+    const __ESCAPE_FREE: EscapeFree = EscapeFree(true);
 
     #[inline]
-    fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>) -> bool {
+    fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>, _: Internal) -> bool {
         if precision.is_some() {
             return false;
         }
@@ -144,14 +146,14 @@ impl CopyArg for bool {
         true
     }
     #[inline]
-    fn __fast_debug(&self, out: &mut TextBuf<'_>) -> bool {
-        self.__fast_display(None, out)
+    fn __fast_debug(&self, out: &mut TextBuf<'_>, _: Internal) -> bool {
+        self.__fast_display(None, out, Internal::TOKEN)
     }
 }
 
 impl CopyArg for char {
     #[inline]
-    fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>) -> bool {
+    fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>, _: Internal) -> bool {
         if precision.is_some() {
             return false;
         }
@@ -186,15 +188,16 @@ impl<A: CopyArg, B: CopyArg, C: CopyArg> CopyArg for (A, B, C) {}
 /// tachylog::info!(attempt = 3u8, retries, ratio = 0.5; "retrying");
 /// ```
 pub trait NativeValue: CopyArg {
-    /// Adds the value to `fields` under `key`.
+    /// Adds the value to `fields` under `key`. Only tachylog implements it (the [`Internal`]
+    /// argument).
     #[doc(hidden)]
-    fn push_to(&self, key: &str, fields: &mut Fields);
+    fn push_to(&self, key: &str, fields: &mut Fields, _: Internal);
 }
 
 macro_rules! native_numbers {
     ($variant:ident as $wide:ty: $($t:ty),*) => {$(
         impl NativeValue for $t {
-            fn push_to(&self, key: &str, fields: &mut Fields) {
+            fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
                 fields.push_value(key, FieldValue::$variant(<$wide>::from(*self)));
             }
         }
@@ -208,13 +211,13 @@ native_numbers!(I128 as i128: i128);
 native_numbers!(Bool as bool: bool);
 
 impl NativeValue for usize {
-    fn push_to(&self, key: &str, fields: &mut Fields) {
+    fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
         fields.push_value(key, FieldValue::U64(*self as u64));
     }
 }
 
 impl NativeValue for isize {
-    fn push_to(&self, key: &str, fields: &mut Fields) {
+    fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
         fields.push_value(key, FieldValue::I64(*self as i64));
     }
 }
@@ -222,8 +225,8 @@ impl NativeValue for isize {
 macro_rules! native_non_zero {
     ($($t:ty),*) => {$(
         impl NativeValue for $t {
-            fn push_to(&self, key: &str, fields: &mut Fields) {
-                self.get().push_to(key, fields);
+            fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
+                self.get().push_to(key, fields, Internal::TOKEN);
             }
         }
     )*};
@@ -235,21 +238,21 @@ native_non_zero!(
 );
 
 impl NativeValue for char {
-    fn push_to(&self, key: &str, fields: &mut Fields) {
+    fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
         fields.push_value(key, FieldValue::Str(self.encode_utf8(&mut [0; 4])));
     }
 }
 
 impl NativeValue for () {
-    fn push_to(&self, key: &str, fields: &mut Fields) {
+    fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
         fields.push_value(key, FieldValue::Null);
     }
 }
 
 impl<T: NativeValue> NativeValue for Option<T> {
-    fn push_to(&self, key: &str, fields: &mut Fields) {
+    fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
         match self {
-            Some(v) => v.push_to(key, fields),
+            Some(v) => v.push_to(key, fields, Internal::TOKEN),
             None => fields.push_value(key, FieldValue::Null),
         }
     }

@@ -619,7 +619,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(if cfg!(miri) { 16 } else { 20_000 }))]
         /// `n / 10^k` for any `n` and `k` (the values the short-decimal path is for), and
         /// whatever is one unit in the last place away.
         #[test]

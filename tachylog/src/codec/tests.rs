@@ -157,7 +157,7 @@ proptest! {
     // read out of bounds, panic or hang, and once the decoder is malformed it stays so.
     // `CopyCodec` views here use types valid for every bit pattern: a `char` or `bool` payload
     // is trusted to come from its call site's type (as the ring guarantees), not fuzzed.
-    #![proptest_config(ProptestConfig::with_cases(20_000))]
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 16 } else { 20_000 }))]
     #[test]
     fn fuzz_decoder_with_arbitrary_bytes_and_view_sequences(
         raw in proptest::collection::vec(any::<u8>(), 0..512),

@@ -190,7 +190,7 @@ native_text!(StrCodec, LossyCodec, PreformattedCodec);
 impl<T: crate::codec::NativeValue> NativeField for View<'_, CopyCodec<T>> {
     fn push_to(&self, key: &str, fields: &mut crate::fields::Fields) {
         match self.value() {
-            Some(v) => v.push_to(key, fields),
+            Some(v) => crate::codec::NativeValue::push_to(&v, key, fields, super::sealed::Internal::TOKEN),
             None => fields.push_value(key, crate::fields::FieldValue::Str(MISSING)),
         }
     }

@@ -18,6 +18,7 @@
 
 use crate::codec::render::{apply_spec, Applied, Fmt, RenderError};
 use crate::record::{Decode, Placeholder};
+use crate::codec::sealed::{tag, Sealed};
 use crate::codec::{ArgWriter, Codec, CopyArg, CopyCodec, Decoder, ListCodec, LossyCodec, PreformattedCodec, StrCodec, TextBuf};
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -30,7 +31,21 @@ use std::sync::Arc;
 
 
 /// Types logged by copying their bytes with a length: text, and [`Lossy`] byte strings.
-pub trait BytesArg {
+///
+/// Implemented by tachylog only (sealed): the codec decides how the back end reads the bytes
+/// back, and a codec chosen for the wrong bytes would make it misread them. Log your own text
+/// type through `&str` (`info!("{}", value.as_str())`), or make it a [`CopyArg`].
+///
+/// ```compile_fail
+/// // Another type's codec for these bytes: rejected, the trait is sealed.
+/// #[derive(Debug)]
+/// struct Evil;
+/// impl tachylog::BytesArg for Evil {
+///     type Codec = <bool as tachylog::ListElem>::Codec;
+///     fn arg_bytes(&self) -> &[u8] { &[2] }
+/// }
+/// ```
+pub trait BytesArg: Sealed<tag::BytesArg> {
     /// How the back end reads the bytes back.
     type Codec: Codec;
     /// The bytes to copy.
@@ -39,6 +54,7 @@ pub trait BytesArg {
 
 macro_rules! str_args {
     ($($t:ty),*) => {$(
+        impl Sealed<tag::BytesArg> for $t {}
         impl BytesArg for $t {
             type Codec = StrCodec;
             #[cfg_attr(not(debug_assertions), inline(always))]
@@ -51,6 +67,7 @@ macro_rules! str_args {
 }
 str_args!(str, String, Box<str>, Cow<'_, str>, Rc<str>, Arc<str>);
 
+impl<T: BytesArg + ?Sized> Sealed<tag::BytesArg> for &T {}
 impl<T: BytesArg + ?Sized> BytesArg for &T {
     type Codec = T::Codec;
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -59,6 +76,7 @@ impl<T: BytesArg + ?Sized> BytesArg for &T {
     }
 }
 
+impl<T: BytesArg + ?Sized> Sealed<tag::BytesArg> for &mut T {}
 impl<T: BytesArg + ?Sized> BytesArg for &mut T {
     type Codec = T::Codec;
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -93,6 +111,7 @@ impl fmt::Debug for Lossy<'_> {
     }
 }
 
+impl Sealed<tag::BytesArg> for Lossy<'_> {}
 impl BytesArg for Lossy<'_> {
     type Codec = LossyCodec;
     fn arg_bytes(&self) -> &[u8] {
@@ -155,8 +174,20 @@ impl<L: ListArg + ?Sized> ListArg for &L {
     }
 }
 
-/// An element of a [`ListArg`]: a [`CopyArg`] value or text.
-pub trait ListElem {
+/// An element of a [`ListArg`]: a [`CopyArg`] value or text. Implemented by tachylog only
+/// (sealed), for every `CopyArg + Debug` type and the text types: the element's codec decides
+/// how the back end reads it back.
+///
+/// ```compile_fail
+/// #[derive(Debug)]
+/// struct Evil;
+/// impl tachylog::ListElem for Evil {
+///     type Codec = <&'static str as tachylog::ListElem>::Codec;
+///     fn elem_len(&self) -> usize { 16 }
+///     fn write_elem(&self, _: &mut tachylog::__private::ArgWriter) {}
+/// }
+/// ```
+pub trait ListElem: Sealed<tag::ListElem> {
     /// How the back end reads the element.
     type Codec: crate::codec::ListElemCodec;
     /// Bytes [`ListElem::write_elem`] appends.
@@ -165,6 +196,7 @@ pub trait ListElem {
     fn write_elem(&self, writer: &mut ArgWriter);
 }
 
+impl<T: CopyArg + fmt::Debug> Sealed<tag::ListElem> for T {}
 impl<T: CopyArg + fmt::Debug> ListElem for T {
     type Codec = CopyCodec<T>;
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -179,6 +211,7 @@ impl<T: CopyArg + fmt::Debug> ListElem for T {
 
 macro_rules! text_elems {
     ($($t:ty),*) => {$(
+        impl Sealed<tag::ListElem> for $t {}
         impl ListElem for $t {
             type Codec = StrCodec;
             #[cfg_attr(not(debug_assertions), inline(always))]
@@ -200,7 +233,7 @@ pub struct Wrap<'a, T: ?Sized>(pub &'a T);
 
 /// An argument ready to be written: knows its encoded length and its codec.
 #[doc(hidden)]
-pub trait Slot {
+pub trait Slot: Sealed<tag::Args> {
     /// How the back end reads it.
     type Codec: Codec;
     /// Bytes [`Slot::write`] will append.
@@ -241,7 +274,7 @@ pub trait Args: Encode {
 /// The writing half of [`Args`], apart so that the cold paths can take it as `&dyn Encode`
 /// (a trait with an associated constant cannot be a trait object).
 #[doc(hidden)]
-pub trait Encode {
+pub trait Encode: Sealed<tag::Args> {
     /// Bytes [`Encode::write`] will append.
     fn encoded_len(&self, stage: &Stage) -> usize;
     /// Appends the encodings, in order.
@@ -280,11 +313,12 @@ impl<S, M> Marked<S, M> {
     message = "this argument's type cannot be read back with this placeholder's trait or field sigil",
     note = "see the `format_args!` error for this call, if any: the trait is not implemented"
 )]
-pub trait Decodes<C: Codec> {
+pub trait Decodes<C: Codec>: Sealed<tag::Args> {
     /// The renderer or field function, for [`Args::DECODE`].
     const DECODE: Decode;
 }
 
+impl<S: Slot, M: Decodes<S::Codec>> Sealed<tag::Args> for Marked<S, M> {}
 impl<S: Slot, M: Decodes<S::Codec>> Encode for Marked<S, M> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn encoded_len(&self, stage: &Stage) -> usize {
@@ -316,6 +350,7 @@ impl<S: Slot, M: Decodes<S::Codec>> Args for Marked<S, M> {
 
 macro_rules! tuple_args {
     ($($name:ident $index:tt),*) => {
+        impl<$($name: Encode),*> Sealed<tag::Args> for ($($name,)*) {}
         impl<$($name: Encode),*> Encode for ($($name,)*) {
             #[cfg_attr(not(debug_assertions), inline(always))]
             #[allow(unused_variables)]
@@ -383,6 +418,7 @@ impl<'a, C> BytesSlot<'a, C> {
     }
 }
 
+impl<C: Codec> Sealed<tag::Args> for BytesSlot<'_, C> {}
 impl<C: Codec> Slot for BytesSlot<'_, C> {
     type Codec = C;
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -410,6 +446,7 @@ impl<'a, E: ListElem> ListSlot<'a, E> {
     }
 }
 
+impl<E: ListElem> Sealed<tag::Args> for ListSlot<'_, E> {}
 impl<E: ListElem> Slot for ListSlot<'_, E> {
     type Codec = ListCodec<E::Codec>;
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -436,6 +473,7 @@ impl<'a, T> CopySlot<'a, T> {
     }
 }
 
+impl<T: CopyArg> Sealed<tag::Args> for CopySlot<'_, T> {}
 impl<T: CopyArg> Slot for CopySlot<'_, T> {
     type Codec = CopyCodec<T>;
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -452,6 +490,7 @@ impl<T: CopyArg> Slot for CopySlot<'_, T> {
 #[doc(hidden)]
 pub struct CountSlot(pub usize);
 
+impl Sealed<tag::Args> for CountSlot {}
 impl Encode for CountSlot {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn encoded_len(&self, _: &Stage) -> usize {
@@ -470,6 +509,7 @@ impl Args for CountSlot {
 #[doc(hidden)]
 pub struct FallbackSlot(Range<usize>);
 
+impl Sealed<tag::Args> for FallbackSlot {}
 impl Slot for FallbackSlot {
     type Codec = PreformattedCodec;
     fn encoded_len(&self, _: &Stage) -> usize {
@@ -564,6 +604,7 @@ pub trait FmtTrait<T: ?Sized> {
 macro_rules! trait_markers {
     ($($marker:ident: $trait:ident => $decode:ident($function:ident)),* $(,)?) => {$(
         pub struct $marker;
+        impl $crate::codec::sealed::Sealed<$crate::codec::sealed::tag::Args> for $marker {}
         impl<T: ::std::fmt::$trait + ?Sized> $crate::frontend::args::FmtTrait<T> for $marker {
             #[inline]
             fn fmt(value: &T, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -607,6 +648,7 @@ pub mod field_role {
 
     /// `key = value`: the value's own type (number, bool, text).
     pub struct Native;
+    impl crate::codec::sealed::Sealed<crate::codec::sealed::tag::Args> for Native {}
     impl<C: Codec> Decodes<C> for Native
     where
         for<'x> View<'x, C>: NativeField,

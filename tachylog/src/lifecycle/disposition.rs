@@ -10,17 +10,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The disposition a signal had before tachylog's handler, restorable from signal context.
 pub(crate) struct SavedAction {
+    /// Set by the first [`SavedAction::install`]: the slot is filled once, whoever calls.
+    claimed: AtomicBool,
     saved: AtomicBool,
     action: UnsafeCell<MaybeUninit<libc::sigaction>>,
 }
 
-// SAFETY: `action` is written once, before `saved` is set (Release) and before the handler that
-// reads it is installed; afterwards it is only read.
+// SAFETY: `action` is written once, by the one `install` that claimed the slot, before `saved`
+// is set (Release) and before the handler that reads it is installed; afterwards it is only
+// read.
 unsafe impl Sync for SavedAction {}
 
 impl SavedAction {
     pub(crate) const fn new() -> Self {
         SavedAction {
+            claimed: AtomicBool::new(false),
             saved: AtomicBool::new(false),
             action: UnsafeCell::new(MaybeUninit::uninit()),
         }
@@ -28,7 +32,8 @@ impl SavedAction {
 
     /// Saves `sig`'s current disposition and installs `handler` (an `sa_sigaction` function),
     /// unless the current disposition is `SIG_IGN` and `respect_ignore`. Returns whether it
-    /// installed. Call once per signal and slot.
+    /// installed. Only the first call on a slot does anything: a second would overwrite the
+    /// saved disposition while a handler may be reading it.
     pub(crate) fn install(
         &self,
         sig: c_int,
@@ -36,8 +41,11 @@ impl SavedAction {
         flags: c_int,
         respect_ignore: bool,
     ) -> bool {
+        if self.claimed.swap(true, Ordering::AcqRel) {
+            return false;
+        }
         // SAFETY: sigaction with a null new action only reads the current one into `action`,
-        // which nothing reads yet (`saved` is false).
+        // which nothing reads yet (`saved` is false) and no other call writes (we claimed it).
         let old = unsafe {
             let slot = (*self.action.get()).as_mut_ptr();
             if libc::sigaction(sig, std::ptr::null(), slot) != 0 {

@@ -75,7 +75,7 @@ macro_rules! console_sink {
             fn describe(&self) -> String {
                 $describe.into()
             }
-            fn reads_message(&self) -> bool {
+            fn reads_message(&self, _: crate::codec::sealed::Internal) -> bool {
                 false
             }
         }

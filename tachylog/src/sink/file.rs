@@ -57,15 +57,15 @@ impl Sink for FileSink {
     fn describe(&self) -> String {
         self.file.path().display().to_string()
     }
-    fn reads_message(&self) -> bool {
+    fn reads_message(&self, _: crate::codec::sealed::Internal) -> bool {
         false
     }
 
-    fn text_buffer(&mut self) -> Option<&mut Vec<u8>> {
+    fn text_buffer(&mut self, _: crate::codec::sealed::Internal) -> Option<&mut Vec<u8>> {
         Some(self.file.line_buffer())
     }
 
-    fn text_appended(&mut self) -> io::Result<()> {
+    fn text_appended(&mut self, _: crate::codec::sealed::Internal) -> io::Result<()> {
         self.file.line_appended()
     }
 

@@ -37,6 +37,7 @@ pub use rolling::{Compression, FileNamePatternError, Period, RollingFile, Rollin
 #[cfg(feature = "syslog")]
 pub use syslog::{Facility, SyslogBuilder, SyslogSink};
 
+use crate::codec::sealed::Internal;
 use crate::format::Format;
 use crate::{Fields, Level};
 use std::{fmt, io};
@@ -124,10 +125,10 @@ pub trait Sink: Send + 'static {
 
     /// Whether this sink reads [`Line::message`]. tachylog's file and console sinks read only
     /// [`Line::text`] (and the level and time): when every sink is like them, the back end
-    /// lays out call-site lines in one pass and leaves `message` empty. Internal: a sink
-    /// outside tachylog should not override it.
+    /// lays out call-site lines in one pass and leaves `message` empty. Internal: the
+    /// [`Internal`] argument keeps it tachylog's.
     #[doc(hidden)]
-    fn reads_message(&self) -> bool {
+    fn reads_message(&self, _: Internal) -> bool {
         true
     }
 
@@ -135,13 +136,13 @@ pub trait Sink: Send + 'static {
     /// it (then it calls [`Sink::text_appended`] instead of [`Sink::write_line`]). Internal:
     /// only [`FileSink`] has one, and the back end uses it only when that sink is the only one.
     #[doc(hidden)]
-    fn text_buffer(&mut self) -> Option<&mut Vec<u8>> {
+    fn text_buffer(&mut self, _: Internal) -> Option<&mut Vec<u8>> {
         None
     }
 
     /// One whole line was appended to [`Sink::text_buffer`]. Internal.
     #[doc(hidden)]
-    fn text_appended(&mut self) -> io::Result<()> {
+    fn text_appended(&mut self, _: Internal) -> io::Result<()> {
         Ok(())
     }
 
@@ -291,7 +292,7 @@ impl SinkSlot {
     /// Whether the sink takes uncoloured text lines and reads nothing of the message but
     /// what the line holds (see [`Sink::reads_message`]).
     pub(crate) fn takes_text_only(&self) -> bool {
-        self.format == Format::Text && !self.colored && !self.sink.reads_message()
+        self.format == Format::Text && !self.colored && !self.sink.reads_message(Internal::TOKEN)
     }
 
     pub(crate) fn write_line(&mut self, line: &Line<'_>) {
@@ -321,13 +322,13 @@ impl SinkSlot {
         if level > self.min_level {
             return true;
         }
-        let Some(buffer) = self.sink.text_buffer() else {
+        let Some(buffer) = self.sink.text_buffer(Internal::TOKEN) else {
             return false;
         };
         format(buffer);
         self.dirty = true;
         self.unflushed += 1;
-        if let Err(e) = self.sink.text_appended() {
+        if let Err(e) = self.sink.text_appended(Internal::TOKEN) {
             self.fail(e);
         }
         true

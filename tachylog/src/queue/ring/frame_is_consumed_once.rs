@@ -102,3 +102,47 @@
 //! copy.advance();
 //! # }
 //! ```
+//!
+//! The producer's twin, [`Reservation`](super::Reservation), is move-only too: a second commit
+//! of the same reservation would move `head` back over frames the consumer may already have
+//! read (and freed, for boxed ones). The control, one reservation committed once:
+//!
+//! ```
+//! # #[path = "../sync.rs"] mod sync;
+//! # #[path = "../ring.rs"] mod ring;
+//! # fn main() {
+//! # let (ring, mut producer, mut consumer) = ring::Ring::new(64);
+//! let reservation = ring.try_reserve(&mut producer, 8, 1).unwrap();
+//! // SAFETY: a fresh reservation of 8 bytes.
+//! unsafe { ring.write_body(&reservation, 0, &[1; 8]) };
+//! ring.commit(&mut producer, reservation);
+//! assert!(ring.peek(&mut consumer).is_some());
+//! # }
+//! ```
+//!
+//! Committing it twice:
+//!
+//! ```compile_fail,E0382
+//! # #[path = "../sync.rs"] mod sync;
+//! # #[path = "../ring.rs"] mod ring;
+//! # fn main() {
+//! # let (ring, mut producer, _consumer) = ring::Ring::new(64);
+//! let reservation = ring.try_reserve(&mut producer, 8, 1).unwrap();
+//! ring.commit(&mut producer, reservation);
+//! ring.commit(&mut producer, reservation);
+//! # }
+//! ```
+//!
+//! Copying it:
+//!
+//! ```compile_fail,E0599
+//! # #[path = "../sync.rs"] mod sync;
+//! # #[path = "../ring.rs"] mod ring;
+//! # fn main() {
+//! # let (ring, mut producer, _consumer) = ring::Ring::new(64);
+//! let reservation = ring.try_reserve(&mut producer, 8, 1).unwrap();
+//! let copy = reservation.clone();
+//! ring.commit(&mut producer, reservation);
+//! ring.commit(&mut producer, copy);
+//! # }
+//! ```

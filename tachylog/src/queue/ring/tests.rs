@@ -22,6 +22,7 @@ fn pop(ring: &Ring, c: &mut ConsumerCursor) -> Option<Vec<u8>> {
     assert_eq!(frame.kind(), 7);
     let bytes = frame.read_body(|b| {
         b.iter()
+            // SAFETY: the tests' producer writes every byte of each body it reserves.
             .map(|x| unsafe { x.assume_init() })
             .collect::<Vec<u8>>()
     });
@@ -138,6 +139,7 @@ fn a_body_larger_than_the_ring_travels_boxed() {
     let frame = ring.peek(&mut c).unwrap();
     let got = frame.read_body(|b| {
         b.iter()
+            // SAFETY: `push_boxed` took a fully initialised `Vec<u8>`.
             .map(|x| unsafe { x.assume_init() })
             .collect::<Vec<u8>>()
     });

@@ -444,7 +444,7 @@ impl Sink for RollingFile {
         self.current_path().display().to_string()
     }
 
-    fn reads_message(&self) -> bool {
+    fn reads_message(&self, _: crate::codec::sealed::Internal) -> bool {
         false
     }
 
