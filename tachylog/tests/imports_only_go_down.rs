@@ -3,13 +3,23 @@
 //! a module may use the modules before it, never one after it, so the module graph has no
 //! cycle and a change high up (the process hooks, the builder) cannot break the hot path.
 //!
-//! What counts: every `crate::x` in code (a `use` or a path inline), with the crate root's
-//! re-exports (`crate::Level`, `crate::flush`, ...) resolved to the module that defines them.
-//! Comments and unit-test code (`tests.rs` files and the `#[cfg(test)]` module at the end of
-//! a file) do not count: tests may reach up to build their fixtures.
+//! What counts: every `crate::x` in code, found by parsing each file with `syn`: every `use`
+//! tree (however rustfmt spreads a `use crate::{...}` group over lines), every path in an
+//! expression, a type, a pattern or a bound, and every `crate::x` in a macro's tokens (a
+//! macro's body is read as items when it parses as items, such as the crate root's
+//! `not_under_loom! { ... }`). The crate root's re-exports and imports (`crate::Level`,
+//! `crate::flush`, ...) are resolved to the module that defines them. Comments, string
+//! literals and `$crate` do not count, and neither does unit-test code: `tests.rs` files, and
+//! modules under a `cfg` that requires `test` (the `#[cfg(test)]` module at the end of a file,
+//! and the files such a module declares): tests may reach up to build their fixtures.
 
+use proc_macro2::{Delimiter, LineColumn, TokenStream, TokenTree};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use syn::parse::{ParseStream, Parser};
+use syn::punctuated::Punctuated;
+use syn::visit::{self, Visit};
+use syn::{Attribute, Ident, Item, ItemMod, ItemUse, Macro, Meta, Token, UseTree};
 
 /// The modules of `tachylog/src`, bottom first, with their layer. A module may import only
 /// modules listed before it.
@@ -54,37 +64,73 @@ fn every_import_goes_down_the_layers() {
     );
 }
 
-/// The checker itself must be able to fail: an upward import, an import hidden in a `use`
-/// group and a module missing from the table are each reported; comments and tests are not.
+/// The checker itself must be able to fail: an upward import on one line, in a `use` group
+/// spread over several lines, inline in code, in a macro's arguments, through a root
+/// re-export declared inside a macro, and in code compiled outside tests too (`any(test, ..)`)
+/// is each reported at its line; so are a module missing from the table and a file that does
+/// not parse. Comments, strings, `$crate`, `#[cfg(test)]` modules, the files they declare and
+/// `tests.rs` files are not.
 #[test]
 fn the_checker_reports_upward_imports() {
     let src = PathBuf::from("src");
     let file = |path: &str, text: &str| (src.join(path), text.to_string());
     let files = vec![
-        file("lib.rs", "mod queue;\nmod backend;\nmod shiny;\npub use backend::Worker;\n"),
-        file("queue/mod.rs", "use crate::{level::Level, backend::Worker};\n// crate::logger in a comment\n"),
-        file("queue/ring.rs", "fn f() { crate::logger::flush(); }\n#[cfg(test)]\nmod tests {\n use crate::logger;\n}\n"),
+        file(
+            "lib.rs",
+            "mod queue;\nnot_under_loom! {\nmod backend;\nmod shiny;\npub use backend::Worker;\n}\n",
+        ),
+        file(
+            "queue/mod.rs",
+            "use crate::{level::Level, backend::Worker};\n// crate::logger in a comment\n",
+        ),
+        file(
+            "queue/ring.rs",
+            "fn f() { crate::logger::flush(); }\n#[cfg(test)]\nmod tests {\n use crate::logger;\n}\n",
+        ),
         file("queue/tests.rs", "use crate::logger;\n"),
+        file(
+            "queue/chain.rs",
+            "#[cfg(all(test, loom))]\nmod loom_tests;\n#[cfg(any(test, feature = \"x\"))]\n\
+             mod also_outside_tests {\n    fn f() -> crate::sink::Stdout { todo!() }\n}\n",
+        ),
+        file("queue/chain/loom_tests.rs", "use crate::logger;\n"),
         file("backend/worker.rs", "use crate::queue::ring;\n"),
         file("level.rs", "fn g() -> crate::Worker { todo!() }\n"),
+        file(
+            "frontend/producer.rs",
+            "use crate::{\n    queue::ring,\n    logger::Guard,\n};\n",
+        ),
+        file(
+            "format/mod.rs",
+            "macro_rules! m {\n    () => { $crate::logger::flush() };\n}\n\
+             fn h() -> String { format!(\"{}\", crate::sink::NAME) }\n\
+             const S: &str = \"crate::logger\";\n",
+        ),
+        file("zone.rs", "fn broken() -> {}\n"),
         file("shiny.rs", "\n"),
     ];
     let problems = violations(&src, &files);
     let joined = problems.join("\n");
-    assert_eq!(problems.len(), 4, "{joined}");
-    assert!(
-        joined.contains("src/queue/mod.rs:1") && joined.contains("crate::backend"),
-        "{joined}"
+    let reported = |at: &str, what: &str| {
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.starts_with(at) && p.contains(what)),
+            "{what:?} at {at:?} not reported:\n{joined}"
+        );
+    };
+    reported("src/queue/mod.rs:1:", "uses `crate::backend`");
+    reported("src/queue/ring.rs:1:", "uses `crate::logger`");
+    reported("src/queue/chain.rs:5:", "uses `crate::sink`");
+    reported(
+        "src/level.rs:1:",
+        "uses `crate::Worker`, defined in `backend`",
     );
-    assert!(
-        joined.contains("src/queue/ring.rs:1") && joined.contains("crate::logger"),
-        "{joined}"
-    );
-    assert!(
-        joined.contains("src/level.rs:1") && joined.contains("crate::Worker"),
-        "{joined}"
-    );
-    assert!(joined.contains("module `shiny`"), "{joined}");
+    reported("src/frontend/producer.rs:3:", "uses `crate::logger`");
+    reported("src/format/mod.rs:4:", "uses `crate::sink`");
+    reported("src/zone.rs:1:", "cannot parse");
+    reported("module `shiny`", "not in the layer table");
+    assert_eq!(problems.len(), 8, "{joined}");
     assert!(joined.contains("imports only go down"), "{joined}");
 }
 
@@ -106,7 +152,8 @@ fn read_tree(dir: &Path) -> Vec<(PathBuf, String)> {
     files
 }
 
-/// Every upward import in `files` (paths under `src`), and every module the table lacks.
+/// Every upward import in `files` (paths under `src`), every module the table lacks, and every
+/// file that cannot be parsed (its imports would go unchecked).
 fn violations(src: &Path, files: &[(PathBuf, String)]) -> Vec<String> {
     let rank: HashMap<&str, usize> = LAYERS
         .iter()
@@ -114,14 +161,31 @@ fn violations(src: &Path, files: &[(PathBuf, String)]) -> Vec<String> {
         .map(|(i, (m, _))| (*m, i))
         .collect();
     let layer = |module: &str| LAYERS[rank[module]].1;
-    let lib = files
-        .iter()
-        .find(|(p, _)| p == &src.join("lib.rs"))
-        .map(|(_, text)| text.as_str())
-        .unwrap_or("");
-    let reexports = root_reexports(lib);
     let mut problems = Vec::new();
-    for module in declared_modules(lib) {
+    let mut scans = Vec::new();
+    for (path, text) in files {
+        match syn::parse_file(text) {
+            Ok(file) => scans.push((path, Some(Scan::of(&file)), Some(file))),
+            Err(e) => {
+                let at = e.span().start();
+                problems.push(format!(
+                    "{}:{}:{}: cannot parse this file ({e}): its imports cannot be checked",
+                    path.display(),
+                    at.line,
+                    at.column + 1
+                ));
+                scans.push((path, None, None));
+            }
+        }
+    }
+    let root = scans
+        .iter()
+        .find(|(path, _, _)| **path == src.join("lib.rs"))
+        .and_then(|(_, _, file)| file.as_ref())
+        .map(|file| root_items(&file.items))
+        .unwrap_or_default();
+    let reexports = root_reexports(&root);
+    for module in declared_modules(&root) {
         if !rank.contains_key(module.as_str()) {
             problems.push(format!(
                 "module `{module}` is not in the layer table: add it to LAYERS in \
@@ -129,41 +193,49 @@ fn violations(src: &Path, files: &[(PathBuf, String)]) -> Vec<String> {
             ));
         }
     }
-    for (path, text) in files {
+    let test_only = TestOnly::declared_in(
+        scans
+            .iter()
+            .filter_map(|(path, scan, _)| scan.as_ref().map(|scan| (path.as_path(), scan))),
+    );
+    for (path, scan, _) in &scans {
         let relative = path.strip_prefix(src).unwrap_or(path);
         let Some(module) = top_module(relative) else {
             continue; // lib.rs: the root may name anything
         };
-        if relative.file_name().is_some_and(|n| n == "tests.rs") {
+        if relative.file_name().is_some_and(|n| n == "tests.rs") || test_only.contains(path) {
             continue;
         }
         let Some(&own) = rank.get(module.as_str()) else {
             continue; // reported above, from lib.rs
         };
-        for (number, line) in code_lines(text) {
-            for target in crate_paths(line) {
-                let defining = reexports
-                    .get(&target)
-                    .cloned()
-                    .unwrap_or_else(|| target.clone());
-                let Some(&theirs) = rank.get(defining.as_str()) else {
-                    continue;
-                };
-                if theirs > own {
-                    problems.push(format!(
-                        "{}:{number}: `{module}` (layer {}) uses `crate::{target}`{} (layer {}): \
-                         imports only go down; move the shared piece into a lower layer or \
-                         invert the dependency",
-                        path.display(),
-                        layer(&module),
-                        if defining == target {
-                            String::new()
-                        } else {
-                            format!(", defined in `{defining}`")
-                        },
-                        layer(&defining),
-                    ));
-                }
+        let Some(scan) = scan else {
+            continue; // reported above: cannot parse
+        };
+        for (target, at) in &scan.targets {
+            let defining = reexports
+                .get(target)
+                .cloned()
+                .unwrap_or_else(|| target.clone());
+            let Some(&theirs) = rank.get(defining.as_str()) else {
+                continue;
+            };
+            if theirs > own {
+                problems.push(format!(
+                    "{}:{}:{}: `{module}` (layer {}) uses `crate::{target}`{} (layer {}): \
+                     imports only go down; move the shared piece into a lower layer or \
+                     invert the dependency",
+                    path.display(),
+                    at.line,
+                    at.column + 1,
+                    layer(&module),
+                    if defining == *target {
+                        String::new()
+                    } else {
+                        format!(", defined in `{defining}`")
+                    },
+                    layer(&defining),
+                ));
             }
         }
     }
@@ -180,102 +252,292 @@ fn top_module(relative: &Path) -> Option<String> {
     }
 }
 
-/// The lines that are code: comments dropped, and nothing from a trailing `#[cfg(test)]` module
-/// on.
-fn code_lines(text: &str) -> Vec<(usize, &str)> {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut code = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        let trimmed = line.trim_start();
-        let test_attribute =
-            trimmed.starts_with("#[cfg(test)]") || trimmed.starts_with("#[cfg(all(test");
-        if test_attribute
-            && lines
-                .get(i + 1)
-                .is_some_and(|next| next.trim_start().starts_with("mod "))
-        {
-            break;
-        }
-        if trimmed.starts_with("//") {
-            continue;
-        }
-        let without_comment = match line.find(" //") {
-            Some(comment) => &line[..comment],
-            None => line,
-        };
-        code.push((i + 1, without_comment));
-    }
-    code
+/// What one file says about the layers: the first segment after each `crate::` with where it
+/// is, and the file modules it declares for tests only.
+#[derive(Default)]
+struct Scan {
+    targets: Vec<(String, LineColumn)>,
+    /// Relative to the declaring file's module directory, without extension (`tests` for
+    /// `tests.rs` and `tests/`), or, from a `#[path]`, to the declaring file's directory.
+    test_modules: Vec<TestModule>,
+    /// The inline modules (`mod x { ... }`) the visitor is inside.
+    inline: Vec<String>,
 }
 
-/// The first segment after each `crate::` in `line`, including each member of a `{...}` group.
-fn crate_paths(line: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut rest = line;
-    while let Some(at) = rest.find("crate::") {
-        let before = rest[..at].chars().last();
-        rest = &rest[at + "crate::".len()..];
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
-            continue; // `$crate::` in a macro, or an identifier ending in `crate`
+enum TestModule {
+    Module(PathBuf),
+    PathAttribute(PathBuf),
+}
+
+impl Scan {
+    fn of(file: &syn::File) -> Scan {
+        let mut scan = Scan::default();
+        scan.visit_file(file);
+        scan
+    }
+
+    fn found(&mut self, ident: &Ident) {
+        if ident != "self" {
+            self.targets.push((ident.to_string(), ident.span().start()));
         }
-        if let Some(group) = rest.strip_prefix('{') {
-            let end = group.find('}').unwrap_or(group.len());
-            for member in group[..end].split(',') {
-                if let Some(first) = identifier(member.trim()) {
-                    found.push(first);
+    }
+
+    /// A `use` tree from its root: only the branches that start at `crate::` count.
+    fn use_tree(&mut self, tree: &UseTree) {
+        match tree {
+            UseTree::Path(path) if path.ident == "crate" => self.after_crate(&path.tree),
+            UseTree::Group(group) => group.items.iter().for_each(|t| self.use_tree(t)),
+            _ => {}
+        }
+    }
+
+    /// The part of a `use` tree after `crate::`: each branch names a top-level item.
+    fn after_crate(&mut self, tree: &UseTree) {
+        match tree {
+            UseTree::Path(path) => self.found(&path.ident),
+            UseTree::Name(name) => self.found(&name.ident),
+            UseTree::Rename(rename) => self.found(&rename.ident),
+            UseTree::Group(group) => group.items.iter().for_each(|t| self.after_crate(t)),
+            // `crate::*` names no module in particular: nothing to check.
+            UseTree::Glob(_) => {}
+        }
+    }
+
+    /// `crate :: x` and `crate :: { ... }` in tokens no parser has read (a macro's arguments
+    /// or rules); `$crate` is the macro's caller's crate root, not a path of this file's.
+    fn tokens(&mut self, tokens: TokenStream) {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        for (i, token) in tokens.iter().enumerate() {
+            match token {
+                TokenTree::Group(group) => self.tokens(group.stream()),
+                TokenTree::Ident(ident) if ident == "crate" => {
+                    let after_dollar = i > 0
+                        && matches!(&tokens[i - 1], TokenTree::Punct(p) if p.as_char() == '$');
+                    let colons = matches!(
+                        (tokens.get(i + 1), tokens.get(i + 2)),
+                        (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
+                            if a.as_char() == ':' && b.as_char() == ':'
+                    );
+                    if after_dollar || !colons {
+                        continue;
+                    }
+                    match tokens.get(i + 3) {
+                        Some(TokenTree::Ident(next)) => self.found(next),
+                        Some(TokenTree::Group(group)) if group.delimiter() == Delimiter::Brace => {
+                            let members = Punctuated::<UseTree, Token![,]>::parse_terminated
+                                .parse2(group.stream());
+                            for member in members.iter().flatten() {
+                                self.after_crate(member);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Scan {
+    fn visit_item_mod(&mut self, module: &'ast ItemMod) {
+        if requires_test(&module.attrs) {
+            if module.content.is_none() {
+                self.test_modules.push(match path_attribute(&module.attrs) {
+                    Some(path) => TestModule::PathAttribute(path),
+                    None => TestModule::Module(
+                        self.inline
+                            .iter()
+                            .chain([&module.ident.to_string()])
+                            .collect(),
+                    ),
+                });
+            }
+            return;
+        }
+        self.inline.push(module.ident.to_string());
+        visit::visit_item_mod(self, module);
+        self.inline.pop();
+    }
+
+    fn visit_item_use(&mut self, item: &'ast ItemUse) {
+        self.use_tree(&item.tree);
+    }
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        let mut segments = path.segments.iter();
+        if let (None, Some(first), Some(second)) =
+            (&path.leading_colon, segments.next(), segments.next())
+        {
+            if first.ident == "crate" {
+                self.found(&second.ident);
+            }
+        }
+        visit::visit_path(self, path);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast Macro) {
+        self.visit_path(&mac.path);
+        match mac.parse_body_with(items) {
+            Ok(items) => items.iter().for_each(|item| self.visit_item(item)),
+            Err(_) => self.tokens(mac.tokens.clone()),
+        }
+    }
+}
+
+/// A macro body read as a sequence of items.
+fn items(input: ParseStream<'_>) -> syn::Result<Vec<Item>> {
+    let mut items = Vec::new();
+    while !input.is_empty() {
+        items.push(input.parse()?);
+    }
+    Ok(items)
+}
+
+/// Whether `attrs` hold a `cfg` that only tests satisfy: `test`, `all(test, ...)`, or
+/// `any(...)` of such.
+fn requires_test(attrs: &[Attribute]) -> bool {
+    fn only_in_tests(predicate: &Meta) -> bool {
+        match predicate {
+            Meta::Path(path) => path.is_ident("test"),
+            Meta::List(list) => {
+                let Ok(args) =
+                    list.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated)
+                else {
+                    return false;
+                };
+                if list.path.is_ident("all") {
+                    args.iter().any(only_in_tests)
+                } else if list.path.is_ident("any") {
+                    !args.is_empty() && args.iter().all(only_in_tests)
+                } else {
+                    false
                 }
             }
-        } else if let Some(first) = identifier(rest) {
-            found.push(first);
+            Meta::NameValue(_) => false,
         }
     }
-    found
+    attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("cfg"))
+        .any(|attr| attr.parse_args::<Meta>().is_ok_and(|m| only_in_tests(&m)))
 }
 
-fn identifier(text: &str) -> Option<String> {
-    let name: String = text
-        .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_')
-        .collect();
-    (!name.is_empty() && name != "self").then_some(name)
+/// The file a `#[path = "..."]` attribute names.
+fn path_attribute(attrs: &[Attribute]) -> Option<PathBuf> {
+    attrs.iter().find_map(|attr| match &attr.meta {
+        Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => Some(PathBuf::from(s.value())),
+            _ => None,
+        },
+        _ => None,
+    })
 }
 
-/// The modules `lib.rs` declares (`mod x;`, whatever its attributes and visibility).
-fn declared_modules(lib: &str) -> Vec<String> {
-    lib.lines()
-        .filter_map(|line| {
-            let line = line.trim();
-            let line = line
-                .strip_prefix("pub(crate) ")
-                .or_else(|| line.strip_prefix("pub "))
-                .unwrap_or(line);
-            let name = line.strip_prefix("mod ")?.strip_suffix(';')?;
-            Some(name.to_string())
+/// The files that belong to modules declared for tests only.
+#[derive(Default)]
+struct TestOnly {
+    /// A module without extension: its `.rs` file and everything under its directory.
+    modules: Vec<PathBuf>,
+    files: Vec<PathBuf>,
+}
+
+impl TestOnly {
+    fn declared_in<'a>(scans: impl Iterator<Item = (&'a Path, &'a Scan)>) -> TestOnly {
+        let mut test_only = TestOnly::default();
+        for (path, scan) in scans {
+            let dir = path.parent().unwrap_or(Path::new(""));
+            let is_mod_rs = path
+                .file_name()
+                .is_some_and(|n| n == "mod.rs" || n == "lib.rs");
+            // `a/b.rs` declares its modules in `a/b/`; `a/mod.rs` and `lib.rs` in their own.
+            let module_dir = match path.file_stem() {
+                Some(stem) if !is_mod_rs => dir.join(stem),
+                _ => dir.to_path_buf(),
+            };
+            for declared in &scan.test_modules {
+                match declared {
+                    TestModule::Module(module) => test_only.modules.push(module_dir.join(module)),
+                    TestModule::PathAttribute(file) => test_only.files.push(dir.join(file)),
+                }
+            }
+        }
+        test_only
+    }
+
+    fn contains(&self, path: &Path) -> bool {
+        self.files.iter().any(|f| f == path)
+            || self
+                .modules
+                .iter()
+                .any(|m| path == m.with_extension("rs") || path.starts_with(m))
+    }
+}
+
+/// The crate root's items, with those of a macro whose body is items (`not_under_loom! {
+/// mod backend; ... }`) in its place.
+fn root_items(items: &[Item]) -> Vec<Item> {
+    let mut flat = Vec::new();
+    for item in items {
+        match item {
+            Item::Macro(m) if m.ident.is_none() => match m.mac.parse_body_with(self::items) {
+                Ok(inner) => flat.extend(root_items(&inner)),
+                Err(_) => flat.push(item.clone()),
+            },
+            _ => flat.push(item.clone()),
+        }
+    }
+    flat
+}
+
+/// The modules the crate root declares (`mod x;`, whatever its attributes and visibility),
+/// but for those declared for tests only.
+fn declared_modules(root: &[Item]) -> Vec<String> {
+    root.iter()
+        .filter_map(|item| match item {
+            Item::Mod(m) if m.content.is_none() && !requires_test(&m.attrs) => {
+                Some(m.ident.to_string())
+            }
+            _ => None,
         })
         .collect()
 }
 
-/// Names re-exported at the crate root, to the module that holds them: `pub use
-/// sink::{FileSink, Stdout};` maps `FileSink` and `Stdout` to `sink`.
-fn root_reexports(lib: &str) -> HashMap<String, String> {
-    let mut map = HashMap::new();
-    let mut rest = lib;
-    while let Some(at) = rest.find("pub use ") {
-        rest = &rest[at + "pub use ".len()..];
-        let end = rest.find(';').unwrap_or(rest.len());
-        let statement = &rest[..end];
-        let Some(module) = identifier(statement) else {
-            continue;
-        };
-        let names = match statement.find('{') {
-            Some(open) => statement[open + 1..].trim_end_matches('}').to_string(),
-            None => statement.rsplit("::").next().unwrap_or("").to_string(),
-        };
-        for name in names.split(',') {
-            let name = name.trim().rsplit("::").next().unwrap_or("").trim();
-            if !name.is_empty() {
-                map.insert(name.to_string(), module.clone());
+/// Names the crate root imports or re-exports, to the module that holds them: `pub use
+/// sink::{FileSink, Stdout};` maps `FileSink` and `Stdout` to `sink`. A private `use` counts
+/// too: `crate::Name` reaches it from anywhere in the crate.
+fn root_reexports(root: &[Item]) -> HashMap<String, String> {
+    fn walk(tree: &UseTree, module: Option<&str>, map: &mut HashMap<String, String>) {
+        match tree {
+            UseTree::Path(path) => {
+                let name = path.ident.to_string();
+                let module = match module {
+                    Some(module) => Some(module),
+                    None if name == "crate" || name == "self" => None,
+                    None => Some(name.as_str()),
+                };
+                walk(&path.tree, module, map);
             }
+            UseTree::Name(name) => {
+                if let Some(module) = module {
+                    map.insert(name.ident.to_string(), module.to_string());
+                }
+            }
+            UseTree::Rename(rename) => {
+                let module = module.map_or_else(|| rename.ident.to_string(), str::to_string);
+                map.insert(rename.rename.to_string(), module);
+            }
+            UseTree::Group(group) => group.items.iter().for_each(|t| walk(t, module, map)),
+            UseTree::Glob(_) => {}
+        }
+    }
+    let mut map = HashMap::new();
+    for item in root {
+        if let Item::Use(item) = item {
+            walk(&item.tree, None, &mut map);
         }
     }
     map
