@@ -29,7 +29,9 @@ fn held_back_end_writes_nothing_until_released() {
     for i in 0..1_000u32 {
         tachylog::info!("held record {}", i);
     }
-    // Many flush intervals and idle rounds: a worker that ignored the hold would have written.
+    // What is checked is an absence, and a held worker leaves no trace to wait for (it counts
+    // no wake-up and answers no flush until released), so the test watches for a while: 200
+    // flush intervals, in which a worker that ignored the hold would have written.
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(lines(&path), 0, "the back end wrote while held");
     tachylog::__private::hold_backend(false);

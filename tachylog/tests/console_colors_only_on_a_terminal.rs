@@ -66,22 +66,30 @@ fn run(test: &str, pty: bool, env: &[(&str, &str)]) -> String {
     let mut master = std::fs::File::from(master);
     let mut out = Vec::new();
     let mut buf = [0u8; 4096];
+    // Reads until EIO, which the master reports once the child has exited and closed the last
+    // slave descriptor (after everything it wrote); `poll` waits for output or that hang-up.
     let deadline = Instant::now() + Duration::from_secs(30);
-    let mut exited = false;
-    while Instant::now() < deadline {
+    loop {
         match master.read(&mut buf) {
             Ok(n) if n > 0 => out.extend_from_slice(&buf[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                if exited {
-                    break; // the child is gone and everything it wrote has been read
-                }
-                exited = child.try_wait().unwrap().is_some();
-                std::thread::sleep(Duration::from_millis(10));
+                let left = deadline.saturating_duration_since(Instant::now());
+                assert!(
+                    !left.is_zero(),
+                    "the child's terminal still open after 30 s: {:?}",
+                    String::from_utf8_lossy(&out)
+                );
+                let mut ready = libc::pollfd {
+                    fd: master.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one `pollfd` for a descriptor owned here; the timeout is in ms.
+                unsafe { libc::poll(&mut ready, 1, left.as_millis().min(1_000) as libc::c_int) };
             }
-            _ => break, // EIO: the last slave descriptor is closed
+            _ => break, // EIO (or end of file): the last slave descriptor is closed
         }
     }
-    // Reaps the child (or returns the status `try_wait` already saw).
     assert!(child.wait().unwrap().success());
     String::from_utf8_lossy(&out).into_owned()
 }

@@ -96,6 +96,7 @@ fn writing_resumes_when_the_directory_becomes_writable() {
             }
             tachylog::info!("record {}", logged);
             logged += 1;
+            // Pacing, not synchronisation: a steady trickle through the three phases.
             std::thread::sleep(Duration::from_millis(5));
         }
         drop(guard);

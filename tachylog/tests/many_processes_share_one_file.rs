@@ -43,16 +43,16 @@ fn run_processes(scenario: &str, target: &Path) {
         .collect();
     let deadline = Instant::now() + Duration::from_secs(240);
     for mut child in children {
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("a writer process hung");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let mut status = None;
+        let left = deadline.saturating_duration_since(Instant::now());
+        if !common::poll_until(left, || {
+            status = child.try_wait().unwrap();
+            status.is_some()
+        }) {
+            let _ = child.kill();
+            panic!("a writer process hung");
+        }
+        let status = status.unwrap();
         assert!(status.success(), "a writer process failed: {status}");
     }
 }
@@ -99,6 +99,7 @@ fn four_processes_share_a_per_second_pattern() {
             tachylog::info!("{} record {}", process, n);
             n += 1;
             if n % 32 == 0 {
+                // Pacing, not synchronisation: records spread over the seconds of the run.
                 std::thread::sleep(Duration::from_micros(100));
             }
         }

@@ -125,9 +125,11 @@ fn panic_in_detached_thread() {
         // Every record of both threads is logged before the panic.
         common::log_numbered("main", RECORDS);
         go_tx.send(()).unwrap();
-        while !worker.is_finished() {
-            thread::sleep(Duration::from_millis(1));
-        }
+        common::wait_until(
+            "the panicking thread to finish",
+            Duration::from_secs(30),
+            || worker.is_finished(),
+        );
         // SAFETY: `_exit` ends the process at once; nothing here relies on destructors.
         unsafe { libc::_exit(0) };
     }

@@ -23,7 +23,7 @@ use opentelemetry_proto::tonic::common::v1::any_value::Value as V;
 use opentelemetry_proto::tonic::logs::v1::LogRecord;
 use receiver::{attributes, body, int, numbers, string, Receiver};
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tachylog::{OtlpBuilder, OtlpSink};
 
 fn init(sink: OtlpSink) -> tachylog::Guard {
@@ -471,6 +471,8 @@ fn a_collector_down_then_restarted_delivers_or_reports_every_record() {
     let paced = |from: u64, to: u64| {
         for i in (from..to).step_by(10) {
             log_records(i, i + 10);
+            // Pacing, not synchronisation: 200 records a second, before, during and after
+            // the outage.
             std::thread::sleep(Duration::from_millis(50));
         }
     };
@@ -531,14 +533,10 @@ fn a_collector_down_then_restarted_delivers_or_reports_every_record() {
 
 /// Polls until the sink has counted `n` records lost, failing after `limit`.
 fn wait_until_lost(stats: &tachylog::OtlpStats, n: u64, limit: Duration) {
-    let started = Instant::now();
-    while stats.lost() < n {
-        assert!(
-            started.elapsed() < limit,
-            "lost {} of {n} after {limit:?} and {} request(s): retried?",
-            stats.lost(),
-            stats.requests()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    assert!(
+        common::poll_until(limit, || stats.lost() >= n),
+        "lost {} of {n} after {limit:?} and {} request(s): retried?",
+        stats.lost(),
+        stats.requests()
+    );
 }

@@ -225,7 +225,6 @@ fn retry_after_is_honoured(status: u16) {
         waited >= Duration::from_secs(1),
         "retried after {waited:?}, before Retry-After: 1"
     );
-    assert!(waited < Duration::from_secs(3), "retried after {waited:?}");
     assert_eq!(numbers(&delivered(&received)), (0..100).collect::<Vec<_>>());
     assert_eq!(
         (stats.exported(), stats.lost(), stats.requests()),
@@ -258,15 +257,11 @@ fn http_400_loses_the_batch_counted_and_announced() {
     for i in 0..10u64 {
         tachylog::info!("refused {}", i);
     }
-    let started = Instant::now();
-    while stats.lost() < 10 {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the 400 was not counted: {}",
-            stats.lost()
-        );
-        thread::sleep(Duration::from_millis(10));
-    }
+    common::wait_until(
+        "the 400 to be counted lost",
+        Duration::from_secs(30),
+        || stats.lost() >= 10,
+    );
     // Not retried: a 400 is final.
     assert_eq!(stats.requests(), receiver.count() as u64);
     receiver.reply_otherwise(None);
@@ -342,14 +337,11 @@ fn a_collector_that_starts_late_gets_every_record() {
     }
     tachylog::flush();
     // Connection refused, retried with backoff.
-    let started = Instant::now();
-    while stats.requests() < 3 {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "no retries while the collector is down"
-        );
-        thread::sleep(Duration::from_millis(10));
-    }
+    common::wait_until(
+        "retries while the collector is down",
+        Duration::from_secs(30),
+        || stats.requests() >= 3,
+    );
     let receiver = Receiver::start_on(TcpListener::bind(("127.0.0.1", port)).unwrap());
     receiver.wait_until("500 records", |r| delivered(r).len() >= 500);
     for i in 500..600u64 {
@@ -491,8 +483,10 @@ fn undelivered_records_are_reported_at_shutdown() {
                 .ok()
         })
         .unwrap_or_else(|| panic!("{child}"));
+    // Bounds, not speed: no sooner than the deadline, and far sooner than the 30 s the sink
+    // would spend retrying without it.
     assert!(
-        (400..3000).contains(&took),
+        (400..15_000).contains(&took),
         "shutdown took {took} ms for a 500 ms deadline"
     );
 }
@@ -550,8 +544,7 @@ fn sigterm_delivers_what_is_batched_then_dies() {
         log_fifty_then(&url_file, || {
             // SAFETY: sending a signal to our own process.
             unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
-            thread::sleep(Duration::from_secs(30));
-            std::process::exit(99); // the signal did not end the process
+            common::await_fatal_signal(Duration::from_secs(30));
         });
     }
     run_fifty(scenario, |child| {
@@ -696,13 +689,19 @@ fn the_exporters_own_logs_are_not_sent_back() {
     }
     log::debug!(target: "ureq::pool", "the application's own ureq");
     receiver.wait_until("200 records", |r| delivered(r).len() >= 201);
-    // Quiet for a while: nothing more may come, though each request made ureq log.
-    thread::sleep(Duration::from_millis(500));
+    // Each request made ureq log. Once a record logged after them has arrived, so has
+    // whatever of that was queued before it; what came later is sent by the guard's drop.
+    tachylog::info!("logged after the requests");
+    receiver.wait_until("the record logged after the requests", |r| {
+        delivered(r)
+            .iter()
+            .any(|record| body(record) == "logged after the requests")
+    });
     drop(guard);
     let records = receiver.delivered();
     assert_eq!(
         records.len(),
-        201,
+        202,
         "{:?}",
         records
             .iter()

@@ -51,6 +51,7 @@ struct Slow(u64);
 
 impl fmt::Display for Slow {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The slowness is the scenario, not a wait for anything.
         thread::sleep(Duration::from_millis(50));
         write!(f, "slow-{}", self.0)
     }
@@ -62,6 +63,7 @@ struct SlowOnBackEnd(u64);
 
 impl fmt::Display for SlowOnBackEnd {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The slowness is the scenario, not a wait for anything.
         thread::sleep(Duration::from_millis(50));
         write!(f, "slow-{}", self.0)
     }
@@ -99,8 +101,8 @@ fn logging_from_inside_fmt_on_the_caller() {
 }
 
 /// The back end's own ring is small here, so unless the back end refuses to wait for itself,
-/// its re-entrant records fill the ring and it blocks forever (it did, before the fix: the
-/// watchdog fired). Its own records beyond the ring are dropped and counted instead.
+/// its re-entrant records fill the ring and it blocks forever (the watchdog turns that into a
+/// failure). Its own records beyond the ring are dropped and counted instead.
 #[test]
 fn logging_from_inside_fmt_on_the_back_end() {
     let _lock = common::logger_lock();

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tachylog::RollingFile;
 
 /// Two threads log for about 2.5 s into a file per second: every record is in the file named
-/// after its own timestamp's second, none is lost, and seconds with no record still get their
+/// after its own timestamp's second, none is lost, and a second with no record still gets its
 /// file from the back end's timer.
 #[test]
 fn per_second_files_hold_exactly_their_seconds_records() {
@@ -29,6 +29,7 @@ fn per_second_files_hold_exactly_their_seconds_records() {
                 tachylog::info!("{} record {}", scope, count);
                 count += 1;
                 if count % 64 == 0 {
+                    // Pacing, not synchronisation: records spread over the seconds of the run.
                     thread::sleep(Duration::from_micros(200));
                 }
             }
@@ -38,8 +39,16 @@ fn per_second_files_hold_exactly_their_seconds_records() {
     let a = thread::spawn(log_for("a"));
     let b = thread::spawn(log_for("b"));
     let (count_a, count_b) = (a.join().unwrap(), b.join().unwrap());
-    // Idle for two whole seconds: the timer must open a file for each of them.
-    thread::sleep(Duration::from_millis(2300));
+    // Every record is stamped before now, so the next second has none: the back end's timer
+    // alone must open its file.
+    let idle = (jiff::Timestamp::now() + jiff::SignedDuration::from_secs(1))
+        .strftime("%H%M%S.log")
+        .to_string();
+    common::wait_until(
+        format_args!("the timer to open {idle} for a second with no record"),
+        Duration::from_secs(30),
+        || dir.path().join(&idle).exists(),
+    );
     drop(guard);
 
     let files = common::sorted_file_names(dir.path());
@@ -77,10 +86,18 @@ fn assert_recreated_after_deletion(dir: &Path, path: &Path, guard: tachylog::Gua
     tachylog::info!("before the deletion");
     tachylog::flush();
     std::fs::remove_file(path).unwrap();
-    // The check runs at most once a second, at flush time.
-    thread::sleep(Duration::from_millis(1100));
-    tachylog::info!("after the deletion");
-    tachylog::flush();
+    // The check runs at most once a second, when a flush has lines to write, and sends those
+    // lines to the new file; until then they go to the deleted one. Log and flush until it
+    // has run: the new file then holds the one record whose flush ran it.
+    common::wait_until(
+        "the deleted file to be recreated",
+        Duration::from_secs(30),
+        || {
+            tachylog::info!("after the deletion");
+            tachylog::flush();
+            path.exists()
+        },
+    );
     drop(guard);
     let text = common::read_log(path);
     let lines = common::parse_log(&text);

@@ -1,16 +1,16 @@
 //! SIGTERM while two threads log as fast as they can into a file: the process dies of SIGTERM,
 //! and in every run the file ends with a whole line and each thread's records are a gap-free
-//! prefix of what it logged. Before the back end stopped writing ahead of the signal's default
-//! action, the death cut a `write(2)` short in 4 runs of 10 (the file ended mid-line, at a size
-//! that was a multiple of 4096). Later, about one child in 20-40 still tore its last line: the
-//! drain that precedes the halt stepped over its snapshot when padding followed it in a ring,
-//! so it never ended while the threads kept logging; the signal thread gave up after 5 s and
-//! the process died mid-write (fixed in `Source::reached_snapshot`, `backend/merge.rs`; since
-//! then the drain took 2-13 ms in five children run by hand).
+//! prefix of what it logged. Two things make that hold: the back end stops writing ahead of
+//! the signal's default action, so the death never cuts a `write(2)` short (the file would end
+//! mid-line, at a multiple of 4096 bytes); and the drain that precedes the halt ends at its
+//! snapshot although the threads keep logging (`Source::reached_snapshot`,
+//! `backend/merge.rs`), or the signal thread gives up after 5 s and the process dies
+//! mid-write. Each child is signalled once the back end is busy writing.
 
 mod common;
 
 use std::os::unix::process::ExitStatusExt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::Duration;
 
@@ -18,9 +18,9 @@ const RUNS: usize = 20;
 const SCOPES: [&str; 2] = ["left", "right"];
 
 /// Long lines: the more of its time the back end spends inside `write(2)`, the likelier the
-/// signal lands there. Even so, a debug build formats for most of its time and rarely tears a
-/// line without the fix; `.ci/run` therefore runs this test in release too, where the unfixed
-/// logger tore the last line in the first or second run.
+/// signal lands there. Even so, a debug build formats for most of its time, so the signal
+/// rarely lands in a write; `.ci/run` therefore runs this test in release too, where a back end
+/// that wrote on through the signal tore the last line in the first or second run.
 const PADDING: &str = concat!(
     "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
     "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
@@ -28,12 +28,16 @@ const PADDING: &str = concat!(
     "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 );
 
-/// Logs `"{scope} record {i} {padding}"` for ever.
-fn log_for_ever(scope: &'static str) {
+/// Logs `"{scope} record {i} {padding}"` for ever, counting itself in `started` after its
+/// first record.
+fn log_for_ever(scope: &'static str, started: &AtomicUsize) {
     let padding = PADDING;
     let mut i = 0u64;
     loop {
         tachylog::info!("{} record {} {}", scope, i, padding);
+        if i == 0 {
+            started.fetch_add(1, Ordering::SeqCst);
+        }
         i += 1;
     }
 }
@@ -42,18 +46,27 @@ fn log_for_ever(scope: &'static str) {
 fn sigterm_while_logging_at_full_speed_leaves_whole_lines() {
     if let Some(log) = common::child_role("sigterm_while_logging_at_full_speed_leaves_whole_lines")
     {
+        static STARTED: AtomicUsize = AtomicUsize::new(0);
         let _guard = common::expect_init(tachylog::builder().file(&log).init());
         for scope in SCOPES {
             thread::Builder::new()
                 .name(scope.into())
-                .spawn(move || log_for_ever(scope))
+                .spawn(move || log_for_ever(scope, &STARTED))
                 .expect("spawn a logging thread");
         }
-        thread::sleep(Duration::from_millis(500));
+        // Both threads have logged, and the back end has written thousands of lines: it is
+        // in its steady state, writing while they log.
+        common::wait_until(
+            "both threads logging and 4 MiB in the file",
+            Duration::from_secs(30),
+            || {
+                STARTED.load(Ordering::SeqCst) == SCOPES.len()
+                    && std::fs::metadata(&log).is_ok_and(|m| m.len() >= 4 << 20)
+            },
+        );
         // SAFETY: sending a signal to our own process.
         unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
-        thread::sleep(Duration::from_secs(30));
-        std::process::exit(99); // the signal did not end the process
+        common::await_fatal_signal(Duration::from_secs(30));
     }
     for run in 0..RUNS {
         let child = common::run_child(

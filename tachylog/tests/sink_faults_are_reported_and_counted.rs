@@ -200,6 +200,7 @@ fn a_stalled_sink_under_block_delays_callers_but_loses_nothing() {
     let release = {
         let faults = faults.clone();
         std::thread::spawn(move || {
+            // The stall lasts 2 s: the scenario, not a wait for anything.
             std::thread::sleep(Duration::from_secs(2));
             faults.delay(Duration::ZERO);
         })

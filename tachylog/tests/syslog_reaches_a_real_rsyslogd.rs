@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use std::{env, fs, thread};
 use tachylog::SyslogSink;
 
@@ -98,21 +98,18 @@ impl Rsyslogd {
             .spawn()
             .expect("start rsyslogd");
         self.child = Some(child);
-        let started = Instant::now();
-        while TcpStream::connect(("127.0.0.1", self.tcp_port)).is_err() {
-            if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
-                panic!(
-                    "rsyslogd exited with {status} before listening on port {}",
-                    self.tcp_port
-                );
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "rsyslogd not listening on 127.0.0.1:{} after 10 s",
-                self.tcp_port
-            );
-            thread::sleep(Duration::from_millis(20));
-        }
+        let port = self.tcp_port;
+        let child = self.child.as_mut().unwrap();
+        common::wait_until(
+            format_args!("rsyslogd to listen on 127.0.0.1:{port}"),
+            Duration::from_secs(30),
+            || {
+                if let Some(status) = child.try_wait().unwrap() {
+                    panic!("rsyslogd exited with {status} before listening on port {port}");
+                }
+                TcpStream::connect(("127.0.0.1", port)).is_ok()
+            },
+        );
     }
 
     fn kill(&mut self) {
@@ -132,16 +129,15 @@ impl Rsyslogd {
             .collect()
     }
 
-    /// Polls (at most 20 s) until `app` has sent at least `count` lines; returns them.
+    /// Polls until `app` has sent at least `count` lines, or 30 s have passed; returns the
+    /// lines so far, which the caller checks.
     fn wait_for(&self, app: &str, count: usize) -> Vec<String> {
-        let started = Instant::now();
-        loop {
-            let lines = self.lines_from(app);
-            if lines.len() >= count || started.elapsed() > Duration::from_secs(20) {
-                return lines;
-            }
-            thread::sleep(Duration::from_millis(50));
-        }
+        let mut lines = Vec::new();
+        common::poll_until(Duration::from_secs(30), || {
+            lines = self.lines_from(app);
+            lines.len() >= count
+        });
+        lines
     }
 }
 
@@ -381,10 +377,11 @@ fn unix_datagram_socket_delivers_every_record_as_rfc_5424() {
     let daemon = Rsyslogd::start();
     let app = "tachylog-unix";
     let socket = daemon.dir.path().join("log.sock");
-    let started = Instant::now();
-    while !socket.exists() && started.elapsed() < Duration::from_secs(10) {
-        thread::sleep(Duration::from_millis(20));
-    }
+    common::wait_until(
+        "rsyslogd to create its socket",
+        Duration::from_secs(30),
+        || socket.exists(),
+    );
     let sink = builder(app).unix(&socket).unwrap();
     let guard = tachylog::builder().sink(sink).init().unwrap();
     for i in 0..200u64 {
@@ -452,6 +449,8 @@ fn restart_scenario(
         tachylog::info!("record {}", i);
     }
     tachylog::flush();
+    // The outage lasts a few of the sink's reconnection attempts (100 ms, then 200 ms apart):
+    // the scenario, not a wait for anything; the flush above handed it every record.
     thread::sleep(Duration::from_millis(300));
     daemon.spawn();
     // No record is logged now: the sink's reconnection timer alone must deliver what waits.

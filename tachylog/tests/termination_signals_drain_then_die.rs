@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const RECORDS: u64 = 20_000;
 const RUNS: usize = 8;
@@ -19,11 +19,7 @@ fn log_then_signal(sig: libc::c_int) -> ! {
     common::log_numbered_from_two_threads("other", RECORDS);
     // SAFETY: sending a signal to our own process.
     unsafe { libc::kill(libc::getpid(), sig) };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        thread::sleep(Duration::from_millis(10));
-    }
-    std::process::exit(99); // the signal did not end the process
+    common::await_fatal_signal(Duration::from_secs(30))
 }
 
 fn assert_drained_and_killed_by(scenario: &str, sig: libc::c_int) {
@@ -71,15 +67,10 @@ fn an_application_handler_is_chained_after_the_drain() {
         common::log_numbered("main", RECORDS);
         // SAFETY: sending a signal to our own process.
         unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !APP_HANDLER_RAN.load(Ordering::SeqCst) && Instant::now() < deadline {
-            thread::sleep(Duration::from_millis(1));
-        }
-        let code = if APP_HANDLER_RAN.load(Ordering::SeqCst) {
-            7
-        } else {
-            98
-        };
+        let ran = common::poll_until(Duration::from_secs(30), || {
+            APP_HANDLER_RAN.load(Ordering::SeqCst)
+        });
+        let code = if ran { 7 } else { 98 };
         // SAFETY: ending the process without atexit hooks, on purpose.
         unsafe { libc::_exit(code) };
     }
@@ -138,15 +129,11 @@ fn sighup_reopens_the_file_at_its_path() {
         std::fs::rename(&log, &moved).unwrap();
         // SAFETY: sending a signal to our own process.
         unsafe { libc::kill(libc::getpid(), libc::SIGHUP) };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !log.exists() {
-            assert!(
-                Instant::now() < deadline,
-                "SIGHUP did not reopen {}",
-                log.display()
-            );
-            thread::sleep(Duration::from_millis(5));
-        }
+        common::wait_until(
+            format_args!("SIGHUP to reopen {}", log.display()),
+            Duration::from_secs(30),
+            || log.exists(),
+        );
         common::log_numbered("after", RECORDS);
         drop(guard);
         let old = common::read_log(&moved);
@@ -188,7 +175,17 @@ fn sigterm_with_a_stuck_sink_still_dies() {
         let _guard = common::expect_init(tachylog::builder().sink(sink).init());
         faults.delay(Duration::from_secs(60));
         thread::spawn(|| {
-            thread::sleep(Duration::from_millis(500));
+            // Signals once the rings hold 1 MiB, one ring's limit: the logging thread's ring
+            // is then at or near that limit, and with the back end stuck in the sink nothing
+            // drains it, so the thread blocks as it fills.
+            let blocking = common::poll_until(Duration::from_secs(30), || {
+                tachylog::stats().ring_bytes >= 1 << 20
+            });
+            if !blocking {
+                eprintln!("the logging thread's ring never reached 1 MiB");
+                // SAFETY: ends the process at once; the parent reports the status.
+                unsafe { libc::_exit(97) };
+            }
             // SAFETY: sending a signal to our own process.
             unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
         });

@@ -2,21 +2,19 @@
 //! is set (a zone name, `:name`, a POSIX rule; empty means UTC), otherwise `/etc/localtime`.
 //! A `TZ` that names nothing makes `init` fail with the reason instead of logging in a wrong
 //! zone. Each case is a child process with its own environment, since `TZ` is process-wide:
-//! it starts a logger as a user would, logs one line and prints the instant it logged at;
-//! the expected wall-clock time comes from `jiff`, a separate time-zone library.
+//! it starts a logger as a user would and logs one line that says the second it logged at;
+//! the expected wall-clock time comes from `jiff`, a separate time-zone library. Each test is
+//! also its own child: run again, it plays the child's part and exits.
 
 mod common;
 
+use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-const SCENARIO: &str = "a_child_logs_one_line_in_its_system_zone";
-
-#[test]
-fn a_child_logs_one_line_in_its_system_zone() {
-    let Some(log) = common::child_role(SCENARIO) else {
-        return;
-    };
-    let guard = match tachylog::builder().file(&log).init() {
+/// The child's part, in each test run again by [`run`]: starts a logger writing to `log`, logs
+/// one line saying the second it logged at, and exits (4 with the reason if `init` failed).
+fn child_logs_one_line(log: &Path) -> ! {
+    let guard = match tachylog::builder().file(log).init() {
         Ok(guard) => guard,
         Err(e) => {
             println!("init error: {e}");
@@ -29,12 +27,13 @@ fn a_child_logs_one_line_in_its_system_zone() {
     std::process::exit(0);
 }
 
-/// The child's one line: its time column, read as a wall-clock time, and the UTC second it
-/// says it logged at.
-fn run(tz: Option<&str>) -> Result<(jiff::civil::DateTime, i64), String> {
+/// Runs the test named `scenario` again as a child with `TZ` set to `tz` (or removed); returns
+/// its one line's time column, read as a wall-clock time, and the UTC second it says it logged
+/// at, or what it printed if `init` failed.
+fn run(scenario: &str, tz: Option<&str>) -> Result<(jiff::civil::DateTime, i64), String> {
     let dir = tempfile::tempdir().unwrap();
     let child = common::run_child_with_env(
-        SCENARIO,
+        scenario,
         &dir.path().join("child.log"),
         &[("TZ", tz), ("TZDIR", None)],
         Duration::from_secs(60),
@@ -60,8 +59,8 @@ fn run(tz: Option<&str>) -> Result<(jiff::civil::DateTime, i64), String> {
 /// logging, give or take a second: the record is stamped a moment later, maybe past a
 /// second's edge, by a clock converted from the TSC that may differ from the system's by
 /// microseconds. A wrong zone is off by whole hours or quarter hours.
-fn assert_in_zone(tz: Option<&str>, zone: &jiff::tz::TimeZone) {
-    let (column, second) = run(tz).unwrap_or_else(|e| panic!("TZ={tz:?}: {e}"));
+fn assert_in_zone(scenario: &str, tz: Option<&str>, zone: &jiff::tz::TimeZone) {
+    let (column, second) = run(scenario, tz).unwrap_or_else(|e| panic!("TZ={tz:?}: {e}"));
     let expected = zone.to_datetime(jiff::Timestamp::from_second(second).unwrap());
     let column_second = column.with().subsec_nanosecond(0).build().unwrap();
     let ahead = column_second.duration_since(expected).as_secs_f64();
@@ -73,30 +72,43 @@ fn assert_in_zone(tz: Option<&str>, zone: &jiff::tz::TimeZone) {
 
 #[test]
 fn named_zones_rules_and_empty_tz() {
+    const NAME: &str = "named_zones_rules_and_empty_tz";
+    if let Some(log) = common::child_role(NAME) {
+        child_logs_one_line(&log);
+    }
     let zone = |name: &str| jiff::tz::TimeZone::get(name).unwrap();
-    assert_in_zone(Some("America/New_York"), &zone("America/New_York"));
-    assert_in_zone(Some(":Asia/Kolkata"), &zone("Asia/Kolkata"));
+    assert_in_zone(NAME, Some("America/New_York"), &zone("America/New_York"));
+    assert_in_zone(NAME, Some(":Asia/Kolkata"), &zone("Asia/Kolkata"));
     assert_in_zone(
+        NAME,
         Some("/usr/share/zoneinfo/Australia/Lord_Howe"),
         &zone("Australia/Lord_Howe"),
     );
     let rule = "<+0230>-2:30";
-    assert_in_zone(Some(rule), &jiff::tz::TimeZone::posix(rule).unwrap());
-    assert_in_zone(Some(""), &jiff::tz::TimeZone::UTC);
+    assert_in_zone(NAME, Some(rule), &jiff::tz::TimeZone::posix(rule).unwrap());
+    assert_in_zone(NAME, Some(""), &jiff::tz::TimeZone::UTC);
 }
 
 #[test]
 fn without_tz_the_zone_of_etc_localtime() {
+    const NAME: &str = "without_tz_the_zone_of_etc_localtime";
+    if let Some(log) = common::child_role(NAME) {
+        child_logs_one_line(&log);
+    }
     let zone = match std::fs::read("/etc/localtime") {
         Ok(data) => jiff::tz::TimeZone::tzif("localtime", &data).unwrap(),
         Err(_) => jiff::tz::TimeZone::UTC,
     };
-    assert_in_zone(None, &zone);
+    assert_in_zone(NAME, None, &zone);
 }
 
 #[test]
 fn a_tz_naming_nothing_stops_init_with_the_reason() {
-    let error = run(Some("Nowhere/Atlantis")).unwrap_err();
+    const NAME: &str = "a_tz_naming_nothing_stops_init_with_the_reason";
+    if let Some(log) = common::child_role(NAME) {
+        child_logs_one_line(&log);
+    }
+    let error = run(NAME, Some("Nowhere/Atlantis")).unwrap_err();
     assert!(
         error.contains("Nowhere/Atlantis") && error.contains("utc(true)"),
         "{error}"

@@ -1,7 +1,8 @@
 //! Helpers shared by the behaviour tests in `tests/`: a parser for the default line format,
 //! numbered-record writers and checkers, a runner for scenarios that must happen in a child
-//! process (exit, panic), a lock for tests that share the process-global logger, and a
-//! watchdog that turns a hang into a failure, and a sink that keeps each line as a string.
+//! process (exit, panic), a lock for tests that share the process-global logger, a watchdog
+//! that turns a hang into a failure, waits for a condition with a deadline that only bounds a
+//! hang, and a sink that keeps each line as a string.
 //!
 //! Each test binary compiles this module and uses only part of it.
 #![allow(dead_code)]
@@ -271,6 +272,48 @@ pub fn watchdog(what: &str, limit: Duration) -> Watchdog {
     Watchdog { _cancel: cancel }
 }
 
+/// How often [`poll_until`] checks its condition.
+const POLL_INTERVAL: Duration = Duration::from_millis(5);
+
+/// Checks `condition` every few milliseconds until it holds (`true`) or `limit` has passed
+/// (`false`): for a state that offers nothing to block on (a file appearing, a counter, a
+/// child's exit), when the caller reports the timeout itself.
+pub fn poll_until(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if condition() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        thread::sleep(POLL_INTERVAL);
+    }
+}
+
+/// Waits until `condition` holds (see [`poll_until`]); fails the test, naming `what`, if it
+/// still does not after `limit`. The limit only turns a hang into a failure, so it is
+/// generous: a test never depends on how fast the condition comes true.
+pub fn wait_until(what: impl fmt::Display, limit: Duration, condition: impl FnMut() -> bool) {
+    assert!(
+        poll_until(limit, condition),
+        "waited {limit:?} for {what}: it did not happen"
+    );
+}
+
+/// In a child that has just sent itself a fatal signal: lets the signal end the process,
+/// and exits with status 99 if it has not after `limit`, which the parent reports as a wrong
+/// status. Never returns.
+pub fn await_fatal_signal(limit: Duration) -> ! {
+    // Not synchronisation: the signal ends the process during this sleep, which only bounds
+    // how long that may take.
+    thread::sleep(limit);
+    eprintln!("still alive {limit:?} after a fatal signal");
+    // SAFETY: ends the process at once without atexit hooks, which is also sound in a child
+    // forked from a multi-threaded process.
+    unsafe { libc::_exit(99) }
+}
+
 /// How many times each exit or crash scenario runs in a fresh child process: the interleavings
 /// that lose a record are rare, so one run proves little.
 pub const REPEATS: usize = 5;
@@ -375,22 +418,20 @@ pub fn run_child_with_env(
     };
     let stdout = drain(Box::new(child.stdout.take().unwrap()));
     let stderr = drain(Box::new(child.stderr.take().unwrap()));
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for child") {
-            break status;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "child scenario {scenario:?} still running after {limit:?}: killed (hang?)\n\
-                 --- stderr ---\n{}",
-                stderr.join().unwrap_or_default()
-            );
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
+    let mut status = None;
+    if !poll_until(limit, || {
+        status = child.try_wait().expect("wait for child");
+        status.is_some()
+    }) {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!(
+            "child scenario {scenario:?} still running after {limit:?}: killed (hang?)\n\
+             --- stderr ---\n{}",
+            stderr.join().unwrap_or_default()
+        );
+    }
+    let status = status.expect("the child has exited");
     let log = if log_path.exists() {
         read_log(&log_path)
     } else {

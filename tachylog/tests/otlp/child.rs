@@ -4,7 +4,7 @@
 use std::io::Read;
 use std::process::{Command, ExitStatus, Stdio};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Environment variable naming the scenario a child process plays.
 const CHILD: &str = "TACHYLOG_OTLP_CHILD";
@@ -66,21 +66,19 @@ pub fn run_child(scenario: &str, env: &[(&str, String)]) -> ChildRun {
     };
     let stdout = drain(Box::new(child.stdout.take().unwrap()));
     let stderr = drain(Box::new(child.stderr.take().unwrap()));
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "child {scenario} still running after 60 s: killed\n{}",
-                stderr.join().unwrap_or_default()
-            );
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
+    let mut status = None;
+    if !crate::common::poll_until(Duration::from_secs(60), || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    }) {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!(
+            "child {scenario} still running after 60 s: killed\n{}",
+            stderr.join().unwrap_or_default()
+        );
+    }
+    let status = status.expect("the child has exited");
     ChildRun {
         status,
         stdout: stdout.join().unwrap_or_default(),
