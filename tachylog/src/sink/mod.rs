@@ -44,7 +44,8 @@ use std::{fmt, io};
 
 /// The payload of an error from [`Sink::write_line`] that concerns that one record alone: it
 /// was dropped, and what the sink took before is still on its way (a `SyslogSink` with a
-/// full buffer). [`SinkSlot`] counts exactly one record lost for it.
+/// full buffer, a `RollingFile` that could not open a new file). [`SinkSlot`] counts exactly
+/// one record lost for it; from [`Sink::tick`], none.
 #[derive(Debug)]
 pub(crate) struct RecordDropped(pub(crate) String);
 
@@ -362,8 +363,16 @@ impl SinkSlot {
     }
 
     pub(crate) fn tick(&mut self, now_unix_nanos: i64) {
-        if let Err(e) = self.sink.tick(now_unix_nanos) {
-            self.fail(e);
+        match self.sink.tick(now_unix_nanos) {
+            Ok(()) => {}
+            // A timer's error marked so loses no line the sink took (a rolling file that could
+            // not open the next period's file had flushed the last one): the failure counts
+            // from here, the lines before it are delivered.
+            Err(e) if is_record_dropped(&e) => {
+                self.unflushed = 0;
+                self.fail_counting(e, 0);
+            }
+            Err(e) => self.fail(e),
         }
     }
 
