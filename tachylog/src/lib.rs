@@ -70,76 +70,110 @@
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
-/// Applies `#[cfg(not(loom))]` to each item: a `--cfg loom` build model-checks the queue
-/// alone, whose atomics and cells are then loom's.
-macro_rules! not_under_loom {
-    ($($item:item)*) => { $( #[cfg(not(loom))] $item )* };
-}
-
+// A `--cfg loom` build model-checks the queue alone, whose atomics and cells are then loom's:
+// every other item is `cfg(not(loom))`, declared one by one (not through a macro) so that
+// rustfmt, which does not look into macro bodies, reaches every module.
 mod queue;
 
-not_under_loom! {
+#[cfg(not(loom))]
 mod backend;
+#[cfg(not(loom))]
 mod codec;
+#[cfg(not(loom))]
 mod error;
+#[cfg(not(loom))]
 mod facade;
+#[cfg(not(loom))]
 mod fields;
+#[cfg(not(loom))]
 mod filter;
+#[cfg(not(loom))]
 mod format;
+#[cfg(not(loom))]
 mod frontend;
+#[cfg(not(loom))]
 mod level;
+#[cfg(not(loom))]
 mod lifecycle;
+#[cfg(not(loom))]
 mod logger;
+#[cfg(not(loom))]
 mod panic_guard;
+#[cfg(not(loom))]
 mod record;
+#[cfg(not(loom))]
 mod sink;
+#[cfg(not(loom))]
 mod zone;
 
+#[cfg(not(loom))]
 pub use backend::stats::{stats, Stats};
+#[cfg(not(loom))]
+pub use codec::{CopyArg, NativeValue};
+#[cfg(not(loom))]
 pub use error::Error;
+#[cfg(not(loom))]
 pub use facade::log::LogFacade;
+#[cfg(not(loom))]
 #[cfg(feature = "tracing")]
 pub use facade::tracing::{tracing_layer, TracingLayer};
+#[cfg(not(loom))]
 pub use fields::{Field, FieldValue, Fields, Span};
-pub use codec::{CopyArg, NativeValue};
+#[cfg(not(loom))]
 pub use filter::{Filter, FilterError};
+#[cfg(not(loom))]
 pub use format::pattern::{Pattern, PatternError, DEFAULT_PATTERN};
+#[cfg(not(loom))]
 pub use format::Format;
+#[cfg(not(loom))]
 pub use frontend::args::{lossy, BytesArg, ListArg, ListElem, Lossy};
+#[cfg(not(loom))]
 pub use frontend::gate::{enabled, OnFull};
+#[cfg(not(loom))]
 pub use level::{Level, ParseLevelError};
-pub use record::TraceContext;
+#[cfg(not(loom))]
 pub use logger::{builder, set_filter, Builder, Guard};
+#[cfg(not(loom))]
 pub use queue::control::{dump_backtrace, flush, reopen};
-pub use sink::{FileSink, Line, Sink, Stderr, Stdout};
-pub use zone::TimeZone;
+#[cfg(not(loom))]
+pub use record::TraceContext;
+#[cfg(not(loom))]
 #[cfg(feature = "color")]
 pub use sink::ColorChoice;
-#[cfg(feature = "testing")]
-pub use sink::{FaultSink, Faults};
+#[cfg(not(loom))]
 #[cfg(feature = "rolling")]
 pub use sink::{Compression, FileNamePatternError, Period, RollingFile, RollingFileBuilder};
+#[cfg(not(loom))]
 #[cfg(feature = "syslog")]
 pub use sink::{Facility, SyslogBuilder, SyslogSink};
+#[cfg(not(loom))]
+#[cfg(feature = "testing")]
+pub use sink::{FaultSink, Faults};
+#[cfg(not(loom))]
+pub use sink::{FileSink, Line, Sink, Stderr, Stdout};
+#[cfg(not(loom))]
 #[cfg(feature = "otlp")]
 pub use sink::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats};
+#[cfg(not(loom))]
+pub use zone::TimeZone;
 
+#[cfg(not(loom))]
 /// What the macros expand to. Not a public API: may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::codec::render::{self, Applied, Fmt};
     pub use crate::codec::{ArgWriter, Codec, Decoder, NativeField, View};
+    pub use crate::filter::Interest;
+    pub use crate::frontend::args::{
+        field_role, fmt_trait, Args, CountSlot, Decodes, Encode, FmtTrait, Marked, Slot, Stage,
+        ViaBytes, ViaCopy, ViaCopyRef, ViaFallback, ViaList, Wrap,
+    };
     pub use crate::frontend::field_args::{
         NativeViaBytes, NativeViaCopy, NativeViaCopyRef, NativeViaDisplay,
     };
-    pub use crate::frontend::args::{
-        field_role, fmt_trait, Args, CountSlot, Decodes, Encode, FmtTrait, Marked, Slot, Stage, ViaBytes, ViaCopy,
-        ViaCopyRef, ViaFallback, ViaList, Wrap,
-    };
-    pub use crate::filter::Interest;
     pub use crate::frontend::gate::enabled;
     pub use crate::frontend::limit;
     pub use crate::frontend::producer::log_record;
-    pub use crate::codec::render::{self, Applied, Fmt};
     pub use crate::queue::control::hold_backend;
     pub use crate::record::{Count, Decode, Placeholder, Site};
     pub use tachylog_macros::__log;
@@ -151,7 +185,8 @@ pub mod __private {
         let b = target.as_bytes();
         let mut i = 0;
         while i < b.len() {
-            let c1_control = b[i] == 0xc2 && i + 1 < b.len() && b[i + 1] >= 0x80 && b[i + 1] <= 0x9f;
+            let c1_control =
+                b[i] == 0xc2 && i + 1 < b.len() && b[i + 1] >= 0x80 && b[i + 1] <= 0x9f;
             let layout = b[i] == 0xe2
                 && i + 2 < b.len()
                 && ((b[i + 1] == 0x80 && b[i + 2] >= 0xa8 && b[i + 2] <= 0xae)
@@ -173,7 +208,6 @@ pub mod __private {
     /// Type-checks a call's format string and arguments; never called.
     #[inline(always)]
     pub fn check_format(_: core::fmt::Arguments<'_>) {}
-}
 }
 
 /// Logs at [`Level::Error`]. Takes a format string and arguments exactly as `format!` does.

@@ -184,7 +184,12 @@ impl Placeholder {
     /// static PLACEHOLDER: Placeholder = Placeholder::new("id=", Count::None, Count::None, None);
     /// assert!(format!("{PLACEHOLDER:?}").contains(r#"literal: "id=""#));
     /// ```
-    pub const fn new(literal: &'static str, precision: Count, width: Count, flags: Option<FlagsFn>) -> Self {
+    pub const fn new(
+        literal: &'static str,
+        precision: Count,
+        width: Count,
+        flags: Option<FlagsFn>,
+    ) -> Self {
         let plain = matches!((precision, width, flags), (Count::None, Count::None, None));
         let mut padded = [0u8; PADDED_LITERAL];
         if literal.len() <= PADDED_LITERAL {
@@ -218,7 +223,11 @@ impl Placeholder {
         if self.literal.len() <= PADDED_LITERAL {
             // SAFETY: `padded` starts with `literal`'s bytes, so the bytes appended are
             // `literal`, whole UTF-8.
-            crate::codec::short_copy::append_from_padded(unsafe { out.as_mut_vec() }, &self.padded, self.literal.len());
+            crate::codec::short_copy::append_from_padded(
+                unsafe { out.as_mut_vec() },
+                &self.padded,
+                self.literal.len(),
+            );
         } else {
             out.push_str(self.literal);
         }
@@ -324,7 +333,11 @@ impl Decode {
     /// [`Decode::group`], with `render` for a group of message values only (a non-empty one: an
     /// empty group is the message's tail, copied without a call).
     #[doc(hidden)]
-    pub const fn rendered_group(items: &'static [Decode], render: MessagesFn, escape_free: bool) -> Decode {
+    pub const fn rendered_group(
+        items: &'static [Decode],
+        render: MessagesFn,
+        escape_free: bool,
+    ) -> Decode {
         match Decode::group(items) {
             Decode::Messages(items) if !items.is_empty() => Decode::Rendered {
                 items,

@@ -128,7 +128,10 @@ mod tests {
         let converted = clock.unix_nanos(clock::now());
         // Within 5 ms: generous for a loaded machine, tight enough to catch a wrong rate or
         // offset (which would be off by seconds or more).
-        assert!((converted - wall).abs() < 5_000_000, "{converted} vs {wall}");
+        assert!(
+            (converted - wall).abs() < 5_000_000,
+            "{converted} vs {wall}"
+        );
     }
 
     #[test]

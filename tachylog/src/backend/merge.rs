@@ -274,7 +274,8 @@ impl Merger {
                 drained.emitted += 1;
                 // Ties go back to the full comparison, which prefers the lower index.
                 let go_on = drained.emitted < max
-                    && s.head.is_some_and(|next| next < older_than && next <= up_to)
+                    && s.head
+                        .is_some_and(|next| next < older_than && next <= up_to)
                     && !(mode == DrainMode::UntilSnapshot && s.reached_snapshot());
                 if !go_on {
                     break;
@@ -314,8 +315,8 @@ impl Merger {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::queue::registry::ThreadInfo;
     use crate::queue::chain::{ChainProducer, RingChain};
+    use crate::queue::registry::ThreadInfo;
     use proptest::prelude::*;
     use std::sync::atomic::{AtomicBool, AtomicU64};
     use std::sync::Arc;
@@ -324,7 +325,9 @@ mod tests {
     fn publish(producer: &mut ChainProducer, ts: u64, id: u64) {
         let (ring, producer) = producer.parts();
         ring.begin_activity(producer);
-        let reservation = ring.try_reserve(producer, 16, 1).expect("room for the test's records");
+        let reservation = ring
+            .try_reserve(producer, 16, 1)
+            .expect("room for the test's records");
         // SAFETY: a fresh, uncommitted reservation of 16 bytes.
         unsafe {
             ring.write_body(&reservation, 0, &ts.to_ne_bytes());
@@ -351,7 +354,10 @@ mod tests {
                 dropped: AtomicU64::new(0),
                 created_ticks: 0,
             });
-            merger.adopt(vec![Adopted { queue, cursor: consumer }]);
+            merger.adopt(vec![Adopted {
+                queue,
+                cursor: consumer,
+            }]);
             producers.push(producer);
         }
         (merger, producers)
@@ -427,8 +433,12 @@ mod tests {
         for ts in 0..(2 * capacity / 24) as u64 {
             merger.snapshot();
             publish(&mut producers[0], ts, 0);
-            let after_snapshot = merger.drain(u64::MAX / 2, DrainMode::UntilSnapshot, 100, |_, _, _| {});
-            assert_eq!(after_snapshot.emitted, 0, "record {ts}, published after the snapshot, was drained");
+            let after_snapshot =
+                merger.drain(u64::MAX / 2, DrainMode::UntilSnapshot, 100, |_, _, _| {});
+            assert_eq!(
+                after_snapshot.emitted, 0,
+                "record {ts}, published after the snapshot, was drained"
+            );
             let ordinary = merger.drain(u64::MAX / 2, DrainMode::Ordered, 100, |_, _, _| {});
             assert_eq!(ordinary.emitted, 1, "record {ts}");
         }

@@ -57,7 +57,8 @@ pub fn stats() -> Stats {
     Stats {
         backend_wakeups: WAKEUPS.load(Ordering::Relaxed),
         backend_cpu: thread_cpu_supported().then(|| {
-            let nanos = ENDED_CPU_NANOS.load(Ordering::Relaxed) + RUNNING_CPU_NANOS.load(Ordering::Relaxed);
+            let nanos =
+                ENDED_CPU_NANOS.load(Ordering::Relaxed) + RUNNING_CPU_NANOS.load(Ordering::Relaxed);
             Duration::from_nanos(nanos)
         }),
         ring_bytes: chain::ring_bytes(),
@@ -90,7 +91,10 @@ fn thread_cpu_supported() -> bool {
 
 #[cfg(unix)]
 fn this_thread_cpu_nanos() -> Option<u64> {
-    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `clock_gettime` writes only the struct we pass; the clock id is a constant every
     // Unix we build for defines.
     let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };

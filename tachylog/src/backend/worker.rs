@@ -26,7 +26,8 @@ use crate::frontend::limit::pending::{self as rate_limits, Suppressed};
 use crate::queue::control::{self, Control};
 use crate::queue::registry::{ThreadInfo, ThreadQueue, REGISTRY};
 use crate::record::{
-    Decode, Site, TraceContext, CALL_SITE_PREFIX, KIND_CALL_SITE, KIND_CALL_SITE_TRACED, KIND_DYNAMIC, TRACED_PREFIX,
+    Decode, Site, TraceContext, CALL_SITE_PREFIX, KIND_CALL_SITE, KIND_CALL_SITE_TRACED,
+    KIND_DYNAMIC, TRACED_PREFIX,
 };
 use crate::sink::{Line, SinkSlot};
 use crate::Level;
@@ -158,7 +159,13 @@ impl Output {
     /// before were 5% of `backend_static`'s instructions. The dynamic records' decoding stays
     /// out of line.
     #[inline(always)]
-    fn decode_and_write(&mut self, thread: &ThreadInfo, body: &[MaybeUninit<u8>], kind: u32, from_backtrace: bool) {
+    fn decode_and_write(
+        &mut self,
+        thread: &ThreadInfo,
+        body: &[MaybeUninit<u8>],
+        kind: u32,
+        from_backtrace: bool,
+    ) {
         if body.len() < 16 {
             return;
         }
@@ -177,8 +184,12 @@ impl Output {
                 let decode_addr = usize::from_ne_bytes(init(&body[16..CALL_SITE_PREFIX]));
                 // SAFETY: call-site records are written only by `log_record`, which stores the
                 // addresses of a `&'static Site` and of a `&'static Decode`.
-                let (site, decode): (&'static Site, &'static Decode) =
-                    unsafe { (&*(site_addr as *const Site), &*(decode_addr as *const Decode)) };
+                let (site, decode): (&'static Site, &'static Decode) = unsafe {
+                    (
+                        &*(site_addr as *const Site),
+                        &*(decode_addr as *const Decode),
+                    )
+                };
                 if site.level > self.most_verbose_sink {
                     return;
                 }
@@ -187,7 +198,10 @@ impl Output {
                         return;
                     }
                     let encoded = &body[CALL_SITE_PREFIX..CALL_SITE_PREFIX + TraceContext::ENCODED];
-                    (TraceContext::decode(&init::<{ TraceContext::ENCODED }>(encoded)), &body[TRACED_PREFIX..])
+                    (
+                        TraceContext::decode(&init::<{ TraceContext::ENCODED }>(encoded)),
+                        &body[TRACED_PREFIX..],
+                    )
                 } else {
                     (None, &body[CALL_SITE_PREFIX..])
                 };
@@ -212,7 +226,13 @@ impl Output {
     /// Decodes and writes a dynamic record (one whose metadata was not static: `log` and
     /// `tracing` records).
     #[inline(never)]
-    fn write_dynamic(&mut self, thread: &ThreadInfo, body: &[MaybeUninit<u8>], unix_nanos: i64, from_backtrace: bool) {
+    fn write_dynamic(
+        &mut self,
+        thread: &ThreadInfo,
+        body: &[MaybeUninit<u8>],
+        unix_nanos: i64,
+        from_backtrace: bool,
+    ) {
         let mut fields = DynamicFields { rest: &body[8..] };
         let (Some(level), Some(line), Some(target), Some(file), Some(message)) = (
             fields.u64(),
@@ -318,7 +338,9 @@ impl Output {
             text_only,
             ..
         } = self;
-        if let (Message::Site(site_message), true, [sink]) = (&record.message, *text_only, &mut sinks[..]) {
+        if let (Message::Site(site_message), true, [sink]) =
+            (&record.message, *text_only, &mut sinks[..])
+        {
             let in_place = sink.write_text_in_place(record.level, |buffer| {
                 formatter.format_site(record, site_message, fields, message, buffer)
             });
@@ -347,7 +369,10 @@ impl Output {
             let text = &mut lines[Format::Text as usize];
             text.clear();
             formatter.format_site(record, site_message, fields, message, text);
-            for sink in sinks.iter_mut().filter(|sink| record.level <= sink.min_level()) {
+            for sink in sinks
+                .iter_mut()
+                .filter(|sink| record.level <= sink.min_level())
+            {
                 sink.write_line(&line_of(record, text, "", fields));
             }
             return;
@@ -363,13 +388,19 @@ impl Output {
                 continue;
             }
             let format = sink.format();
-            let slot = if sink.colored() { COLORED_TEXT } else { format as usize };
+            let slot = if sink.colored() {
+                COLORED_TEXT
+            } else {
+                format as usize
+            };
             let text = &mut lines[slot];
             if !formatted[slot] {
                 formatted[slot] = true;
                 text.clear();
                 match format {
-                    Format::Text => formatter.format(record, message, fields, slot == COLORED_TEXT, text),
+                    Format::Text => {
+                        formatter.format(record, message, fields, slot == COLORED_TEXT, text)
+                    }
                     Format::Json => formatter.format_json(record, message, fields, text),
                     Format::Logfmt => formatter.format_logfmt(record, message, fields, text),
                 }
@@ -464,7 +495,12 @@ impl Output {
 }
 
 /// What a sink is given of `record`: its `text` in the sink's format, and its message and fields.
-fn line_of<'a>(record: &'a RecordView<'_>, text: &'a [u8], message: &'a str, fields: &'a Fields) -> Line<'a> {
+fn line_of<'a>(
+    record: &'a RecordView<'_>,
+    text: &'a [u8],
+    message: &'a str,
+    fields: &'a Fields,
+) -> Line<'a> {
     Line {
         level: record.level,
         unix_nanos: record.unix_nanos,
@@ -613,9 +649,12 @@ impl Worker {
                 generation = REGISTRY.generation();
                 merger.snapshot();
                 while merger
-                    .drain(crate::frontend::clock::now(), DrainMode::UntilSnapshot, BATCH, |q, body, kind| {
-                        out.record(q, body, kind)
-                    })
+                    .drain(
+                        crate::frontend::clock::now(),
+                        DrainMode::UntilSnapshot,
+                        BATCH,
+                        |q, body, kind| out.record(q, body, kind),
+                    )
                     .emitted
                     > 0
                 {
@@ -700,7 +739,9 @@ impl Worker {
                 stats::record_backend_cpu();
                 // Wake at the next sink deadline (a file period boundary) when it comes before
                 // the flush interval, so rotation happens on time with no traffic.
-                control::sleep_until_woken(until_timer.map_or(flush_interval, |t| t.min(flush_interval)));
+                control::sleep_until_woken(
+                    until_timer.map_or(flush_interval, |t| t.min(flush_interval)),
+                );
                 stats::count_wakeup();
             }
             GATE.backend_sleeping.store(false, Ordering::Relaxed);

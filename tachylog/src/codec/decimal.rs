@@ -155,7 +155,12 @@ unsafe fn write_digits(start: *mut u8, len: usize, n: u64) {
 pub(crate) fn append_padded(out: &mut TextBuf<'_>, n: u32, width: usize) {
     debug_assert!(width <= 4 && u64::from(n) < 10u64.pow(width as u32));
     let (high, low) = ((n / 100) as usize % 100, (n % 100) as usize);
-    let digits = [PAIRS[2 * high], PAIRS[2 * high + 1], PAIRS[2 * low], PAIRS[2 * low + 1]];
+    let digits = [
+        PAIRS[2 * high],
+        PAIRS[2 * high + 1],
+        PAIRS[2 * low],
+        PAIRS[2 * low + 1],
+    ];
     // SAFETY: only ASCII digits are appended. Why not `push_str(str::from_utf8(..))`: that
     // was an out-of-line call of ~37 instructions, a fifth of a short decimal's rendering; and
     // `extend_from_slice` of a length known only at run time calls `memcpy`.
@@ -188,7 +193,12 @@ mod tests {
         for bits in 0..64 {
             let n = 1u64 << bits;
             assert_eq!(decimal_digits(n), n.to_string().len(), "{n}");
-            assert_eq!(decimal_digits(n - 1), (n - 1).to_string().len().max(1), "{}", n - 1);
+            assert_eq!(
+                decimal_digits(n - 1),
+                (n - 1).to_string().len().max(1),
+                "{}",
+                n - 1
+            );
         }
     }
 
@@ -243,7 +253,15 @@ mod tests {
 
     #[test]
     fn padded_fractions() {
-        for (n, width, expected) in [(0, 1, "0"), (5, 1, "5"), (5, 2, "05"), (50, 3, "050"), (1234, 4, "1234"), (7, 4, "0007"), (99, 2, "99")] {
+        for (n, width, expected) in [
+            (0, 1, "0"),
+            (5, 1, "5"),
+            (5, 2, "05"),
+            (50, 3, "050"),
+            (1234, 4, "1234"),
+            (7, 4, "0007"),
+            (99, 2, "99"),
+        ] {
             let mut out = String::from(".");
             append_padded(&mut TextBuf::of_string(&mut out), n, width);
             assert_eq!(out, format!(".{expected}"));

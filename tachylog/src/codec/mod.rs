@@ -22,13 +22,13 @@
 //! Layer 2 (see `ARCHITECTURE.md`): imports layer 1 and `fields` (decoded native values are
 //! pushed into a [`Fields`](crate::fields::Fields)).
 
-mod native;
-pub(crate) mod sealed;
-mod text_buf;
-pub(crate) mod short_copy;
 mod decimal;
+mod native;
 mod plain;
 pub mod render;
+pub(crate) mod sealed;
+pub(crate) mod short_copy;
+mod text_buf;
 mod views;
 
 use std::marker::PhantomData;
@@ -56,14 +56,22 @@ pub trait Codec: sealed::Sealed<sealed::tag::Codec> + 'static {
     /// `false` (nothing written) otherwise. `None` bytes: a malformed record.
     #[doc(hidden)]
     #[inline]
-    fn fast_display(_bytes: Option<&[MaybeUninit<u8>]>, _spec: &Applied, _out: &mut TextBuf<'_>) -> bool {
+    fn fast_display(
+        _bytes: Option<&[MaybeUninit<u8>]>,
+        _spec: &Applied,
+        _out: &mut TextBuf<'_>,
+    ) -> bool {
         false
     }
 
     /// The same for `{:?}`.
     #[doc(hidden)]
     #[inline]
-    fn fast_debug(_bytes: Option<&[MaybeUninit<u8>]>, _spec: &Applied, _out: &mut TextBuf<'_>) -> bool {
+    fn fast_debug(
+        _bytes: Option<&[MaybeUninit<u8>]>,
+        _spec: &Applied,
+        _out: &mut TextBuf<'_>,
+    ) -> bool {
         false
     }
 
@@ -71,7 +79,11 @@ pub trait Codec: sealed::Sealed<sealed::tag::Codec> + 'static {
     /// caller, which already carries its spec.
     #[doc(hidden)]
     #[inline]
-    fn fast_verbatim(_bytes: Option<&[MaybeUninit<u8>]>, _spec: &Applied, _out: &mut TextBuf<'_>) -> bool {
+    fn fast_verbatim(
+        _bytes: Option<&[MaybeUninit<u8>]>,
+        _spec: &Applied,
+        _out: &mut TextBuf<'_>,
+    ) -> bool {
         false
     }
 }
@@ -162,12 +174,20 @@ impl Codec for PreformattedCodec {
     }
 
     #[inline]
-    fn fast_debug(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut TextBuf<'_>) -> bool {
+    fn fast_debug(
+        bytes: Option<&[MaybeUninit<u8>]>,
+        spec: &Applied,
+        out: &mut TextBuf<'_>,
+    ) -> bool {
         Self::fast_display(bytes, spec, out)
     }
 
     #[inline]
-    fn fast_verbatim(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut TextBuf<'_>) -> bool {
+    fn fast_verbatim(
+        bytes: Option<&[MaybeUninit<u8>]>,
+        spec: &Applied,
+        out: &mut TextBuf<'_>,
+    ) -> bool {
         Self::fast_display(bytes, spec, out)
     }
 }
@@ -181,15 +201,25 @@ impl<T: crate::codec::CopyArg> Codec for CopyCodec<T> {
     }
 
     #[inline]
-    fn fast_display(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut TextBuf<'_>) -> bool {
+    fn fast_display(
+        bytes: Option<&[MaybeUninit<u8>]>,
+        spec: &Applied,
+        out: &mut TextBuf<'_>,
+    ) -> bool {
         match read_copy::<T>(bytes) {
-            Some(value) if spec.is_plain() => value.__fast_display(spec.precision, out, sealed::Internal::TOKEN),
+            Some(value) if spec.is_plain() => {
+                value.__fast_display(spec.precision, out, sealed::Internal::TOKEN)
+            }
             _ => false,
         }
     }
 
     #[inline]
-    fn fast_debug(bytes: Option<&[MaybeUninit<u8>]>, spec: &Applied, out: &mut TextBuf<'_>) -> bool {
+    fn fast_debug(
+        bytes: Option<&[MaybeUninit<u8>]>,
+        spec: &Applied,
+        out: &mut TextBuf<'_>,
+    ) -> bool {
         match read_copy::<T>(bytes) {
             Some(value) if spec.is_plain() && spec.precision.is_none() => {
                 value.__fast_debug(out, sealed::Internal::TOKEN)

@@ -47,7 +47,12 @@ pub trait CopyArg: Copy + Send + 'static {
     /// tachylog for numbers, `bool` and `char`; the [`Internal`] argument keeps it so.
     #[doc(hidden)]
     #[inline]
-    fn __fast_display(&self, _precision: Option<usize>, _out: &mut TextBuf<'_>, _: Internal) -> bool {
+    fn __fast_display(
+        &self,
+        _precision: Option<usize>,
+        _out: &mut TextBuf<'_>,
+        _: Internal,
+    ) -> bool {
         false
     }
 
@@ -167,11 +172,25 @@ macro_rules! copy_args {
 }
 copy_args!(
     (),
-    std::num::NonZeroU8, std::num::NonZeroU16, std::num::NonZeroU32, std::num::NonZeroU64,
-    std::num::NonZeroU128, std::num::NonZeroUsize, std::num::NonZeroI8, std::num::NonZeroI16,
-    std::num::NonZeroI32, std::num::NonZeroI64, std::num::NonZeroI128, std::num::NonZeroIsize,
-    std::time::Duration, std::net::IpAddr, std::net::Ipv4Addr, std::net::Ipv6Addr,
-    std::net::SocketAddr, std::net::SocketAddrV4, std::net::SocketAddrV6,
+    std::num::NonZeroU8,
+    std::num::NonZeroU16,
+    std::num::NonZeroU32,
+    std::num::NonZeroU64,
+    std::num::NonZeroU128,
+    std::num::NonZeroUsize,
+    std::num::NonZeroI8,
+    std::num::NonZeroI16,
+    std::num::NonZeroI32,
+    std::num::NonZeroI64,
+    std::num::NonZeroI128,
+    std::num::NonZeroIsize,
+    std::time::Duration,
+    std::net::IpAddr,
+    std::net::Ipv4Addr,
+    std::net::Ipv6Addr,
+    std::net::SocketAddr,
+    std::net::SocketAddrV4,
+    std::net::SocketAddrV6,
     std::cmp::Ordering
 );
 impl<T: CopyArg> CopyArg for Option<T> {}
@@ -232,9 +251,18 @@ macro_rules! native_non_zero {
     )*};
 }
 native_non_zero!(
-    std::num::NonZeroU8, std::num::NonZeroU16, std::num::NonZeroU32, std::num::NonZeroU64,
-    std::num::NonZeroU128, std::num::NonZeroUsize, std::num::NonZeroI8, std::num::NonZeroI16,
-    std::num::NonZeroI32, std::num::NonZeroI64, std::num::NonZeroI128, std::num::NonZeroIsize
+    std::num::NonZeroU8,
+    std::num::NonZeroU16,
+    std::num::NonZeroU32,
+    std::num::NonZeroU64,
+    std::num::NonZeroU128,
+    std::num::NonZeroUsize,
+    std::num::NonZeroI8,
+    std::num::NonZeroI16,
+    std::num::NonZeroI32,
+    std::num::NonZeroI64,
+    std::num::NonZeroI128,
+    std::num::NonZeroIsize
 );
 
 impl NativeValue for char {

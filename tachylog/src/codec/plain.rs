@@ -81,7 +81,10 @@ fn parse_shortest(text: &str) -> Decimal {
         (mantissa, Some(e)) => (mantissa, text[e + 1..].parse::<i32>().unwrap_or(0)),
         (mantissa, None) => (mantissa, 0),
     };
-    let point = mantissa.iter().position(|&b| b == b'.').unwrap_or(mantissa.len()) as i32;
+    let point = mantissa
+        .iter()
+        .position(|&b| b == b'.')
+        .unwrap_or(mantissa.len()) as i32;
     let mut decimal = Decimal {
         digits: [0; 24],
         len: 0,
@@ -128,7 +131,9 @@ macro_rules! plain_float {
                 abs < 1e16 && (abs >= 1e-4 || abs == 0.0)
             }
             fn ulp_exponent(self) -> i32 {
-                let biased = ((self.to_bits() >> $mantissa_bits) & ((1 << (<$bits>::BITS - 1 - $mantissa_bits)) - 1)) as i32;
+                let biased = ((self.to_bits() >> $mantissa_bits)
+                    & ((1 << (<$bits>::BITS - 1 - $mantissa_bits)) - 1))
+                    as i32;
                 biased.max(1) - $bias - $mantissa_bits
             }
             fn shortest(self) -> Decimal {
@@ -185,7 +190,11 @@ macro_rules! plain_float {
             #[cold]
             fn push_std(self, debug: bool, out: &mut TextBuf<'_>) {
                 use std::fmt::Write as _;
-                let _ = if debug { write!(out, "{self:?}") } else { write!(out, "{self}") };
+                let _ = if debug {
+                    write!(out, "{self:?}")
+                } else {
+                    write!(out, "{self}")
+                };
             }
         }
     };
@@ -207,7 +216,10 @@ fn may_be_a_tie<F: PlainFloat>(value: F, mantissa: &[u8]) -> bool {
         return false;
     }
     let first = mantissa.iter().position(non_zero).unwrap_or(last);
-    let significant = mantissa[first..=last].iter().filter(|b| b.is_ascii_digit()).count() as u32;
+    let significant = mantissa[first..=last]
+        .iter()
+        .filter(|b| b.is_ascii_digit())
+        .count() as u32;
     match exact_significant_digits(value.to_f64()) {
         Some(exact) => exact == significant + 1,
         None => true,
@@ -235,7 +247,11 @@ fn exact_significant_digits(x: f64) -> Option<u32> {
             return Some(20);
         }
         let digits = (mantissa as u128).checked_mul(5u128.pow(n))?;
-        return Some(if digits >= 10u128.pow(19) { 20 } else { digits.ilog10() + 1 });
+        return Some(if digits >= 10u128.pow(19) {
+            20
+        } else {
+            digits.ilog10() + 1
+        });
     }
     if exponent > 74 {
         return None;
@@ -260,7 +276,11 @@ fn push_non_finite<F: PlainFloat>(value: F, out: &mut TextBuf<'_>) -> bool {
     if value.is_nan() {
         out.push_str("NaN");
     } else if value.is_infinite() {
-        out.push_str(if value.is_sign_negative() { "-inf" } else { "inf" });
+        out.push_str(if value.is_sign_negative() {
+            "-inf"
+        } else {
+            "inf"
+        });
     } else {
         return false;
     }
@@ -565,8 +585,24 @@ mod tests {
     #[test]
     fn edge_values_match_std() {
         for v in [
-            0.0f64, -0.0, 1.0, -1.5, 0.1, 1e20, 1e-7, 1e16, 9.999e15, 1e-4, 9.99e-5, f64::MAX,
-            f64::MIN_POSITIVE, 5e-324, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 123456.789,
+            0.0f64,
+            -0.0,
+            1.0,
+            -1.5,
+            0.1,
+            1e20,
+            1e-7,
+            1e16,
+            9.999e15,
+            1e-4,
+            9.99e-5,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            5e-324,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            123456.789,
         ] {
             assert_eq!(display(v), format!("{v}"), "{{}} of {v:e}");
             assert_eq!(debug(v), format!("{v:?}"), "{{:?}} of {v:e}");
@@ -587,7 +623,12 @@ mod tests {
             let two = 2f64.powi(p);
             let ten = 10f64.powi(p / 3);
             values.extend([two, two * 1.5, ten, ten * 2.0, ten * 4.0]);
-            values.extend([two, ten].iter().flat_map(|&x| [f64::from_bits(x.to_bits() - 1), f64::from_bits(x.to_bits() + 1)]));
+            values.extend([two, ten].iter().flat_map(|&x| {
+                [
+                    f64::from_bits(x.to_bits() - 1),
+                    f64::from_bits(x.to_bits() + 1),
+                ]
+            }));
         }
         for v in values.into_iter().filter(|v| v.fract() == 0.0) {
             assert_eq!(display(v), format!("{v}"), "{{}} of {v:e}");
@@ -603,12 +644,43 @@ mod tests {
         let mut values = Vec::new();
         for k in 0..=6 {
             let unit = 10f64.powi(k);
-            for n in [1u64, 5, 9, 12, 99, 125, 1001, 12345, 999_999, 1 << 40, (1 << 51) - 1, 1 << 51, 1 << 52, (1 << 53) - 1] {
+            for n in [
+                1u64,
+                5,
+                9,
+                12,
+                99,
+                125,
+                1001,
+                12345,
+                999_999,
+                1 << 40,
+                (1 << 51) - 1,
+                1 << 51,
+                1 << 52,
+                (1 << 53) - 1,
+            ] {
                 let v = n as f64 / unit;
-                values.extend([v, f64::from_bits(v.to_bits() + 1), f64::from_bits(v.to_bits() - 1)]);
+                values.extend([
+                    v,
+                    f64::from_bits(v.to_bits() + 1),
+                    f64::from_bits(v.to_bits() - 1),
+                ]);
             }
         }
-        values.extend([0.1, 0.2, 0.3, 0.1 + 0.2, 1.0 / 3.0, 2.675, 1e-4, 1.5e-4, 0.00015, 123.456, 2f64.powi(51) / 1e4]);
+        values.extend([
+            0.1,
+            0.2,
+            0.3,
+            0.1 + 0.2,
+            1.0 / 3.0,
+            2.675,
+            1e-4,
+            1.5e-4,
+            0.00015,
+            123.456,
+            2f64.powi(51) / 1e4,
+        ]);
         for v in values {
             assert_eq!(display(v), format!("{v}"), "{{}} of {v:e}");
             assert_eq!(debug(v), format!("{v:?}"), "{{:?}} of {v:e}");
@@ -641,6 +713,9 @@ mod tests {
         assert_eq!(fixed(2.5f64, 3).as_deref(), Some("2.500"));
         assert_eq!(fixed(99.96f64, 1).as_deref(), Some("100.0"));
         assert_eq!(fixed(0.0004f64, 3).as_deref(), Some("0.000"));
-        assert_eq!(fixed(-0.0004f64, 3).as_deref(), Some(format!("{:.3}", -0.0004f64).as_str()));
+        assert_eq!(
+            fixed(-0.0004f64, 3).as_deref(),
+            Some(format!("{:.3}", -0.0004f64).as_str())
+        );
     }
 }

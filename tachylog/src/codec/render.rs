@@ -94,7 +94,9 @@ fmt_traits!(Display, Debug, LowerHex, UpperHex, Octal, Binary, LowerExp, UpperEx
 /// thread's fallback.
 pub(crate) fn apply_spec(value: &Fmt<'_>, spec: &Applied, out: &mut dyn fmt::Write) -> fmt::Result {
     match (spec.flags, spec.width, spec.precision) {
-        (Some(flags), width, precision) => flags(value, width.unwrap_or(0), precision.unwrap_or(0), out),
+        (Some(flags), width, precision) => {
+            flags(value, width.unwrap_or(0), precision.unwrap_or(0), out)
+        }
         (None, None, None) => write!(out, "{value}"),
         (None, Some(width), None) => write!(out, "{value:width$}"),
         (None, None, Some(precision)) => write!(out, "{value:.precision$}"),

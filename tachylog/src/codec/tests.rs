@@ -89,11 +89,19 @@ fn every_codec_reports_a_short_buffer_as_missing() {
     let text_codecs: [(&str, Read); 3] = [
         ("str", |d| d.view::<StrCodec>().to_string()),
         ("lossy", |d| format!("{:?}", d.view::<LossyCodec>())),
-        ("preformatted", |d| d.view::<PreformattedCodec>().to_string()),
+        ("preformatted", |d| {
+            d.view::<PreformattedCodec>().to_string()
+        }),
     ];
     let fixed_size: [(&str, Read); 2] = [
         ("copy u64", |d| d.view::<CopyCodec<u64>>().to_string()),
-        ("count", |d| if d.count() == 0 { MISSING.into() } else { "a count".into() }),
+        ("count", |d| {
+            if d.count() == 0 {
+                MISSING.into()
+            } else {
+                "a count".into()
+            }
+        }),
     ];
     let cases: Vec<(&str, Read, Vec<MaybeUninit<u8>>)> = text_codecs
         .iter()
@@ -105,16 +113,22 @@ fn every_codec_reports_a_short_buffer_as_missing() {
                 (name, read, prefixed(usize::MAX, b"abc")), // a length past any buffer
             ]
         })
-        .chain(fixed_size.iter().flat_map(|&(name, read)| {
-            [(name, read, bytes(&[])), (name, read, bytes(&[7; 7]))]
-        }))
+        .chain(
+            fixed_size
+                .iter()
+                .flat_map(|&(name, read)| [(name, read, bytes(&[])), (name, read, bytes(&[7; 7]))]),
+        )
         .collect();
     for (name, read, short) in &cases {
         let mut d = Decoder::new(short);
         assert!(!d.is_malformed());
         assert_eq!(read(&mut d), MISSING, "{name} from {} bytes", short.len());
         assert!(d.is_malformed(), "{name} from {} bytes", short.len());
-        assert_eq!(d.view::<CopyCodec<u8>>().to_string(), MISSING, "{name}: read past a miss");
+        assert_eq!(
+            d.view::<CopyCodec<u8>>().to_string(),
+            MISSING,
+            "{name}: read past a miss"
+        );
         assert!(d.is_malformed(), "{name}: malformed stays set");
     }
     // The same reads from complete buffers are not missing: the test can tell the difference.

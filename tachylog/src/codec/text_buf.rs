@@ -69,7 +69,10 @@ impl<'a> TextBuf<'a> {
         // Everything from `start` on is UTF-8 this view appended: a position there is a
         // character boundary unless its byte is a continuation byte (0b10xx_xxxx).
         let boundary = len >= self.bytes.len() || self.bytes[len] & 0xc0 != 0x80;
-        assert!(len >= self.start && boundary, "TextBuf::truncate to {len}: not a boundary of what it appended");
+        assert!(
+            len >= self.start && boundary,
+            "TextBuf::truncate to {len}: not a boundary of what it appended"
+        );
         self.bytes.truncate(len);
     }
 
@@ -122,7 +125,11 @@ mod tests {
         let (digit, sharp_s) = (1, 'ß');
         write!(text, "{digit}{sharp_s}").unwrap();
         assert_eq!(text.appended(), "é1ß".as_bytes());
-        assert_eq!(text.floor_boundary(after_accent + 2), after_accent + 1, "inside ß");
+        assert_eq!(
+            text.floor_boundary(after_accent + 2),
+            after_accent + 1,
+            "inside ß"
+        );
         assert_eq!(text.floor_boundary(1), 2, "never before the start");
         text.truncate(after_accent);
         assert_eq!(bytes, [0xff, b'x', 0xc3, 0xa9]);

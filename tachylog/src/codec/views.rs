@@ -1,6 +1,8 @@
 //! [`View`]: one encoded argument, formatted as its original type would be.
 
-use super::{init_slice, Codec, CopyCodec, Decoder, ListCodec, LossyCodec, PreformattedCodec, StrCodec};
+use super::{
+    init_slice, Codec, CopyCodec, Decoder, ListCodec, LossyCodec, PreformattedCodec, StrCodec,
+};
 use std::fmt;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
@@ -190,7 +192,9 @@ native_text!(StrCodec, LossyCodec, PreformattedCodec);
 impl<T: crate::codec::NativeValue> NativeField for View<'_, CopyCodec<T>> {
     fn push_to(&self, key: &str, fields: &mut crate::fields::Fields) {
         match self.value() {
-            Some(v) => crate::codec::NativeValue::push_to(&v, key, fields, super::sealed::Internal::TOKEN),
+            Some(v) => {
+                crate::codec::NativeValue::push_to(&v, key, fields, super::sealed::Internal::TOKEN)
+            }
             None => fields.push_value(key, crate::fields::FieldValue::Str(MISSING)),
         }
     }

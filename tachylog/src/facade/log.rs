@@ -76,7 +76,8 @@ impl<'v> VisitValue<'v> for &mut Typed<'_, '_> {
         Ok(())
     }
     fn visit_char(&mut self, value: char) -> Result<(), kv::Error> {
-        self.writer.value(self.key, FieldValue::Str(value.encode_utf8(&mut [0; 4])));
+        self.writer
+            .value(self.key, FieldValue::Str(value.encode_utf8(&mut [0; 4])));
         Ok(())
     }
 }
@@ -111,7 +112,8 @@ impl log::Log for Facade {
         let line = record.line().unwrap_or(0);
         let format = |message: &mut String| {
             message.clear();
-            let outcome = crate::panic_guard::catch_user_panic(|| write!(message, "{}", record.args()));
+            let outcome =
+                crate::panic_guard::catch_user_panic(|| write!(message, "{}", record.args()));
             if let Err(panic) = outcome {
                 message.clear();
                 let _ = write!(message, "<formatting panicked: {panic}>");
@@ -126,7 +128,15 @@ impl log::Log for Facade {
                     message
                 }
             };
-            log_dynamic(level, record.target(), file, line, text, fields, crate::frontend::trace::current());
+            log_dynamic(
+                level,
+                record.target(),
+                file,
+                line,
+                text,
+                fields,
+                crate::frontend::trace::current(),
+            );
         };
         super::with_scratch(send);
     }

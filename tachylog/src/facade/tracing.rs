@@ -157,7 +157,10 @@ impl Encoder<'_, '_> {
 }
 
 fn is_log_origin(field: &Field) -> bool {
-    matches!(field.name(), LOG_TARGET | LOG_FILE | LOG_LINE | LOG_MODULE_PATH)
+    matches!(
+        field.name(),
+        LOG_TARGET | LOG_FILE | LOG_LINE | LOG_MODULE_PATH
+    )
 }
 
 impl Visit for Encoder<'_, '_> {
@@ -271,7 +274,9 @@ where
             if from_log {
                 event.record(&mut origin);
             }
-            let LogOrigin { target, file, line, .. } = origin;
+            let LogOrigin {
+                target, file, line, ..
+            } = origin;
             if from_log && !crate::filter::wanted_dynamic(level, &message[target.clone()]) {
                 return;
             }
@@ -298,11 +303,23 @@ where
             let (target, file, line) = if from_log {
                 (&message[target], &message[file], line.unwrap_or(0))
             } else {
-                (metadata.target(), metadata.file().unwrap_or("?"), metadata.line().unwrap_or(0))
+                (
+                    metadata.target(),
+                    metadata.file().unwrap_or("?"),
+                    metadata.line().unwrap_or(0),
+                )
             };
             let file = if file.is_empty() { "?" } else { file };
             let trace = trace_of(event, &ctx);
-            log_dynamic(level, target, file, line, &message[message_start..], fields, trace);
+            log_dynamic(
+                level,
+                target,
+                file,
+                line,
+                &message[message_start..],
+                fields,
+                trace,
+            );
         };
         super::with_scratch(send);
     }

@@ -120,7 +120,8 @@ impl Fields {
     fn push_guarded(&mut self, key: &str, value: &dyn fmt::Display) {
         let text_len = self.text.len();
         let entries = self.entries.len();
-        if let Err(panic) = crate::panic_guard::catch_user_panic(|| self.push_formatted(key, value)) {
+        if let Err(panic) = crate::panic_guard::catch_user_panic(|| self.push_formatted(key, value))
+        {
             self.text.truncate(text_len);
             self.entries.truncate(entries);
             self.push_formatted(key, &format_args!("<formatting panicked: {panic}>"));

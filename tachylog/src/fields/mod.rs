@@ -17,9 +17,7 @@ pub(crate) mod wire;
 
 pub use value::{Field, FieldValue, Span};
 
-
 use std::ops::Range;
-
 
 /// A value as stored: text lives in [`Fields::text`], everything else as it came.
 #[derive(Debug, Clone)]
@@ -299,7 +297,12 @@ mod tests {
         );
         let spans: Vec<_> = f
             .spans()
-            .map(|s| (s.name(), s.fields().map(|x| (x.key, x.value)).collect::<Vec<_>>()))
+            .map(|s| {
+                (
+                    s.name(),
+                    s.fields().map(|x| (x.key, x.value)).collect::<Vec<_>>(),
+                )
+            })
             .collect();
         assert_eq!(
             spans,
@@ -321,7 +324,10 @@ mod tests {
         f.push_value("s", FieldValue::Str("ééééé"));
         f.push_formatted("d", &"0123456789");
         let values: Vec<_> = f.iter().map(|x| x.value.to_string()).collect();
-        assert_eq!(values, vec!["éé…[truncated 6 bytes]", "01234…[truncated 5 bytes]"]);
+        assert_eq!(
+            values,
+            vec!["éé…[truncated 6 bytes]", "01234…[truncated 5 bytes]"]
+        );
     }
 
     #[test]

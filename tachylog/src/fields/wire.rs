@@ -203,7 +203,10 @@ mod tests {
         let mut out: Vec<(String, String)> = Vec::new();
         for span in fields.spans() {
             for f in span.fields() {
-                out.push((format!("{}.{}", span.name(), f.key), format!("{:?}", f.value)));
+                out.push((
+                    format!("{}.{}", span.name(), f.key),
+                    format!("{:?}", f.value),
+                ));
             }
         }
         for f in fields.iter() {
@@ -267,7 +270,10 @@ mod tests {
         w.value("good", FieldValue::I64(1));
         let mut fields = Fields::new();
         decode(&buf, &mut fields);
-        assert_eq!(fields.get("bad"), Some(FieldValue::Str("<formatting panicked: boom>")));
+        assert_eq!(
+            fields.get("bad"),
+            Some(FieldValue::Str("<formatting panicked: boom>"))
+        );
         assert_eq!(fields.get("good"), Some(FieldValue::I64(1)));
     }
 

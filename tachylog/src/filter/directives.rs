@@ -83,7 +83,9 @@ impl Filter {
             filter.default = Some(Level::Error);
         }
         // Longest first, so the first match is the most specific.
-        filter.targets.sort_by_key(|(target, _)| std::cmp::Reverse(target.len()));
+        filter
+            .targets
+            .sort_by_key(|(target, _)| std::cmp::Reverse(target.len()));
         (filter, errors)
     }
 
@@ -128,7 +130,9 @@ impl std::str::FromStr for Filter {
 impl fmt::Display for Filter {
     /// Writes the filter back as directives.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = |level: Option<Level>| level.map_or("off".to_string(), |l| l.as_str().to_ascii_lowercase());
+        let name = |level: Option<Level>| {
+            level.map_or("off".to_string(), |l| l.as_str().to_ascii_lowercase())
+        };
         f.write_str(&name(self.default))?;
         for (target, level) in self.targets.iter().rev() {
             write!(f, ",{target}={}", name(*level))?;
@@ -198,20 +202,43 @@ mod tests {
         assert_eq!(f.level_for("a::x"), Some(Level::Debug));
         assert_eq!(f.level_for("a::b"), Some(Level::Error));
         assert_eq!(f.level_for("a::b::c::d"), Some(Level::Trace));
-        assert_eq!(f.level_for("ab"), Some(Level::Warn), "a prefix that is not a module");
+        assert_eq!(
+            f.level_for("ab"),
+            Some(Level::Warn),
+            "a prefix that is not a module"
+        );
         assert_eq!(f.level_for("other"), Some(Level::Warn));
         assert_eq!(f.max_level(), Some(Level::Trace));
     }
 
     #[test]
     fn env_logger_conventions() {
-        assert_eq!(filter("").level_for("x"), Some(Level::Error), "empty: errors only");
-        assert_eq!(filter("net").level_for("net::tcp"), Some(Level::Trace), "bare target");
+        assert_eq!(
+            filter("").level_for("x"),
+            Some(Level::Error),
+            "empty: errors only"
+        );
+        assert_eq!(
+            filter("net").level_for("net::tcp"),
+            Some(Level::Trace),
+            "bare target"
+        );
         assert_eq!(filter("net").level_for("db"), Some(Level::Error));
         assert_eq!(filter("off").max_level(), None);
-        assert_eq!(filter("INFO, net = Debug ,").level_for("net"), Some(Level::Debug));
-        assert_eq!(filter("net=info,net=warn").level_for("net"), Some(Level::Warn), "last wins");
-        assert_eq!(filter("debug,info").level_for("x"), Some(Level::Info), "last default wins");
+        assert_eq!(
+            filter("INFO, net = Debug ,").level_for("net"),
+            Some(Level::Debug)
+        );
+        assert_eq!(
+            filter("net=info,net=warn").level_for("net"),
+            Some(Level::Warn),
+            "last wins"
+        );
+        assert_eq!(
+            filter("debug,info").level_for("x"),
+            Some(Level::Info),
+            "last default wins"
+        );
     }
 
     #[test]
@@ -228,7 +255,11 @@ mod tests {
         let (lenient, errors) = Filter::parse_lenient("debug,x=loud,y=warn");
         assert_eq!(errors.len(), 1);
         assert_eq!(lenient.level_for("y"), Some(Level::Warn));
-        assert_eq!(lenient.level_for("x"), Some(Level::Debug), "the bad directive is skipped");
+        assert_eq!(
+            lenient.level_for("x"),
+            Some(Level::Debug),
+            "the bad directive is skipped"
+        );
     }
 
     #[test]

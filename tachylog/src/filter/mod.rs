@@ -76,13 +76,16 @@ impl Interest {
             sites.push((self, level, target));
         }
         let wanted = wanted(read_filter().as_ref(), level, target);
-        self.state.store(if wanted { ENABLED } else { DISABLED }, Ordering::Relaxed);
+        self.state
+            .store(if wanted { ENABLED } else { DISABLED }, Ordering::Relaxed);
         wanted
     }
 }
 
 fn read_filter() -> std::sync::RwLockReadGuard<'static, Option<Filter>> {
-    FILTER.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    FILTER
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn wanted(filter: Option<&Filter>, level: Level, target: &str) -> bool {
@@ -122,8 +125,13 @@ pub(crate) fn apply(filter: Option<Filter>) {
     let filter = filter.map(widened);
     let sites = crate::queue::sync::lock(&SITES);
     let max_level = filter.as_ref().and_then(Filter::max_level);
-    *FILTER.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = filter.clone();
-    PER_TARGET.store(filter.as_ref().is_some_and(Filter::has_targets), Ordering::Relaxed);
+    *FILTER
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner()) = filter.clone();
+    PER_TARGET.store(
+        filter.as_ref().is_some_and(Filter::has_targets),
+        Ordering::Relaxed,
+    );
     for (interest, level, target) in sites.iter() {
         let state = if wanted(filter.as_ref(), *level, target) {
             ENABLED
@@ -134,4 +142,3 @@ pub(crate) fn apply(filter: Option<Filter>) {
     }
     GATE.set_max_level(max_level);
 }
-

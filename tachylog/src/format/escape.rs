@@ -42,10 +42,9 @@ pub(crate) fn may_need_escape(bytes: &[u8]) -> bool {
 /// [`Decode::Rendered`](crate::record::Decode::Rendered)) is not scanned. Conservative, like
 /// [`may_need_escape`].
 pub(crate) fn site_text_is_clean(site: &Site) -> bool {
-    site.message
-        .iter()
-        .all(|placeholder| placeholder.flags.is_none() && !may_need_escape(placeholder.literal.as_bytes()))
-        && !may_need_escape(site.tail.as_bytes())
+    site.message.iter().all(|placeholder| {
+        placeholder.flags.is_none() && !may_need_escape(placeholder.literal.as_bytes())
+    }) && !may_need_escape(site.tail.as_bytes())
 }
 
 /// [`may_need_escape`] eight bytes at a time in a `u64`.
@@ -68,13 +67,17 @@ fn words_may_need_escape(bytes: &[u8]) -> bool {
             return true;
         }
     }
-    chunks.remainder().iter().any(|&b| b < 0x20 || needs_escape(b))
+    chunks
+        .remainder()
+        .iter()
+        .any(|&b| b < 0x20 || needs_escape(b))
 }
 
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
     use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
     };
 
     /// Sixteen bytes at a time; the last, partial block is read as the slice's last sixteen
@@ -93,7 +96,10 @@ mod sse2 {
                 let del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f));
                 let c2 = _mm_cmpeq_epi8(v, _mm_set1_epi8(0xc2u8 as i8));
                 let e2 = _mm_cmpeq_epi8(v, _mm_set1_epi8(0xe2u8 as i8));
-                _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(control, del), _mm_or_si128(c2, e2))) != 0
+                _mm_movemask_epi8(_mm_or_si128(
+                    _mm_or_si128(control, del),
+                    _mm_or_si128(c2, e2),
+                )) != 0
             }
         };
         let mut blocks = bytes.chunks_exact(16);
@@ -133,7 +139,8 @@ impl fmt::Write for EscapingWriter<'_> {
                 }
                 c => {
                     let mut buf = [0u8; 4];
-                    self.out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                    self.out
+                        .extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
                 }
             }
         }
@@ -164,7 +171,10 @@ mod tests {
         assert_eq!(escaped("del\x7f nul\0"), "del\\x7f nul\\x00");
         assert_eq!(escaped("c1\u{85}x"), "c1\\u{85}x");
         assert_eq!(escaped("ls\u{2028}ps\u{2029}"), "ls\\u{2028}ps\\u{2029}");
-        assert_eq!(escaped("rlo\u{202e}fsi\u{2068}"), "rlo\\u{202e}fsi\\u{2068}");
+        assert_eq!(
+            escaped("rlo\u{202e}fsi\u{2068}"),
+            "rlo\\u{202e}fsi\\u{2068}"
+        );
         assert_eq!(escaped("“quotes” ✓"), "“quotes” ✓");
         assert_eq!(escaped("tab\tstays é ü"), "tab\tstays é ü");
     }
@@ -177,7 +187,11 @@ mod tests {
                     let mut bytes = vec![b'a'; len];
                     bytes[at] = b;
                     let expected = bytes.iter().any(|&b| needs_escape(b) || b == b'\t');
-                    assert_eq!(may_need_escape(&bytes), expected, "byte {b:#x} at {at} of {len}");
+                    assert_eq!(
+                        may_need_escape(&bytes),
+                        expected,
+                        "byte {b:#x} at {at} of {len}"
+                    );
                 }
             }
         }
@@ -185,7 +199,9 @@ mod tests {
         // U+2713 starts with 0xE2, like the separators: the word scan is a superset.
         assert!(may_need_escape("Ünïcödé ✓ ©".as_bytes()));
         assert!(!may_need_escape("Ünïcödé àé".as_bytes()));
-        assert!(!may_need_escape("Ünïcödé àé, and long enough for the block scan".as_bytes()));
+        assert!(!may_need_escape(
+            "Ünïcödé àé, and long enough for the block scan".as_bytes()
+        ));
     }
 
     #[test]

@@ -42,7 +42,11 @@ fn write_key(key: &str, out: &mut Vec<u8>) {
     }
     for c in key.chars() {
         let bad = c == ' ' || c == '=' || c == '"' || c == '\\' || c.is_control();
-        let c = if bad || super::escape::invisible_layout_char(c) { '_' } else { c };
+        let c = if bad || super::escape::invisible_layout_char(c) {
+            '_'
+        } else {
+            c
+        };
         out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
     }
 }
@@ -156,7 +160,10 @@ mod tests {
             text(|o| write_pairs(&f, o)),
             r#" user="ada lovelace" n=-2 ok=true ratio=0.25 nan=NaN none=null bad_key__="x\"y""#
         );
-        assert_eq!(text(|o| assert!(write_span_path(&f, o))), "request{id=7}:db");
+        assert_eq!(
+            text(|o| assert!(write_span_path(&f, o))),
+            "request{id=7}:db"
+        );
         assert!(!write_span_path(&Fields::new(), &mut Vec::new()));
     }
 

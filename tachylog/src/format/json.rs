@@ -13,8 +13,8 @@
 //! end's hot loop.
 
 use super::quote::write_string;
-use super::view::RecordView;
 use super::time::TimeCache;
+use super::view::RecordView;
 use crate::fields::Fields;
 
 /// Appends `record` as a JSON object and a newline.
@@ -56,7 +56,6 @@ pub(crate) fn write_record(
     out.extend_from_slice(b"}\n");
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,7 +70,10 @@ mod tests {
     fn escapes_what_json_requires_and_the_js_line_separators() {
         assert_eq!(string("plain"), r#""plain""#);
         assert_eq!(string("a\"b\\c"), r#""a\"b\\c""#);
-        assert_eq!(string("l1\nl2\r\t\u{1b}[31m\u{7f}"), r#""l1\nl2\r\t\u001b[31m\u007f""#);
+        assert_eq!(
+            string("l1\nl2\r\t\u{1b}[31m\u{7f}"),
+            r#""l1\nl2\r\t\u001b[31m\u007f""#
+        );
         assert_eq!(string("x\u{2028}y\u{2029}z"), r#""x\u2028y\u2029z""#);
         assert_eq!(string("é€😀\u{2027}"), "\"é€😀\u{2027}\"");
     }

@@ -9,8 +9,8 @@
 //! written as `\n`, `\r`, `\t` or `\u{..}`, so a record is always one line.
 
 use super::quote::write_value;
-use super::view::RecordView;
 use super::time::TimeCache;
+use super::view::RecordView;
 use crate::fields::Fields;
 
 /// Appends `record` as one logfmt line.
@@ -51,7 +51,6 @@ pub(crate) fn write_record(
     out.extend_from_slice(itoa::Buffer::new().format(record.line).as_bytes());
     out.push(b'\n');
 }
-
 
 #[cfg(test)]
 mod tests {

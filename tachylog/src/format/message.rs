@@ -4,9 +4,9 @@
 //! placeholder's count arguments are read, and its renderer appends the argument. No code
 //! generated per call site runs here, except a spec's flags function.
 
+use super::view::SiteMessage;
 use crate::codec::render::{RenderError, RenderFn};
 use crate::codec::{Decoder, TextBuf};
-use super::view::SiteMessage;
 use crate::fields::Fields;
 use crate::record::{Decode, Placeholder, Site};
 
@@ -21,7 +21,11 @@ pub(crate) enum Problem {
 
 /// Appends the message of a record from `site` to `out` and records its fields in `fields`.
 #[inline]
-pub(crate) fn render(message: &SiteMessage<'_>, out: &mut TextBuf<'_>, fields: &mut Fields) -> Result<(), Problem> {
+pub(crate) fn render(
+    message: &SiteMessage<'_>,
+    out: &mut TextBuf<'_>,
+    fields: &mut Fields,
+) -> Result<(), Problem> {
     let SiteMessage { site, decode, args } = *message;
     // A message without arguments is its tail: copied, without the walk's setup and checks
     // (they were most of `backend_static`'s message rendering).
@@ -59,7 +63,10 @@ pub(crate) fn render(message: &SiteMessage<'_>, out: &mut TextBuf<'_>, fields: &
     // (caught as malformed): value by value.
     walk.list(std::slice::from_ref(decode))?;
     // Every placeholder and field has had its argument, and the bytes were all there.
-    if walk.next_placeholder != site.message.len() || walk.next_field != site.fields.len() || walk.decoder.is_malformed() {
+    if walk.next_placeholder != site.message.len()
+        || walk.next_field != site.fields.len()
+        || walk.decoder.is_malformed()
+    {
         return Err(Problem::Malformed);
     }
     walk.out.push_str(site.tail);
@@ -81,7 +88,9 @@ impl Walk<'_, '_, '_, '_> {
     /// Appends a placeholder's literal text and its value.
     #[inline(always)]
     fn message(&mut self, placeholder: &Placeholder, render: RenderFn) -> Result<(), Problem> {
-        placeholder.render_value(render, &mut self.decoder, self.out).map_err(Problem::Render)
+        placeholder
+            .render_value(render, &mut self.decoder, self.out)
+            .map_err(Problem::Render)
     }
 
     /// Reads a list of arguments one by one, out of line.
@@ -98,17 +107,27 @@ impl Walk<'_, '_, '_, '_> {
     #[inline(always)]
     fn argument(&mut self, decode: &Decode) -> Result<(), Problem> {
         match *decode {
-            Decode::List(list) | Decode::Messages(list) | Decode::Rendered { items: list, .. } => self.list(list)?,
+            Decode::List(list) | Decode::Messages(list) | Decode::Rendered { items: list, .. } => {
+                self.list(list)?
+            }
             // Read by the placeholder whose value follows it.
             Decode::Count => {}
             Decode::Field(push) => {
-                let key = self.site.fields.get(self.next_field).ok_or(Problem::Malformed)?;
+                let key = self
+                    .site
+                    .fields
+                    .get(self.next_field)
+                    .ok_or(Problem::Malformed)?;
                 self.next_field += 1;
                 // Push functions catch panics per value.
                 push(&mut self.decoder, key, self.fields);
             }
             Decode::Message(render) => {
-                let placeholder = self.site.message.get(self.next_placeholder).ok_or(Problem::Malformed)?;
+                let placeholder = self
+                    .site
+                    .message
+                    .get(self.next_placeholder)
+                    .ok_or(Problem::Malformed)?;
                 self.next_placeholder += 1;
                 self.message(placeholder, render)?;
             }
@@ -160,10 +179,18 @@ mod tests {
         bytes.into_iter().map(MaybeUninit::new).collect()
     }
 
-    fn rendered(decode: &'static Decode, args: &[MaybeUninit<u8>]) -> Result<(String, usize), Problem> {
+    fn rendered(
+        decode: &'static Decode,
+        args: &[MaybeUninit<u8>],
+    ) -> Result<(String, usize), Problem> {
         let (mut out, mut fields) = (String::new(), Fields::default());
-        let message = SiteMessage { site: &SITE, decode, args };
-        render(&message, &mut TextBuf::of_string(&mut out), &mut fields).map(|()| (out, fields.iter().count()))
+        let message = SiteMessage {
+            site: &SITE,
+            decode,
+            args,
+        };
+        render(&message, &mut TextBuf::of_string(&mut out), &mut fields)
+            .map(|()| (out, fields.iter().count()))
     }
 
     #[test]
@@ -176,7 +203,8 @@ mod tests {
     #[test]
     fn arguments_that_do_not_match_the_site_are_malformed() {
         // One value short of the site's placeholders, and one field short of its keys.
-        static TOO_FEW: Decode = Decode::group(&[Decode::Message(render::display::<CopyCodec<u64>>)]);
+        static TOO_FEW: Decode =
+            Decode::group(&[Decode::Message(render::display::<CopyCodec<u64>>)]);
         static NO_FIELD: Decode = Decode::List(&[
             Decode::Message(render::display::<CopyCodec<u64>>),
             Decode::Count,
@@ -191,11 +219,17 @@ mod tests {
             Decode::Message(render::display::<CopyCodec<u64>>),
         ]);
         for decode in [&TOO_FEW, &NO_FIELD, &TOO_MANY] {
-            assert!(matches!(rendered(decode, &bytes()), Err(Problem::Malformed)));
+            assert!(matches!(
+                rendered(decode, &bytes()),
+                Err(Problem::Malformed)
+            ));
         }
         // The bytes run out before the table does.
         let short = &bytes()[..12];
-        assert!(matches!(rendered(&WITH_FIELD, short), Err(Problem::Malformed)));
+        assert!(matches!(
+            rendered(&WITH_FIELD, short),
+            Err(Problem::Malformed)
+        ));
     }
 
     #[test]
@@ -208,13 +242,25 @@ mod tests {
             ..SITE
         };
         let (mut out, mut fields) = (String::from("> "), Fields::default());
-        let message = SiteMessage { site: &STATIC, decode: &NONE, args: &[] };
+        let message = SiteMessage {
+            site: &STATIC,
+            decode: &NONE,
+            args: &[],
+        };
         assert!(render(&message, &mut TextBuf::of_string(&mut out), &mut fields).is_ok());
         assert_eq!(out, "> server started");
         // The same empty argument list against a site that has a placeholder and a field.
-        let message = SiteMessage { site: &SITE, decode: &NONE, args: &[] };
+        let message = SiteMessage {
+            site: &SITE,
+            decode: &NONE,
+            args: &[],
+        };
         assert!(matches!(
-            render(&message, &mut TextBuf::of_string(&mut String::new()), &mut fields),
+            render(
+                &message,
+                &mut TextBuf::of_string(&mut String::new()),
+                &mut fields
+            ),
             Err(Problem::Malformed)
         ));
     }
@@ -228,13 +274,23 @@ mod tests {
             ..SITE
         };
         static FLAT: Decode = Decode::group(&[Decode::Message(render::display::<CopyCodec<u64>>)]);
-        static NESTED: Decode = Decode::group(&[Decode::group(&[Decode::Message(render::display::<CopyCodec<u64>>)])]);
+        static NESTED: Decode = Decode::group(&[Decode::group(&[Decode::Message(
+            render::display::<CopyCodec<u64>>,
+        )])]);
         assert!(matches!(FLAT, Decode::Messages(_)));
         assert!(matches!(NESTED, Decode::List(_)));
-        let args: Vec<MaybeUninit<u8>> = 9u64.to_ne_bytes().into_iter().map(MaybeUninit::new).collect();
+        let args: Vec<MaybeUninit<u8>> = 9u64
+            .to_ne_bytes()
+            .into_iter()
+            .map(MaybeUninit::new)
+            .collect();
         for decode in [&FLAT, &NESTED] {
             let (mut out, mut fields) = (String::new(), Fields::default());
-            let message = SiteMessage { site: &SIMPLE, decode, args: &args };
+            let message = SiteMessage {
+                site: &SIMPLE,
+                decode,
+                args: &args,
+            };
             assert!(render(&message, &mut TextBuf::of_string(&mut out), &mut fields).is_ok());
             assert_eq!(out, "a=9");
         }
@@ -243,8 +299,14 @@ mod tests {
     /// The `Decode` the macro's tuple of `(u64, &str)` message values gets: one function for
     /// the group.
     type U64AndText = (
-        crate::frontend::args::Marked<crate::frontend::args::CopySlot<'static, u64>, crate::frontend::args::fmt_trait::Display>,
-        crate::frontend::args::Marked<crate::frontend::args::BytesSlot<'static, StrCodec>, crate::frontend::args::fmt_trait::Display>,
+        crate::frontend::args::Marked<
+            crate::frontend::args::CopySlot<'static, u64>,
+            crate::frontend::args::fmt_trait::Display,
+        >,
+        crate::frontend::args::Marked<
+            crate::frontend::args::BytesSlot<'static, StrCodec>,
+            crate::frontend::args::fmt_trait::Display,
+        >,
     );
 
     const TWO: &[Placeholder] = &[
@@ -264,7 +326,16 @@ mod tests {
     fn a_group_of_message_values_renders_through_its_one_function() {
         use crate::frontend::args::Args;
         static DECODE: Decode = <U64AndText as Args>::DECODE;
-        assert!(matches!(DECODE, Decode::Rendered { escape_free: false, .. }), "{DECODE:?}");
+        assert!(
+            matches!(
+                DECODE,
+                Decode::Rendered {
+                    escape_free: false,
+                    ..
+                }
+            ),
+            "{DECODE:?}"
+        );
         static TWO_SITE: Site = Site {
             message: TWO,
             fields: &[],
@@ -273,31 +344,76 @@ mod tests {
         };
         let render_with = |site: &'static Site, args: &[MaybeUninit<u8>]| {
             let mut out = String::new();
-            let message = SiteMessage { site, decode: &DECODE, args };
-            render(&message, &mut TextBuf::of_string(&mut out), &mut Fields::default()).map(|()| out)
+            let message = SiteMessage {
+                site,
+                decode: &DECODE,
+                args,
+            };
+            render(
+                &message,
+                &mut TextBuf::of_string(&mut out),
+                &mut Fields::default(),
+            )
+            .map(|()| out)
         };
-        assert_eq!(render_with(&TWO_SITE, &u64_and_text()).ok().as_deref(), Some("n=9 s=ab  ."));
+        assert_eq!(
+            render_with(&TWO_SITE, &u64_and_text()).ok().as_deref(),
+            Some("n=9 s=ab  .")
+        );
         // Bytes cut short, and a site with one placeholder fewer than the group: malformed.
-        assert!(matches!(render_with(&TWO_SITE, &u64_and_text()[..12]), Err(Problem::Malformed)));
+        assert!(matches!(
+            render_with(&TWO_SITE, &u64_and_text()[..12]),
+            Err(Problem::Malformed)
+        ));
         static ONE_SITE: Site = Site {
             message: TWO.split_at(1).0,
             fields: &[],
             tail: "",
             ..SITE
         };
-        assert!(matches!(render_with(&ONE_SITE, &u64_and_text()), Err(Problem::Malformed)));
+        assert!(matches!(
+            render_with(&ONE_SITE, &u64_and_text()),
+            Err(Problem::Malformed)
+        ));
         // Numbers only: escape-free.
         type Numbers = (
-            crate::frontend::args::Marked<crate::frontend::args::CopySlot<'static, u64>, crate::frontend::args::fmt_trait::Display>,
-            crate::frontend::args::Marked<crate::frontend::args::CopySlot<'static, f64>, crate::frontend::args::fmt_trait::Debug>,
-            crate::frontend::args::Marked<crate::frontend::args::CopySlot<'static, bool>, crate::frontend::args::fmt_trait::Display>,
+            crate::frontend::args::Marked<
+                crate::frontend::args::CopySlot<'static, u64>,
+                crate::frontend::args::fmt_trait::Display,
+            >,
+            crate::frontend::args::Marked<
+                crate::frontend::args::CopySlot<'static, f64>,
+                crate::frontend::args::fmt_trait::Debug,
+            >,
+            crate::frontend::args::Marked<
+                crate::frontend::args::CopySlot<'static, bool>,
+                crate::frontend::args::fmt_trait::Display,
+            >,
         );
-        assert!(matches!(<Numbers as Args>::DECODE, Decode::Rendered { escape_free: true, .. }));
+        assert!(matches!(
+            <Numbers as Args>::DECODE,
+            Decode::Rendered {
+                escape_free: true,
+                ..
+            }
+        ));
         type WithChar = (
-            crate::frontend::args::Marked<crate::frontend::args::CopySlot<'static, u64>, crate::frontend::args::fmt_trait::Display>,
-            crate::frontend::args::Marked<crate::frontend::args::CopySlot<'static, char>, crate::frontend::args::fmt_trait::Display>,
+            crate::frontend::args::Marked<
+                crate::frontend::args::CopySlot<'static, u64>,
+                crate::frontend::args::fmt_trait::Display,
+            >,
+            crate::frontend::args::Marked<
+                crate::frontend::args::CopySlot<'static, char>,
+                crate::frontend::args::fmt_trait::Display,
+            >,
         );
-        assert!(matches!(<WithChar as Args>::DECODE, Decode::Rendered { escape_free: false, .. }));
+        assert!(matches!(
+            <WithChar as Args>::DECODE,
+            Decode::Rendered {
+                escape_free: false,
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -311,8 +427,17 @@ mod tests {
             ..SITE
         };
         let mut out = String::new();
-        let message = SiteMessage { site: &TWO_SITE, decode: &NESTED, args: &u64_and_text() };
-        assert!(render(&message, &mut TextBuf::of_string(&mut out), &mut Fields::default()).is_ok());
+        let message = SiteMessage {
+            site: &TWO_SITE,
+            decode: &NESTED,
+            args: &u64_and_text(),
+        };
+        assert!(render(
+            &message,
+            &mut TextBuf::of_string(&mut out),
+            &mut Fields::default()
+        )
+        .is_ok());
         assert_eq!(out, "n=9 s=ab  ");
     }
 }

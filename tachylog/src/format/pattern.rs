@@ -3,22 +3,23 @@
 //! `init` into pieces and applied to every record.
 
 use super::escape::EscapingWriter;
+use super::message::Problem;
 use super::segments::Segment;
 use super::site_lines::Step;
 use super::time::TimeCache;
 pub(crate) use super::view::{Message, RecordView, SiteMessage};
-use super::message::Problem;
 use crate::codec::render::RenderError;
+use crate::codec::short_copy::append_bytes;
 use crate::codec::TextBuf;
 use crate::fields::Fields;
-use crate::codec::short_copy::append_bytes;
 use crate::record::{Decode, Site};
 #[cfg(feature = "color")]
 use crate::Level;
 use std::fmt::Write as _;
 
 /// The default line pattern.
-pub const DEFAULT_PATTERN: &str = "{time} {level} [{thread}/{tid}] {target}: {message} ({file}:{line})";
+pub const DEFAULT_PATTERN: &str =
+    "{time} {level} [{thread}/{tid}] {target}: {message} ({file}:{line})";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Piece {
@@ -164,14 +165,22 @@ impl LineFormatter {
     /// into `fields` (both cleared first). The message is decoded from its call site's argument
     /// bytes, or is a marker naming the call site if the user's formatting code panicked or
     /// failed; it is cut to the configured limit, and so is each field's text.
-    pub(crate) fn render_message(&self, message: &Message<'_>, out: &mut String, fields: &mut Fields) {
+    pub(crate) fn render_message(
+        &self,
+        message: &Message<'_>,
+        out: &mut String,
+        fields: &mut Fields,
+    ) {
         out.clear();
         fields.clear();
         fields.limit_values(self.max_message);
         let mut text = TextBuf::of_string(out);
         match message {
             Message::Text(message) => text.push_str(message),
-            Message::Dynamic { text: message, fields: encoded } => {
+            Message::Dynamic {
+                text: message,
+                fields: encoded,
+            } => {
                 text.push_str(message);
                 crate::fields::wire::decode(encoded, fields);
             }
@@ -197,7 +206,10 @@ impl LineFormatter {
         colored: bool,
         out: &mut Vec<u8>,
     ) {
-        debug_assert!(!colored || cfg!(feature = "color"), "colour asked for without the feature");
+        debug_assert!(
+            !colored || cfg!(feature = "color"),
+            "colour asked for without the feature"
+        );
         let escape = self.escape;
         out.reserve(96 + message.len() + record.target.len() + record.file.len());
         for segment in &mut self.segments {
@@ -220,7 +232,11 @@ impl LineFormatter {
                     if super::fields::write_span_path(fields, out) {
                         out.extend_from_slice(b": ");
                     }
-                    let _ = EscapingWriter { out: &mut *out, escape }.write_str(message);
+                    let _ = EscapingWriter {
+                        out: &mut *out,
+                        escape,
+                    }
+                    .write_str(message);
                     super::fields::write_pairs(fields, out);
                     if let Some(trace) = &record.trace {
                         crate::record::write_trace_pairs(trace, out);
@@ -247,12 +263,22 @@ impl LineFormatter {
         fields.limit_values(self.max_message);
         let (escape, max_message) = (self.escape, self.max_message);
         out.reserve(128 + record.target.len() + record.file.len());
-        let plan = self
-            .site_lines
-            .plan(&mut self.segments, record, site_message.site as *const Site as usize, escape);
+        let plan = self.site_lines.plan(
+            &mut self.segments,
+            record,
+            site_message.site as *const Site as usize,
+            escape,
+        );
         // Numbers and clean literal text cannot need escaping: no scan of the message then
         // (the scan was 46 of `backend_iteration`'s 1014 instructions per record).
-        let clean = plan.site_text_clean() && matches!(site_message.decode, Decode::Rendered { escape_free: true, .. });
+        let clean = plan.site_text_clean()
+            && matches!(
+                site_message.decode,
+                Decode::Rendered {
+                    escape_free: true,
+                    ..
+                }
+            );
         // The plan's text ends with the line's newline.
         if let Some(layout) = plan.time_then_message() {
             // Empty in the default pattern, which starts with the date-time: the copy's length
@@ -262,28 +288,52 @@ impl LineFormatter {
             }
             self.time.write(record.unix_nanos, out);
             append_bytes(out, layout.between);
-            write_site_message(record, site_message, fields, message, (escape, clean, max_message), out);
+            write_site_message(
+                record,
+                site_message,
+                fields,
+                message,
+                (escape, clean, max_message),
+                out,
+            );
             append_bytes(out, layout.after);
         } else {
             for (step, text) in plan.steps() {
                 match step {
                     Step::Text { .. } => append_bytes(out, text),
                     Step::Time => self.time.write(record.unix_nanos, out),
-                    Step::Message => {
-                        write_site_message(record, site_message, fields, message, (escape, clean, max_message), out)
-                    }
+                    Step::Message => write_site_message(
+                        record,
+                        site_message,
+                        fields,
+                        message,
+                        (escape, clean, max_message),
+                        out,
+                    ),
                 }
             }
         }
     }
 
     /// Appends the record as one JSON object and a newline (see [`super::json`]).
-    pub(crate) fn format_json(&mut self, record: &RecordView<'_>, message: &str, fields: &Fields, out: &mut Vec<u8>) {
+    pub(crate) fn format_json(
+        &mut self,
+        record: &RecordView<'_>,
+        message: &str,
+        fields: &Fields,
+        out: &mut Vec<u8>,
+    ) {
         super::json::write_record(record, message, fields, &mut self.time, out);
     }
 
     /// Appends the record as one logfmt line (see [`super::logfmt`]).
-    pub(crate) fn format_logfmt(&mut self, record: &RecordView<'_>, message: &str, fields: &Fields, out: &mut Vec<u8>) {
+    pub(crate) fn format_logfmt(
+        &mut self,
+        record: &RecordView<'_>,
+        message: &str,
+        fields: &Fields,
+        out: &mut Vec<u8>,
+    ) {
         super::logfmt::write_record(record, message, fields, &mut self.time, out);
     }
 }
@@ -324,7 +374,12 @@ fn write_site_message(
 /// failed rendering leaves a marker naming the call site instead, and a message longer than
 /// `max_message` bytes is cut.
 #[inline]
-fn render_site_message(site_message: &SiteMessage<'_>, fields: &mut Fields, max_message: usize, text: &mut TextBuf<'_>) -> bool {
+fn render_site_message(
+    site_message: &SiteMessage<'_>,
+    fields: &mut Fields,
+    max_message: usize,
+    text: &mut TextBuf<'_>,
+) -> bool {
     let start = text.len();
     let rendered = match super::message::render(site_message, text, fields) {
         Ok(()) => true,
@@ -352,8 +407,12 @@ fn escape_tail(out: &mut Vec<u8>, start: usize, scratch: &mut String) {
 #[cold]
 fn write_problem(problem: Problem, site: &Site, out: &mut TextBuf<'_>) {
     let problem = match problem {
-        Problem::Malformed | Problem::Render(RenderError::Malformed) => "malformed record".to_string(),
-        Problem::Render(RenderError::Format) => "a Display/Debug impl returned an error".to_string(),
+        Problem::Malformed | Problem::Render(RenderError::Malformed) => {
+            "malformed record".to_string()
+        }
+        Problem::Render(RenderError::Format) => {
+            "a Display/Debug impl returned an error".to_string()
+        }
         Problem::Render(RenderError::Panicked(panic)) => format!("formatting panicked: {panic}"),
     };
     let _ = write!(

@@ -19,12 +19,20 @@ pub(crate) fn write_string(text: &str, out: &mut Vec<u8>) {
             b'\t' => b"\\t",
             0..=0x1f | 0x7f => b"",
             // U+2028 / U+2029 are E2 80 A8 / E2 80 A9.
-            0xe2 if bytes.get(i + 1) == Some(&0x80) && matches!(bytes.get(i + 2), Some(0xa8 | 0xa9)) => b"",
+            0xe2 if bytes.get(i + 1) == Some(&0x80)
+                && matches!(bytes.get(i + 2), Some(0xa8 | 0xa9)) =>
+            {
+                b""
+            }
             _ => continue,
         };
         out.extend_from_slice(&bytes[clean_from..i]);
         if escape.is_empty() {
-            let code = if b == 0xe2 { 0x2000 + bytes[i + 2] as u32 - 0x80 } else { b as u32 };
+            let code = if b == 0xe2 {
+                0x2000 + bytes[i + 2] as u32 - 0x80
+            } else {
+                b as u32
+            };
             out.extend_from_slice(format!("\\u{code:04x}").as_bytes());
             clean_from = if b == 0xe2 { i + 3 } else { i + 1 };
         } else {
@@ -39,9 +47,14 @@ pub(crate) fn write_string(text: &str, out: &mut Vec<u8>) {
 /// Appends one value, quoted only when it has to be.
 pub(crate) fn write_value(value: &str, out: &mut Vec<u8>) {
     let needs_quotes = value.is_empty()
-        || value
-            .chars()
-            .any(|c| c == ' ' || c == '=' || c == '"' || c == '\\' || c.is_control() || invisible_layout_char(c));
+        || value.chars().any(|c| {
+            c == ' '
+                || c == '='
+                || c == '"'
+                || c == '\\'
+                || c.is_control()
+                || invisible_layout_char(c)
+        });
     if !needs_quotes {
         out.extend_from_slice(value.as_bytes());
         return;

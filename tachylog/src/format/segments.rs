@@ -13,9 +13,9 @@
 //! Back end only.
 
 use super::escape::EscapingWriter;
-use crate::codec::short_copy::append_bytes;
 use super::pattern::Piece;
 use super::view::{Message, RecordView, SiteMessage};
+use crate::codec::short_copy::append_bytes;
 use crate::queue::registry::ThreadInfo;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -152,7 +152,14 @@ impl<K: Copy + Eq + std::hash::Hash> Run<K> {
     }
 
     /// Renders the run into `out` and caches it under `key`.
-    fn render(&mut self, key: K, thread: Option<&ThreadInfo>, record: &RecordView<'_>, escape: bool, out: &mut Vec<u8>) {
+    fn render(
+        &mut self,
+        key: K,
+        thread: Option<&ThreadInfo>,
+        record: &RecordView<'_>,
+        escape: bool,
+        out: &mut Vec<u8>,
+    ) {
         let start = out.len();
         write_pieces(&self.pieces, record, escape, out);
         let rendered = Rendered {
@@ -216,15 +223,21 @@ fn write_pieces(pieces: &[Piece], record: &RecordView<'_>, escape: bool, out: &m
         match piece {
             Piece::Text(t) => out.extend_from_slice(t.as_bytes()),
             Piece::Thread => out.extend_from_slice(record.thread.name.as_bytes()),
-            Piece::ThreadId => out.extend_from_slice(itoa::Buffer::new().format(record.thread.id).as_bytes()),
+            Piece::ThreadId => {
+                out.extend_from_slice(itoa::Buffer::new().format(record.thread.id).as_bytes())
+            }
             // A call site's target and file come from `module_path!()` and `file!()`, compiled
             // into the program, not from input: only run-time metadata (the `log` facade's
             // targets) needs the escaping scan.
-            Piece::Target if record.static_metadata => out.extend_from_slice(record.target.as_bytes()),
+            Piece::Target if record.static_metadata => {
+                out.extend_from_slice(record.target.as_bytes())
+            }
             Piece::File if record.static_metadata => out.extend_from_slice(record.file.as_bytes()),
             Piece::Target => escaped(record.target, escape, out),
             Piece::File => escaped(record.file, escape, out),
-            Piece::Line => out.extend_from_slice(itoa::Buffer::new().format(record.line).as_bytes()),
+            Piece::Line => {
+                out.extend_from_slice(itoa::Buffer::new().format(record.line).as_bytes())
+            }
             Piece::Time | Piece::Level | Piece::Message => {}
         }
     }
@@ -309,7 +322,7 @@ mod tests {
                 message: Message::Text("m"),
                 static_metadata: true,
                 backtrace: false,
-            trace: None,
+                trace: None,
             };
             let mut out = Vec::new();
             run.write(&record, true, &mut out);

@@ -31,7 +31,10 @@ const MAX_PLANS: usize = 16_384;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Step {
     /// `text[start..end]` of the plan.
-    Text { start: u32, end: u32 },
+    Text {
+        start: u32,
+        end: u32,
+    },
     Time,
     Message,
 }
@@ -67,7 +70,11 @@ impl LinePlan {
         let (time, message) = self.time_then_message?;
         let (before, rest) = self.text.split_at(time as usize);
         let (between, after) = rest.split_at((message - time) as usize);
-        Some(TimeThenMessage { before, between, after })
+        Some(TimeThenMessage {
+            before,
+            between,
+            after,
+        })
     }
 
     /// Whether the site's literal message text and specs need no escaping (for a message of
@@ -109,7 +116,13 @@ impl SiteLines {
     /// The plan of `record`'s (thread, site) pair, rendered from `segments` if it is new.
     /// `site` is the record's call site address.
     #[inline]
-    pub(crate) fn plan(&mut self, segments: &mut [Segment], record: &RecordView<'_>, site: usize, escape: bool) -> &LinePlan {
+    pub(crate) fn plan(
+        &mut self,
+        segments: &mut [Segment],
+        record: &RecordView<'_>,
+        site: usize,
+        escape: bool,
+    ) -> &LinePlan {
         let key = (record.thread.id, site);
         if let Some(last) = self.last {
             // The same registration of the same thread has the same name: no string compare.
@@ -130,7 +143,13 @@ impl SiteLines {
     }
 
     #[cold]
-    fn render(&mut self, key: (u64, usize), segments: &mut [Segment], record: &RecordView<'_>, escape: bool) -> usize {
+    fn render(
+        &mut self,
+        key: (u64, usize),
+        segments: &mut [Segment],
+        record: &RecordView<'_>,
+        escape: bool,
+    ) -> usize {
         if self.plans.len() >= MAX_PLANS {
             self.index.clear();
             self.plans.clear();
@@ -138,16 +157,17 @@ impl SiteLines {
         let mut text = Vec::new();
         let mut steps = Vec::new();
         let mut start = 0;
-        let close = |text: &Vec<u8>, steps: &mut Vec<Step>, start: &mut usize, then: Option<Step>| {
-            if text.len() > *start {
-                steps.push(Step::Text {
-                    start: *start as u32,
-                    end: text.len() as u32,
-                });
-            }
-            *start = text.len();
-            steps.extend(then);
-        };
+        let close =
+            |text: &Vec<u8>, steps: &mut Vec<Step>, start: &mut usize, then: Option<Step>| {
+                if text.len() > *start {
+                    steps.push(Step::Text {
+                        start: *start as u32,
+                        end: text.len() as u32,
+                    });
+                }
+                *start = text.len();
+                steps.extend(then);
+            };
         for segment in segments.iter_mut() {
             match segment {
                 Segment::Time => close(&text, &mut steps, &mut start, Some(Step::Time)),
@@ -229,7 +249,12 @@ mod tests {
     }
 
     /// The plan as readable steps: text as a string, `{time}` and `{message}` as such.
-    fn layout(lines: &mut SiteLines, pattern: &str, record: &RecordView<'_>, site: usize) -> Vec<String> {
+    fn layout(
+        lines: &mut SiteLines,
+        pattern: &str,
+        record: &RecordView<'_>,
+        site: usize,
+    ) -> Vec<String> {
         let mut segments = segments::compile(Pattern::parse(pattern).unwrap().pieces());
         lines
             .plan(&mut segments, record, site, true)
@@ -247,12 +272,30 @@ mod tests {
         let thread = ThreadInfo::new("main".into(), 7);
         let mut lines = SiteLines::default();
         assert_eq!(
-            layout(&mut lines, DEFAULT_PATTERN, &record(&thread, Level::Warn), 1),
-            ["{time}", " WARN  [main/7] app::net: ", "{message}", " (src/net.rs:20)\n"]
+            layout(
+                &mut lines,
+                DEFAULT_PATTERN,
+                &record(&thread, Level::Warn),
+                1
+            ),
+            [
+                "{time}",
+                " WARN  [main/7] app::net: ",
+                "{message}",
+                " (src/net.rs:20)\n"
+            ]
         );
-        assert_eq!(layout(&mut lines, "{message}", &record(&thread, Level::Info), 2), ["{message}", "\n"]);
         assert_eq!(
-            layout(&mut lines, "<{level}|{message}|{time}>", &record(&thread, Level::Info), 3),
+            layout(&mut lines, "{message}", &record(&thread, Level::Info), 2),
+            ["{message}", "\n"]
+        );
+        assert_eq!(
+            layout(
+                &mut lines,
+                "<{level}|{message}|{time}>",
+                &record(&thread, Level::Info),
+                3
+            ),
             ["<INFO |", "{message}", "|", "{time}", ">\n"]
         );
     }
@@ -270,7 +313,11 @@ mod tests {
         };
         assert_eq!(
             texts(DEFAULT_PATTERN, 1, &mut lines),
-            Some(["".into(), " WARN  [main/7] app::net: ".into(), " (src/net.rs:20)\n".into()])
+            Some([
+                "".into(),
+                " WARN  [main/7] app::net: ".into(),
+                " (src/net.rs:20)\n".into()
+            ])
         );
         assert_eq!(
             texts("[{time}]{message}", 2, &mut lines),
@@ -281,7 +328,12 @@ mod tests {
             Some(["WARN  ".into(), "".into(), "!\n".into()])
         );
         // The message first, no date-time, or either twice: the step-by-step layout.
-        for (site, pattern) in [(4, "{message} {time}"), (5, "{message}"), (6, "{time} {message} {time}"), (7, "{time}")] {
+        for (site, pattern) in [
+            (4, "{message} {time}"),
+            (5, "{message}"),
+            (6, "{time} {message} {time}"),
+            (7, "{time}"),
+        ] {
             assert_eq!(texts(pattern, site, &mut lines), None, "{pattern}");
         }
     }
@@ -292,10 +344,23 @@ mod tests {
         let second = ThreadInfo::new("second".into(), 42);
         let mut lines = SiteLines::default();
         let pattern = "{thread} {message}";
-        assert_eq!(layout(&mut lines, pattern, &record(&first, Level::Info), 1)[0], "first ");
-        assert_eq!(layout(&mut lines, pattern, &record(&second, Level::Info), 1)[0], "second ");
-        assert_eq!(layout(&mut lines, pattern, &record(&first, Level::Info), 1)[0], "first ");
-        assert_eq!(lines.plans.len(), 1, "the pair's plan was replaced, not added");
+        assert_eq!(
+            layout(&mut lines, pattern, &record(&first, Level::Info), 1)[0],
+            "first "
+        );
+        assert_eq!(
+            layout(&mut lines, pattern, &record(&second, Level::Info), 1)[0],
+            "second "
+        );
+        assert_eq!(
+            layout(&mut lines, pattern, &record(&first, Level::Info), 1)[0],
+            "first "
+        );
+        assert_eq!(
+            lines.plans.len(),
+            1,
+            "the pair's plan was replaced, not added"
+        );
     }
 
     #[test]
@@ -303,7 +368,12 @@ mod tests {
         let thread = ThreadInfo::new("t".into(), 1);
         let mut lines = SiteLines::default();
         for site in 0..MAX_PLANS + 10 {
-            layout(&mut lines, DEFAULT_PATTERN, &record(&thread, Level::Info), site);
+            layout(
+                &mut lines,
+                DEFAULT_PATTERN,
+                &record(&thread, Level::Info),
+                site,
+            );
         }
         assert!(lines.plans.len() <= MAX_PLANS);
         assert_eq!(lines.plans.len(), lines.index.len());

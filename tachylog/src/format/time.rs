@@ -73,7 +73,11 @@ impl TimeCache {
             std::ptr::copy_nonoverlapping(self.prefix.as_ptr(), column, 19);
             *column.add(19) = b'.';
             for (i, pair) in pairs.into_iter().enumerate() {
-                std::ptr::copy_nonoverlapping(DIGIT_PAIRS.as_ptr().add(pair), column.add(20 + 2 * i), 2);
+                std::ptr::copy_nonoverlapping(
+                    DIGIT_PAIRS.as_ptr().add(pair),
+                    column.add(20 + 2 * i),
+                    2,
+                );
             }
             out.set_len(out.len() + COLUMN);
         }
@@ -205,10 +209,19 @@ mod tests {
         let nanos = 1_795_277_045_125_049_000;
         assert_eq!(render(&mut c, nanos), "2026-11-21 16:04:05.125049");
         // A clock stepped back by a second, then by a nanosecond past a second boundary.
-        assert_eq!(render(&mut c, nanos - 1_000_000_000), "2026-11-21 16:04:04.125049");
-        assert_eq!(render(&mut c, 1_795_277_044_000_000_000 - 1), "2026-11-21 16:04:03.999999");
+        assert_eq!(
+            render(&mut c, nanos - 1_000_000_000),
+            "2026-11-21 16:04:04.125049"
+        );
+        assert_eq!(
+            render(&mut c, 1_795_277_044_000_000_000 - 1),
+            "2026-11-21 16:04:03.999999"
+        );
         assert_eq!(render(&mut c, i64::MAX), "2262-04-11 23:47:16.854775");
         assert_eq!(render(&mut c, i64::MIN), "1677-09-21 00:12:43.145224");
-        assert_eq!(render(&mut c, i64::MIN + 1_000), "1677-09-21 00:12:43.145225");
+        assert_eq!(
+            render(&mut c, i64::MIN + 1_000),
+            "1677-09-21 00:12:43.145225"
+        );
     }
 }

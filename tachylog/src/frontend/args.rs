@@ -17,9 +17,12 @@
 //!    as `<formatting panicked: ...>` in place of the argument.
 
 use crate::codec::render::{apply_spec, Applied, Fmt, RenderError};
-use crate::record::{Decode, Placeholder};
 use crate::codec::sealed::{tag, Sealed};
-use crate::codec::{ArgWriter, Codec, CopyArg, CopyCodec, Decoder, ListCodec, LossyCodec, PreformattedCodec, StrCodec, TextBuf};
+use crate::codec::{
+    ArgWriter, Codec, CopyArg, CopyCodec, Decoder, ListCodec, LossyCodec, PreformattedCodec,
+    StrCodec, TextBuf,
+};
+use crate::record::{Decode, Placeholder};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt;
@@ -28,7 +31,6 @@ use std::mem::size_of;
 use std::ops::Range;
 use std::rc::Rc;
 use std::sync::Arc;
-
 
 /// Types logged by copying their bytes with a length: text, and [`Lossy`] byte strings.
 ///
@@ -576,12 +578,20 @@ impl<'a, 'b: 'a, T: CopyArg> ViaCopyRef<'a> for &Wrap<'a, &'b T> {
 pub trait ViaFallback {
     type Target: ?Sized;
     type Slot;
-    fn __tachylog_slot<M: FmtTrait<Self::Target>>(&self, stage: &mut Stage, spec: &Applied) -> Marked<Self::Slot, M>;
+    fn __tachylog_slot<M: FmtTrait<Self::Target>>(
+        &self,
+        stage: &mut Stage,
+        spec: &Applied,
+    ) -> Marked<Self::Slot, M>;
 }
 impl<T: ?Sized> ViaFallback for Wrap<'_, T> {
     type Target = T;
     type Slot = FallbackSlot;
-    fn __tachylog_slot<M: FmtTrait<T>>(&self, stage: &mut Stage, spec: &Applied) -> Marked<Self::Slot, M> {
+    fn __tachylog_slot<M: FmtTrait<T>>(
+        &self,
+        stage: &mut Stage,
+        spec: &Applied,
+    ) -> Marked<Self::Slot, M> {
         let value = self.0;
         Marked::new(stage.fallback_with(&Fmt(&|f: &mut fmt::Formatter<'_>| M::fmt(value, f)), spec))
     }
@@ -711,7 +721,10 @@ impl Stage {
     }
 
     /// A slot holding text formatted here by `f`.
-    pub(crate) fn fallback(&mut self, f: impl FnOnce(&mut dyn fmt::Write) -> fmt::Result) -> FallbackSlot {
+    pub(crate) fn fallback(
+        &mut self,
+        f: impl FnOnce(&mut dyn fmt::Write) -> fmt::Result,
+    ) -> FallbackSlot {
         FallbackSlot(self.format(f))
     }
 

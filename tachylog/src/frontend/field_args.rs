@@ -17,7 +17,6 @@ use super::args::{field_role, BytesArg, BytesSlot, CopySlot, FallbackSlot, Marke
 use crate::codec::NativeValue;
 use std::fmt;
 
-
 #[doc(hidden)]
 pub trait NativeViaBytes<'a> {
     type Slot;

@@ -99,7 +99,6 @@ fn init_producer() -> Option<*const Producer> {
         .flatten()
 }
 
-
 /// Logs one record from a macro call site: its slots' encodings, after the timestamp, the
 /// site's address and the address of its arguments' [`Args::DECODE`].
 ///
@@ -157,7 +156,11 @@ pub fn log_record<A: Args>(site: &'static Site, stage: &Stage, args: &A) {
         std::ptr::write_unaligned(body.add(16) as *mut usize, decode as *const Decode as usize);
         if let Some(trace) = &trace {
             let encoded = trace.encode();
-            std::ptr::copy_nonoverlapping(encoded.as_ptr(), body.add(CALL_SITE_PREFIX), encoded.len());
+            std::ptr::copy_nonoverlapping(
+                encoded.as_ptr(),
+                body.add(CALL_SITE_PREFIX),
+                encoded.len(),
+            );
         }
         ArgWriter::new(body.add(prefix), args_len)
     };
@@ -267,7 +270,8 @@ fn log_boxed(
     body[8..16].copy_from_slice(&(site as *const Site as usize).to_ne_bytes());
     body[16..24].copy_from_slice(&(decode as *const Decode as usize).to_ne_bytes());
     if let Some(trace) = &trace {
-        body[CALL_SITE_PREFIX..CALL_SITE_PREFIX + TraceContext::ENCODED].copy_from_slice(&trace.encode());
+        body[CALL_SITE_PREFIX..CALL_SITE_PREFIX + TraceContext::ENCODED]
+            .copy_from_slice(&trace.encode());
     }
     // SAFETY: `body[prefix..]` is `args_len` writable bytes owned by us.
     let mut writer = unsafe { ArgWriter::new(body.as_mut_ptr().add(prefix), args_len) };
@@ -352,7 +356,13 @@ pub(crate) fn log_dynamic(
     // and the trace context carry their length like the texts do.
     let encoded_trace = trace.map(|t| t.encode());
     let trace_bytes: &[u8] = encoded_trace.as_ref().map_or(&[], |t| &t[..]);
-    let texts = [target.as_bytes(), file.as_bytes(), message.as_bytes(), fields, trace_bytes];
+    let texts = [
+        target.as_bytes(),
+        file.as_bytes(),
+        message.as_bytes(),
+        fields,
+        trace_bytes,
+    ];
     let numbers = [level as u64, line as u64].map(u64::to_ne_bytes);
     let lengths = texts.map(|t| t.len().to_ne_bytes());
     let ordered: [&[u8]; 12] = [
@@ -372,7 +382,11 @@ pub(crate) fn log_dynamic(
     // The timestamp first, stamped when the record is published.
     let body_len = 8 + ordered.iter().map(|piece| piece.len()).sum::<usize>();
     let producer = CURRENT.with(|c| c.get());
-    let producer = if producer.is_null() { init_producer() } else { Some(producer) };
+    let producer = if producer.is_null() {
+        init_producer()
+    } else {
+        Some(producer)
+    };
     match producer {
         // SAFETY: as in `log_record`.
         Some(p) => unsafe {

@@ -19,8 +19,8 @@
 //! (a back end parked for its flush interval notices the request within that interval, so a
 //! flush interval above about a second shortens the effective drain).
 
-use super::{drain_bounded, AfterDrain};
 use super::disposition::{Errno, SavedAction};
+use super::{drain_bounded, AfterDrain};
 use libc::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
@@ -115,5 +115,3 @@ extern "C" fn on_crash(sig: c_int, info: *mut libc::siginfo_t, _context: *mut li
     }
     errno.restore();
 }
-
-

@@ -36,8 +36,6 @@ use std::time::Duration;
 /// dead NFS mount must not make the process unkillable.
 pub(crate) const TERMINATION_DRAIN_LIMIT: Duration = Duration::from_secs(5);
 
-
-
 static TERM: SavedAction = SavedAction::new();
 static INT: SavedAction = SavedAction::new();
 static HUP: SavedAction = SavedAction::new();
@@ -99,7 +97,9 @@ fn start_thread() {
         .spawn(move || signal_thread(read_fd));
     match spawned {
         Ok(_) => PIPE_WRITE.store(write_fd, Ordering::Release),
-        Err(e) => eprintln!("tachylog: cannot start the signal thread ({e}); signals end the process at once"),
+        Err(e) => eprintln!(
+            "tachylog: cannot start the signal thread ({e}); signals end the process at once"
+        ),
     }
 }
 
@@ -168,7 +168,9 @@ fn installed_handler_is_ours(sig: c_int) -> bool {
     unsafe {
         let mut current: libc::sigaction = std::mem::zeroed();
         libc::sigaction(sig, std::ptr::null(), &mut current) == 0
-            && current.sa_sigaction == on_signal as extern "C" fn(c_int, *mut libc::siginfo_t, *mut libc::c_void) as usize
+            && current.sa_sigaction
+                == on_signal as extern "C" fn(c_int, *mut libc::siginfo_t, *mut libc::c_void)
+                    as usize
     }
 }
 

@@ -120,13 +120,15 @@ impl Builder {
 
     /// Adds a file sink: `path` is created with its parent directories and appended to.
     pub fn file(mut self, path: impl Into<PathBuf>) -> Self {
-        self.sinks.push((SinkSpec::File(path.into()), None, Format::Text));
+        self.sinks
+            .push((SinkSpec::File(path.into()), None, Format::Text));
         self
     }
 
     /// Adds any [`Sink`].
     pub fn sink(mut self, sink: impl Sink) -> Self {
-        self.sinks.push((SinkSpec::Custom(Box::new(sink)), None, Format::Text));
+        self.sinks
+            .push((SinkSpec::Custom(Box::new(sink)), None, Format::Text));
         self
     }
 
@@ -219,10 +221,12 @@ impl Builder {
 
     /// The filter `init` puts in force.
     fn resolve_filter(&self) -> Result<crate::filter::Filter, Error> {
-        let from_env = self
-            .env_filter
-            .as_ref()
-            .and_then(|var| Some((var, std::env::var(var).ok().filter(|v| !v.trim().is_empty())?)));
+        let from_env = self.env_filter.as_ref().and_then(|var| {
+            Some((
+                var,
+                std::env::var(var).ok().filter(|v| !v.trim().is_empty())?,
+            ))
+        });
         if let Some((var, spec)) = from_env {
             let (filter, errors) = crate::filter::Filter::parse_lenient(&spec);
             for error in errors {
@@ -541,9 +545,11 @@ impl Builder {
             let mut slot = SinkSlot::new(sink, level, format);
             #[cfg(feature = "color")]
             if let Some(fd) = console_fd {
-                slot.set_colored(crate::sink::use_color(self.color, crate::sink::is_terminal(fd), |var| {
-                    std::env::var(var).ok()
-                }));
+                slot.set_colored(crate::sink::use_color(
+                    self.color,
+                    crate::sink::is_terminal(fd),
+                    |var| std::env::var(var).ok(),
+                ));
             }
             sinks.push(slot);
         }
@@ -558,10 +564,13 @@ impl Builder {
             return Err(Error::LogSlotTaken);
         }
         let clock = WallClock::calibrate();
-        GATE.ticks_per_micro.store(clock.ticks_per_micro(), Ordering::Relaxed);
+        GATE.ticks_per_micro
+            .store(clock.ticks_per_micro(), Ordering::Relaxed);
         let flush_micros = u64::try_from(self.flush_interval.as_micros()).unwrap_or(u64::MAX);
-        GATE.grow_window_ticks
-            .store(flush_micros.saturating_mul(clock.ticks_per_micro()), Ordering::Relaxed);
+        GATE.grow_window_ticks.store(
+            flush_micros.saturating_mul(clock.ticks_per_micro()),
+            Ordering::Relaxed,
+        );
         let control = Arc::new(Control::new());
         Control::publish_for_signals(&control);
         let worker = Worker {
@@ -589,7 +598,8 @@ impl Builder {
         let handle = std::thread::Builder::new()
             .name("tachylog".into())
             .spawn(move || {
-                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker.run()));
+                let outcome =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker.run()));
                 // Whether it returned or panicked, no flush will be served any more.
                 closing.flush.close();
                 if outcome.is_err() {
@@ -613,7 +623,9 @@ impl Builder {
         }
         GATE.sync_level
             .store(self.sync_level.map_or(0, |l| l as u8), Ordering::Relaxed);
-        let max_block = self.max_block.map_or(0, |d| d.as_nanos().min(u64::MAX as u128) as u64);
+        let max_block = self
+            .max_block
+            .map_or(0, |d| d.as_nanos().min(u64::MAX as u128) as u64);
         GATE.max_block_nanos.store(max_block, Ordering::Relaxed);
         super::apply_filter(Some(filter));
         if self.log_facade == LogFacade::BestEffort && !holds_log_slot {

@@ -150,7 +150,10 @@ impl AppendFile {
         };
         // A buffer that grew around a huge line is not kept for the next batches.
         let spare = spare.filter(|spare| spare.capacity() <= 4 * BATCH);
-        let full = std::mem::replace(&mut self.buf, spare.unwrap_or_else(|| Vec::with_capacity(BATCH)));
+        let full = std::mem::replace(
+            &mut self.buf,
+            spare.unwrap_or_else(|| Vec::with_capacity(BATCH)),
+        );
         self.written_len += writer.write(&self.file, full)?;
         Ok(())
     }
@@ -192,7 +195,10 @@ impl AppendFile {
                         self.buf.clear();
                         return Err(io::Error::new(
                             e.kind(),
-                            format!("{} was deleted and cannot be recreated: {e}", self.path.display()),
+                            format!(
+                                "{} was deleted and cannot be recreated: {e}",
+                                self.path.display()
+                            ),
                         ));
                     }
                 }
@@ -270,9 +276,16 @@ mod tests {
             text.extend_from_slice(&line(91));
             file.write_line(&text).unwrap();
         }
-        assert!(file.writer.is_some(), "more than one batch started the writing thread");
+        assert!(
+            file.writer.is_some(),
+            "more than one batch started the writing thread"
+        );
         #[cfg(feature = "rolling")]
-        assert_eq!(file.len(), lines as u64 * 100, "the length counts the batch in flight");
+        assert_eq!(
+            file.len(),
+            lines as u64 * 100,
+            "the length counts the batch in flight"
+        );
         file.flush().unwrap();
         let written = std::fs::read_to_string(&path).unwrap();
         let numbers: Vec<usize> = written.lines().map(|l| l[..8].parse().unwrap()).collect();
@@ -283,7 +296,10 @@ mod tests {
             file.line_appended().unwrap();
         }
         file.flush().unwrap();
-        assert_eq!(std::fs::metadata(&path).unwrap().len(), (lines + BATCH / 100 + 1) as u64 * 100);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            (lines + BATCH / 100 + 1) as u64 * 100
+        );
     }
 
     /// `/dev/full` takes the open and fails every write with ENOSPC: the error of a batch written
@@ -321,8 +337,14 @@ mod tests {
         for _ in 0..lines {
             file.write_line(&line(100)).unwrap();
         }
-        assert!(file.buf.capacity() <= 4 * BATCH, "the huge batch's buffer came back for reuse");
+        assert!(
+            file.buf.capacity() <= 4 * BATCH,
+            "the huge batch's buffer came back for reuse"
+        );
         file.flush().unwrap();
-        assert_eq!(std::fs::metadata(&path).unwrap().len(), (10 * BATCH + lines * 100) as u64);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            (10 * BATCH + lines * 100) as u64
+        );
     }
 }

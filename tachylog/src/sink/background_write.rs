@@ -68,12 +68,18 @@ impl BackgroundWriter {
     pub(crate) fn write(&mut self, file: &Arc<File>, batch: Vec<u8>) -> io::Result<u64> {
         debug_assert_eq!(self.in_flight, 0, "one batch at a time");
         let len = batch.len();
-        match self.jobs.as_ref().map(|jobs| jobs.send((file.clone(), batch))) {
+        match self
+            .jobs
+            .as_ref()
+            .map(|jobs| jobs.send((file.clone(), batch)))
+        {
             Some(Ok(())) => {
                 self.in_flight = len;
                 Ok(0)
             }
-            Some(Err(mpsc::SendError((file, batch)))) => (&*file).write_all(&batch).map(|()| len as u64),
+            Some(Err(mpsc::SendError((file, batch)))) => {
+                (&*file).write_all(&batch).map(|()| len as u64)
+            }
             None => unreachable!("the sender lives until drop"),
         }
     }

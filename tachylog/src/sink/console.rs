@@ -124,7 +124,11 @@ pub enum ColorChoice {
 
 /// Decides colour for descriptor `fd` under `choice`, reading the environment through `env`.
 #[cfg(feature = "color")]
-pub(crate) fn use_color(choice: ColorChoice, is_terminal: bool, env: impl Fn(&str) -> Option<String>) -> bool {
+pub(crate) fn use_color(
+    choice: ColorChoice,
+    is_terminal: bool,
+    env: impl Fn(&str) -> Option<String>,
+) -> bool {
     match choice {
         ColorChoice::Never => false,
         ColorChoice::Always => true,
@@ -152,20 +156,55 @@ mod tests {
     use super::*;
 
     fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |name| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+        move |name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
     }
 
     #[test]
     fn auto_follows_the_terminal_and_the_conventions() {
         assert!(use_color(ColorChoice::Auto, true, env(&[])));
         assert!(!use_color(ColorChoice::Auto, false, env(&[])));
-        assert!(!use_color(ColorChoice::Auto, true, env(&[("NO_COLOR", "1")])));
-        assert!(use_color(ColorChoice::Auto, true, env(&[("NO_COLOR", "")])), "empty NO_COLOR is unset");
-        assert!(use_color(ColorChoice::Auto, false, env(&[("CLICOLOR_FORCE", "1")])));
-        assert!(!use_color(ColorChoice::Auto, false, env(&[("CLICOLOR_FORCE", "0")])));
-        assert!(!use_color(ColorChoice::Auto, false, env(&[("NO_COLOR", "1"), ("CLICOLOR_FORCE", "1")])));
-        assert!(!use_color(ColorChoice::Auto, true, env(&[("TERM", "dumb")])));
-        assert!(use_color(ColorChoice::Always, false, env(&[("NO_COLOR", "1")])));
-        assert!(!use_color(ColorChoice::Never, true, env(&[("CLICOLOR_FORCE", "1")])));
+        assert!(!use_color(
+            ColorChoice::Auto,
+            true,
+            env(&[("NO_COLOR", "1")])
+        ));
+        assert!(
+            use_color(ColorChoice::Auto, true, env(&[("NO_COLOR", "")])),
+            "empty NO_COLOR is unset"
+        );
+        assert!(use_color(
+            ColorChoice::Auto,
+            false,
+            env(&[("CLICOLOR_FORCE", "1")])
+        ));
+        assert!(!use_color(
+            ColorChoice::Auto,
+            false,
+            env(&[("CLICOLOR_FORCE", "0")])
+        ));
+        assert!(!use_color(
+            ColorChoice::Auto,
+            false,
+            env(&[("NO_COLOR", "1"), ("CLICOLOR_FORCE", "1")])
+        ));
+        assert!(!use_color(
+            ColorChoice::Auto,
+            true,
+            env(&[("TERM", "dumb")])
+        ));
+        assert!(use_color(
+            ColorChoice::Always,
+            false,
+            env(&[("NO_COLOR", "1")])
+        ));
+        assert!(!use_color(
+            ColorChoice::Never,
+            true,
+            env(&[("CLICOLOR_FORCE", "1")])
+        ));
     }
 }

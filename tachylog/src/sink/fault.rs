@@ -135,9 +135,16 @@ impl<S: Sink> Sink for FaultSink<S> {
         }
         if self.faults.state.short.load(Ordering::Acquire) {
             self.faults.state.injected.fetch_add(1, Ordering::AcqRel);
-            let half = Line::new(line.level, line.unix_nanos, &line.text[..line.text.len() / 2]);
+            let half = Line::new(
+                line.level,
+                line.unix_nanos,
+                &line.text[..line.text.len() / 2],
+            );
             self.inner.write_line(&half)?;
-            return Err(io::Error::new(io::ErrorKind::WriteZero, "short write (injected)"));
+            return Err(io::Error::new(
+                io::ErrorKind::WriteZero,
+                "short write (injected)",
+            ));
         }
         self.inner.write_line(line)
     }

@@ -20,18 +20,18 @@ mod syslog;
 
 #[cfg(feature = "color")]
 pub use console::ColorChoice;
-pub use console::{Stderr, Stdout};
 #[cfg(feature = "color")]
 pub(crate) use console::{is_terminal, use_color};
+pub use console::{Stderr, Stdout};
 #[cfg(feature = "testing")]
 pub use fault::{FaultSink, Faults};
 pub use file::FileSink;
+#[cfg(feature = "otlp")]
+pub(crate) use otlp::on_exporter_thread;
 #[cfg(all(feature = "otlp", any(target_os = "linux", target_os = "android")))]
 pub(crate) use otlp::{deliver_before_exit, mark_exiting};
 #[cfg(feature = "otlp")]
 pub use otlp::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats};
-#[cfg(feature = "otlp")]
-pub(crate) use otlp::on_exporter_thread;
 #[cfg(feature = "rolling")]
 pub use rolling::{Compression, FileNamePatternError, Period, RollingFile, RollingFileBuilder};
 #[cfg(feature = "syslog")]
@@ -58,7 +58,9 @@ impl fmt::Display for RecordDropped {
 impl std::error::Error for RecordDropped {}
 
 fn is_record_dropped(error: &io::Error) -> bool {
-    error.get_ref().is_some_and(|inner| inner.is::<RecordDropped>())
+    error
+        .get_ref()
+        .is_some_and(|inner| inner.is::<RecordDropped>())
 }
 
 /// This host's name (`-` if it cannot be read), for the sinks that name the host: syslog's
@@ -319,7 +321,11 @@ impl SinkSlot {
     /// [`Sink::text_buffer`]), with the accounting of [`SinkSlot::write_line`]; returns false,
     /// having done nothing, if it has none.
     #[inline]
-    pub(crate) fn write_text_in_place(&mut self, level: Level, format: impl FnOnce(&mut Vec<u8>)) -> bool {
+    pub(crate) fn write_text_in_place(
+        &mut self,
+        level: Level,
+        format: impl FnOnce(&mut Vec<u8>),
+    ) -> bool {
         if level > self.min_level {
             return true;
         }

@@ -62,7 +62,8 @@ impl Civil {
     /// Day of the year, 1–366.
     #[cfg(any(feature = "rolling", test))]
     pub(crate) fn day_of_year(self) -> u16 {
-        (days_from_date(self.year, self.month, self.day) - days_from_date(self.year, 1, 1) + 1) as u16
+        (days_from_date(self.year, self.month, self.day) - days_from_date(self.year, 1, 1) + 1)
+            as u16
     }
 }
 
@@ -89,7 +90,11 @@ pub(crate) fn date_from_days(days: i64) -> (i64, u8, u8) {
     let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
     let month_from_march = (5 * day_of_year + 2) / 153;
     let day = (day_of_year - (153 * month_from_march + 2) / 5 + 1) as u8;
-    let month = if month_from_march < 10 { month_from_march + 3 } else { month_from_march - 9 } as u8;
+    let month = if month_from_march < 10 {
+        month_from_march + 3
+    } else {
+        month_from_march - 9
+    } as u8;
     let year = year_of_era + era * 400 + i64::from(month <= 2);
     (year, month, day)
 }

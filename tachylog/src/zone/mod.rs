@@ -233,7 +233,9 @@ impl TimeZone {
 
     /// The wall-clock time at `unix_seconds`.
     pub(crate) fn to_civil(&self, unix_seconds: i64) -> Civil {
-        Civil::from_local_seconds(unix_seconds.saturating_add(i64::from(self.offset_at(unix_seconds))))
+        Civil::from_local_seconds(
+            unix_seconds.saturating_add(i64::from(self.offset_at(unix_seconds))),
+        )
     }
 }
 

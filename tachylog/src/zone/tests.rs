@@ -40,12 +40,21 @@ const SPAN: std::ops::Range<i64> = -2_208_988_800..4_102_444_800;
 fn zones() -> Vec<(String, TimeZone, jiff::tz::TimeZone)> {
     let mut zones = Vec::new();
     for name in NAMED {
-        let ours = TimeZone::get(name)
-            .unwrap_or_else(|e| panic!("{e}: the tests need the system's time-zone database (Debian: tzdata)"));
-        zones.push((name.to_string(), ours, jiff::tz::TimeZone::get(name).unwrap()));
+        let ours = TimeZone::get(name).unwrap_or_else(|e| {
+            panic!("{e}: the tests need the system's time-zone database (Debian: tzdata)")
+        });
+        zones.push((
+            name.to_string(),
+            ours,
+            jiff::tz::TimeZone::get(name).unwrap(),
+        ));
     }
     for rule in RULES {
-        zones.push((rule.to_string(), TimeZone::posix(rule).unwrap(), jiff::tz::TimeZone::posix(rule).unwrap()));
+        zones.push((
+            rule.to_string(),
+            TimeZone::posix(rule).unwrap(),
+            jiff::tz::TimeZone::posix(rule).unwrap(),
+        ));
     }
     zones
 }
@@ -59,7 +68,11 @@ fn jiff_second(t: i64) -> jiff::Timestamp {
 fn changes_something(zone: &jiff::tz::TimeZone, transition: &jiff::tz::TimeZoneTransition) -> bool {
     let before = zone.to_offset_info(transition.timestamp() - jiff::SignedDuration::from_nanos(1));
     (before.offset(), before.dst(), before.abbreviation())
-        != (transition.offset(), transition.dst(), transition.abbreviation())
+        != (
+            transition.offset(),
+            transition.dst(),
+            transition.abbreviation(),
+        )
 }
 
 /// jiff's answer to [`TimeZone::transition_after`].
@@ -83,9 +96,17 @@ fn calendar_days_match_jiff_over_twenty_thousand_years() {
     let mut date = jiff::civil::date(-9999, 1, 1);
     while days <= last {
         let (y, m, d) = date_from_days(days);
-        assert_eq!((y, m, d), (i64::from(date.year()), date.month() as u8, date.day() as u8), "day {days}");
+        assert_eq!(
+            (y, m, d),
+            (i64::from(date.year()), date.month() as u8, date.day() as u8),
+            "day {days}"
+        );
         assert_eq!(days_from_date(y, m, d), days);
-        assert_eq!(weekday(days), date.weekday().to_sunday_zero_offset() as u8, "{date}");
+        assert_eq!(
+            weekday(days),
+            date.weekday().to_sunday_zero_offset() as u8,
+            "{date}"
+        );
         if days < last {
             date = date.tomorrow().unwrap();
         }
@@ -95,11 +116,25 @@ fn calendar_days_match_jiff_over_twenty_thousand_years() {
 
 #[test]
 fn day_of_year_and_month_lengths() {
-    let civil = |y, m, d| Civil { year: y, month: m, day: d, hour: 0, minute: 0, second: 0 };
+    let civil = |y, m, d| Civil {
+        year: y,
+        month: m,
+        day: d,
+        hour: 0,
+        minute: 0,
+        second: 0,
+    };
     assert_eq!(civil(2024, 12, 31).day_of_year(), 366);
     assert_eq!(civil(2026, 12, 31).day_of_year(), 365);
     assert_eq!(civil(2026, 3, 1).day_of_year(), 60);
-    assert_eq!((days_in_month(2000, 2), days_in_month(1900, 2), days_in_month(2024, 2)), (29, 28, 29));
+    assert_eq!(
+        (
+            days_in_month(2000, 2),
+            days_in_month(1900, 2),
+            days_in_month(2024, 2)
+        ),
+        (29, 28, 29)
+    );
 }
 
 #[test]
@@ -108,9 +143,17 @@ fn every_transition_of_every_zone_matches_jiff() {
         let mut at = SPAN.start;
         let mut count = 0;
         while let Some(next) = ours.transition_after(at).filter(|&t| t < SPAN.end) {
-            assert_eq!(Some(next), jiff_after(&theirs, at), "{name}: transition after {at}");
+            assert_eq!(
+                Some(next),
+                jiff_after(&theirs, at),
+                "{name}: transition after {at}"
+            );
             assert_eq!(ours.transition_at_or_before(next), Some(next), "{name}");
-            assert!(ours.transition_at_or_before(next - 1).is_none_or(|t| t < next), "{name}");
+            assert!(
+                ours.transition_at_or_before(next - 1)
+                    .is_none_or(|t| t < next),
+                "{name}"
+            );
             at = next;
             count += 1;
         }
@@ -168,12 +211,17 @@ proptest! {
 #[test]
 fn names_rules_and_offsets_that_do_not_exist_are_refused_with_the_reason() {
     let error = TimeZone::get("Mars/Olympus_Mons").unwrap_err().to_string();
-    assert!(error.contains("Mars/Olympus_Mons") && error.contains("no such zone"), "{error}");
+    assert!(
+        error.contains("Mars/Olympus_Mons") && error.contains("no such zone"),
+        "{error}"
+    );
     let error = TimeZone::get("").unwrap_err().to_string();
     assert!(error.contains("empty"), "{error}");
     let not_tzif = std::env::temp_dir().join(format!("tachylog-not-tzif-{}", std::process::id()));
     std::fs::write(&not_tzif, b"hello").unwrap();
-    let error = TimeZone::get(not_tzif.to_str().unwrap()).unwrap_err().to_string();
+    let error = TimeZone::get(not_tzif.to_str().unwrap())
+        .unwrap_err()
+        .to_string();
     std::fs::remove_file(&not_tzif).unwrap();
     assert!(error.contains("not a TZif file"), "{error}");
     for bad in ["Europe/Paris", "", "EST5EDT,M13.1.0,M11.1.0", "5EST"] {
@@ -181,14 +229,24 @@ fn names_rules_and_offsets_that_do_not_exist_are_refused_with_the_reason() {
         assert!(error.contains("not a POSIX TZ rule"), "{bad:?}: {error}");
     }
     let error = TimeZone::fixed(26 * 3600).unwrap_err().to_string();
-    assert!(error.contains("25:59:59") && error.contains("UTC+93600s"), "{error}");
-    assert_eq!(TimeZone::fixed(-(26 * 3600 - 1)).unwrap().offset_at(0), -(26 * 3600 - 1));
+    assert!(
+        error.contains("25:59:59") && error.contains("UTC+93600s"),
+        "{error}"
+    );
+    assert_eq!(
+        TimeZone::fixed(-(26 * 3600 - 1)).unwrap().offset_at(0),
+        -(26 * 3600 - 1)
+    );
 }
 
 #[test]
 fn utc_names_work_without_a_database() {
     // `get` falls back to UTC only for its names, after the directories were searched.
     for name in UTC_NAMES {
-        assert_eq!(TimeZone::get(name).unwrap().offset_at(1_795_219_200), 0, "{name}");
+        assert_eq!(
+            TimeZone::get(name).unwrap().offset_at(1_795_219_200),
+            0,
+            "{name}"
+        );
     }
 }

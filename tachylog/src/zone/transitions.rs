@@ -56,7 +56,9 @@ impl TimeZone {
         let from_table = after.checked_sub(1).map(|i| table[i]);
         let from_rule = self
             .rule_transitions_near(unix_seconds)
-            .filter(|&t| t <= unix_seconds && from_table.is_none_or(|last| t > last) && self.rule_applies(t))
+            .filter(|&t| {
+                t <= unix_seconds && from_table.is_none_or(|last| t > last) && self.rule_applies(t)
+            })
             .max();
         from_rule.or(from_table)
     }
@@ -90,8 +92,9 @@ impl TimeZone {
             _ => None,
         };
         let (year, _, _) = date_from_days(unix_seconds.div_euclid(86_400));
-        rule.into_iter()
-            .flat_map(move |rule| (year - 1..=year + 1).flat_map(move |y| daylight_changes(rule, y)))
+        rule.into_iter().flat_map(move |rule| {
+            (year - 1..=year + 1).flat_map(move |y| daylight_changes(rule, y))
+        })
     }
 }
 
@@ -129,4 +132,3 @@ fn rule_day(day: &RuleDay, year: i64) -> i64 {
         }
     }
 }
-

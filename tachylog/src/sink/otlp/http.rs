@@ -388,7 +388,10 @@ pub(super) fn parse_retry_after(value: &str) -> Option<Duration> {
         return Some(Duration::from_secs(seconds));
     }
     let when = httpdate::parse_http_date(value).ok()?;
-    Some(when.duration_since(std::time::SystemTime::now()).unwrap_or(Duration::ZERO))
+    Some(
+        when.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
 }
 
 #[cfg(test)]
@@ -524,8 +527,14 @@ mod tests {
             "{delay:?} from {date}"
         );
         // The two obsolete forms of the same past instant.
-        assert_eq!(parse_retry_after("Wednesday, 21-Oct-15 07:28:00 GMT"), Some(Duration::ZERO));
-        assert_eq!(parse_retry_after("Wed Oct 21 07:28:00 2015"), Some(Duration::ZERO));
+        assert_eq!(
+            parse_retry_after("Wednesday, 21-Oct-15 07:28:00 GMT"),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(
+            parse_retry_after("Wed Oct 21 07:28:00 2015"),
+            Some(Duration::ZERO)
+        );
         assert_eq!(parse_retry_after("soon"), None);
     }
 }

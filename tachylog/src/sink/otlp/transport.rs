@@ -27,11 +27,11 @@ use ureq::unversioned::transport::{
 /// right above the socket (so below TLS, and below nothing else: the proxy's `CONNECT` exchange
 /// happens inside `ConnectProxyConnector`, before our link sees the socket).
 pub(super) fn connector() -> impl Connector<(), Out = impl Transport> {
-    let chain = ()
-        .chain(SocksConnector::default())
-        .chain(ConnectProxyConnector::default())
-        .chain(TcpConnector::default())
-        .chain(ReadAfterPeerClosed);
+    let chain =
+        ().chain(SocksConnector::default())
+            .chain(ConnectProxyConnector::default())
+            .chain(TcpConnector::default())
+            .chain(ReadAfterPeerClosed);
     #[cfg(feature = "otlp-tls")]
     let chain = chain.chain(ureq::unversioned::transport::RustlsConnector::default());
     chain
@@ -171,7 +171,10 @@ mod tests {
         let response = client(port)
             .post(&body, Instant::now() + Duration::from_secs(20))
             .expect("the 413 the server sent before resetting");
-        assert_eq!((response.status, response.body.as_slice()), (413, &b"big!"[..]));
+        assert_eq!(
+            (response.status, response.body.as_slice()),
+            (413, &b"big!"[..])
+        );
         server.join().unwrap();
     }
 

@@ -182,7 +182,10 @@ impl Worker {
             Ok(()) => {}
             // Already compressed (or pruned) by another run or process.
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => eprintln!("tachylog: cannot compress {}: {e}; it stays uncompressed", path.display()),
+            Err(e) => eprintln!(
+                "tachylog: cannot compress {}: {e}; it stays uncompressed",
+                path.display()
+            ),
         }
     }
 
@@ -242,7 +245,10 @@ impl Worker {
                 match std::fs::remove_file(&file.path) {
                     Ok(()) => remove_empty_parents(&self.pattern, &file.path),
                     Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                    Err(e) => eprintln!("tachylog: cannot delete old log {}: {e}", file.path.display()),
+                    Err(e) => eprintln!(
+                        "tachylog: cannot delete old log {}: {e}",
+                        file.path.display()
+                    ),
                 }
             } else {
                 kept += 1;
@@ -349,7 +355,9 @@ pub(crate) fn highest_index(pattern: &NamePattern, base: &Path) -> Option<Highes
         }
         highest = match highest {
             Some((index, packed)) if index > kind.index => Some((index, packed)),
-            Some((index, packed)) if index == kind.index => Some((index, packed || !rest.is_empty())),
+            Some((index, packed)) if index == kind.index => {
+                Some((index, packed || !rest.is_empty()))
+            }
             _ => Some((kind.index, !rest.is_empty())),
         };
     }
@@ -381,20 +389,28 @@ fn compress_file(path: &Path, compression: Compression) -> io::Result<()> {
         .create_new(true)
         .mode(0o640)
         .open(&temp)?;
-    let written = encode(BufReader::new(source), BufWriter::new(out), compression).and_then(|out| {
-        out.set_modified(modified)?;
-        out.sync_all()?;
-        // A hard link never replaces an existing target, unlike rename.
-        std::fs::hard_link(&temp, &target)
-    });
+    let written =
+        encode(BufReader::new(source), BufWriter::new(out), compression).and_then(|out| {
+            out.set_modified(modified)?;
+            out.sync_all()?;
+            // A hard link never replaces an existing target, unlike rename.
+            std::fs::hard_link(&temp, &target)
+        });
     let _ = std::fs::remove_file(&temp);
     written?;
     std::fs::remove_file(path)
 }
 
 // With neither compression feature, only `Compression::None` exists and nothing is encoded.
-#[cfg_attr(not(any(feature = "gzip", feature = "zstd")), allow(unused_variables, unused_mut))]
-fn encode(mut input: impl io::Read, output: BufWriter<File>, compression: Compression) -> io::Result<File> {
+#[cfg_attr(
+    not(any(feature = "gzip", feature = "zstd")),
+    allow(unused_variables, unused_mut)
+)]
+fn encode(
+    mut input: impl io::Read,
+    output: BufWriter<File>,
+    compression: Compression,
+) -> io::Result<File> {
     let encoded: Option<BufWriter<File>> = match compression {
         Compression::None => None,
         #[cfg(feature = "gzip")]

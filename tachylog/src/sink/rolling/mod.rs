@@ -18,9 +18,9 @@ pub use name::{FileNamePatternError, Period};
 
 use super::append::AppendFile;
 use super::{Line, RecordDropped, Sink};
+use crate::zone::TimeZone;
 use crate::Error;
 use housekeeping::{Housekeeper, Retention};
-use crate::zone::TimeZone;
 use name::{NamePattern, PeriodFile};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -219,7 +219,10 @@ impl RollingFile {
         let Some(highest) = highest else {
             return leaving.map_or(0, |(index, _)| index + 1);
         };
-        let room = |size: u64, incoming: u64| self.max_size.is_none_or(|max| size + incoming <= max || size == 0);
+        let room = |size: u64, incoming: u64| {
+            self.max_size
+                .is_none_or(|max| size + incoming <= max || size == 0)
+        };
         let reuse = match (highest.uncompressed_size, leaving) {
             (Some(size), None) => room(size, 1),
             (Some(size), Some((left, incoming))) => highest.index > left && room(size, incoming),
@@ -269,7 +272,11 @@ impl RollingFile {
                 self.open_error = None;
                 if let Some(link) = &self.latest_symlink {
                     if let Err(e) = point_symlink(link, &path) {
-                        eprintln!("tachylog: cannot point {} at {}: {e}", link.display(), path.display());
+                        eprintln!(
+                            "tachylog: cannot point {} at {}: {e}",
+                            link.display(),
+                            path.display()
+                        );
                     }
                 }
                 Ok(())
@@ -360,7 +367,9 @@ impl RollingFileBuilder {
     pub fn open(self) -> Result<RollingFile, Error> {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |since| i64::try_from(since.as_nanos()).unwrap_or(i64::MAX));
+            .map_or(0, |since| {
+                i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
+            });
         self.open_at(now)
     }
 

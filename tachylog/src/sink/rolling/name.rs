@@ -142,7 +142,9 @@ impl NamePattern {
         let mut components = Vec::new();
         for component in pattern.split('/').filter(|c| !c.is_empty() && *c != ".") {
             let tokens = parse_component(component).map_err(fail)?;
-            if tokens == [Token::Literal("..".into())] && components.iter().any(|c: &Vec<Token>| has_field(c)) {
+            if tokens == [Token::Literal("..".into())]
+                && components.iter().any(|c: &Vec<Token>| has_field(c))
+            {
                 return Err(fail("`..` after a time field is not supported".into()));
             }
             components.push(tokens);
@@ -163,7 +165,9 @@ impl NamePattern {
                 Field::Month => Period::Month,
                 Field::Year | Field::Year2 => Period::Year,
             });
-        let last = components.last().expect("a non-empty pattern has a component");
+        let last = components
+            .last()
+            .expect("a non-empty pattern has a component");
         if matches!(last.as_slice(), [Token::Literal(l)] if l == "." || l == "..") {
             return Err(fail("it must end with a file name".into()));
         }
@@ -198,7 +202,9 @@ impl NamePattern {
         let nanos = |seconds: i64| seconds.saturating_mul(NANOS);
         let previous_transition = zone.transition_at_or_before(second).map_or(i64::MIN, nanos);
         let next_transition = zone.transition_after(second).map_or(i64::MAX, nanos);
-        let start = nanos(zone.to_instant(civil_start)).max(previous_transition).min(unix_nanos);
+        let start = nanos(zone.to_instant(civil_start))
+            .max(previous_transition)
+            .min(unix_nanos);
         let mut end = nanos(zone.to_instant(civil_end)).min(next_transition);
         if end <= unix_nanos {
             // Only reachable with pathological zone data; never let the range be empty.
@@ -209,7 +215,12 @@ impl NamePattern {
 
     /// The civil start of `civil`'s period and of the next one.
     fn civil_bounds(&self, civil: Civil) -> (Civil, Civil) {
-        let after = |start: Civil, seconds: i64| (start, Civil::from_local_seconds(start.to_local_seconds() + seconds));
+        let after = |start: Civil, seconds: i64| {
+            (
+                start,
+                Civil::from_local_seconds(start.to_local_seconds() + seconds),
+            )
+        };
         let first_of = |year: i64, month: u8| Civil {
             year,
             month,
@@ -221,10 +232,21 @@ impl NamePattern {
         match self.period {
             Period::Second => after(civil, 1),
             Period::Minute => after(Civil { second: 0, ..civil }, 60),
-            Period::Hour => after(Civil { minute: 0, second: 0, ..civil }, 3600),
+            Period::Hour => after(
+                Civil {
+                    minute: 0,
+                    second: 0,
+                    ..civil
+                },
+                3600,
+            ),
             Period::Day => after(civil.start_of_day(), 86_400),
             Period::Month => {
-                let next = if civil.month == 12 { first_of(civil.year + 1, 1) } else { first_of(civil.year, civil.month + 1) };
+                let next = if civil.month == 12 {
+                    first_of(civil.year + 1, 1)
+                } else {
+                    first_of(civil.year, civil.month + 1)
+                };
                 (first_of(civil.year, civil.month), next)
             }
             Period::Year | Period::Never => (first_of(civil.year, 1), first_of(civil.year + 1, 1)),
@@ -244,7 +266,8 @@ impl NamePattern {
                 match token {
                     Token::Literal(text) => out.push_str(text),
                     Token::Field(field) => {
-                        let _ = write!(out, "{:0width$}", field.value(civil), width = field.width());
+                        let _ =
+                            write!(out, "{:0width$}", field.value(civil), width = field.width());
                     }
                 }
             }

@@ -1,7 +1,9 @@
 //! The settings of a [`SyslogSink`] and the facilities.
 
 use super::tcp::Tcp;
-use super::{connect_unix, header_field, resolve, system_hostname, SyslogSink, Transport, TRUNCATION_MARK};
+use super::{
+    connect_unix, header_field, resolve, system_hostname, SyslogSink, Transport, TRUNCATION_MARK,
+};
 use crate::format::time::TimeCache;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
@@ -54,7 +56,6 @@ impl Facility {
         self as u8
     }
 }
-
 
 /// Settings of a [`SyslogSink`]; finish with [`udp`](SyslogBuilder::udp),
 /// [`tcp`](SyslogBuilder::tcp) or [`unix`](SyslogBuilder::unix).

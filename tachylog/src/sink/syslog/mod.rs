@@ -12,7 +12,6 @@
 //! an unbroken prefix) makes `write_line` return an error marked as [`RecordDropped`], which
 //! the slot counts as exactly that one record lost, without counting the buffered ones.
 
-
 mod builder;
 mod tcp;
 
@@ -205,7 +204,11 @@ impl Sink for SyslogSink {
                 truncate_datagram(&mut self.message, max);
                 send_unix(socket, path, &self.message)
             }
-            Transport::Tcp(tcp) => return tcp.push(&self.message).map_err(|why| self.dropped_error(why)),
+            Transport::Tcp(tcp) => {
+                return tcp
+                    .push(&self.message)
+                    .map_err(|why| self.dropped_error(why))
+            }
         };
         result.map_err(|e| {
             let why = format!("{}: {e}", self.describe_target());
@@ -243,7 +246,9 @@ impl Sink for SyslogSink {
 
     fn next_deadline(&self) -> Option<i64> {
         match &self.transport {
-            Transport::Tcp(tcp) if tcp.stream.is_none() && !tcp.pending.is_empty() => Some(tcp.retry_at_unix_nanos),
+            Transport::Tcp(tcp) if tcp.stream.is_none() && !tcp.pending.is_empty() => {
+                Some(tcp.retry_at_unix_nanos)
+            }
             _ => None,
         }
     }
@@ -296,7 +301,10 @@ fn connect_unix(path: &Path) -> io::Result<UnixDatagram> {
         } else {
             ""
         };
-        io::Error::new(e.kind(), format!("syslog unix {}: {e}{hint}", path.display()))
+        io::Error::new(
+            e.kind(),
+            format!("syslog unix {}: {e}{hint}", path.display()),
+        )
     })?;
     Ok(socket)
 }
@@ -314,9 +322,12 @@ fn send_unix(socket: &mut UnixDatagram, path: &Path, message: &[u8]) -> io::Resu
 }
 
 fn resolve(addr: impl ToSocketAddrs) -> io::Result<SocketAddr> {
-    addr.to_socket_addrs()?
-        .next()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "syslog address resolves to nothing"))
+    addr.to_socket_addrs()?.next().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "syslog address resolves to nothing",
+        )
+    })
 }
 
 /// Cuts a message longer than `max` bytes on a character boundary and marks it.
@@ -422,7 +433,14 @@ mod tests {
     #[test]
     fn severities_follow_the_levels() {
         assert_eq!(
-            [Level::Error, Level::Warn, Level::Info, Level::Debug, Level::Trace].map(severity),
+            [
+                Level::Error,
+                Level::Warn,
+                Level::Info,
+                Level::Debug,
+                Level::Trace
+            ]
+            .map(severity),
             [3, 4, 6, 7, 7]
         );
     }

@@ -67,11 +67,15 @@ impl Tcp {
     /// Queues one message framed; sends when a batch is full. `Err` says why the record was
     /// dropped (the buffer is full).
     pub(super) fn push(&mut self, message: &[u8]) -> Result<(), String> {
-        if self.pending.len() >= self.max_records || self.pending_bytes + message.len() + 12 > self.max_bytes {
+        if self.pending.len() >= self.max_records
+            || self.pending_bytes + message.len() + 12 > self.max_bytes
+        {
             // Make room if the collector is back; then decide.
             self.send_pending();
         }
-        if self.pending.len() >= self.max_records || self.pending_bytes + message.len() + 12 > self.max_bytes {
+        if self.pending.len() >= self.max_records
+            || self.pending_bytes + message.len() + 12 > self.max_bytes
+        {
             return Err(format!(
                 "syslog tcp {}: collector unreachable and the buffer of {} records / {} bytes is \
                  full; the newest record was dropped",
@@ -105,7 +109,9 @@ impl Tcp {
                 }
                 self.batch.extend_from_slice(record);
             }
-            let Some(stream) = self.stream.as_mut() else { return };
+            let Some(stream) = self.stream.as_mut() else {
+                return;
+            };
             let (written, result) = write_counting(stream, &self.batch);
             // Records wholly handed to the kernel are done; one cut short is sent again whole.
             let mut done = 0;
@@ -196,6 +202,8 @@ fn write_counting(stream: &mut TcpStream, data: &[u8]) -> (usize, io::Result<()>
 
 /// The wall-clock time `delay` from now, in nanoseconds since the Unix epoch.
 fn unix_nanos_in(delay: Duration) -> i64 {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
     (now + delay).as_nanos() as i64
 }

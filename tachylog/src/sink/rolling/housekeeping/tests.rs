@@ -60,13 +60,21 @@ fn the_highest_index_on_disk_is_found_per_period() {
     write(&dir.path().join("app.20261122.5.log"), b""); // another day
     write(&dir.path().join("app.20261121.9.log.bak"), b""); // not ours
     let h = highest_index(&p, &base).unwrap();
-    assert_eq!((h.index, h.uncompressed_size), (2, None), "compressed: closed for writing");
+    assert_eq!(
+        (h.index, h.uncompressed_size),
+        (2, None),
+        "compressed: closed for writing"
+    );
     write(&dir.path().join("app.20261121.3.log"), b"abc\n");
     let h = highest_index(&p, &base).unwrap();
     assert_eq!((h.index, h.uncompressed_size), (3, Some(4)));
     write(&dir.path().join("app.20261121.3.log.gz.tmp"), b"");
     let h = highest_index(&p, &base).unwrap();
-    assert_eq!((h.index, h.uncompressed_size), (3, None), "being compressed: closed");
+    assert_eq!(
+        (h.index, h.uncompressed_size),
+        (3, None),
+        "being compressed: closed"
+    );
 }
 
 #[cfg(feature = "gzip")]
@@ -80,10 +88,16 @@ fn gzip_compression_round_trips_and_keeps_the_modification_time() {
     compress_file(&path, Compression::Gzip).unwrap();
     assert_eq!(names(dir.path()), ["app.1.log.gz"]);
     let packed = dir.path().join("app.1.log.gz");
-    assert_eq!(std::fs::metadata(&packed).unwrap().modified().unwrap(), modified);
+    assert_eq!(
+        std::fs::metadata(&packed).unwrap().modified().unwrap(),
+        modified
+    );
     let mut out = String::new();
-    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(File::open(&packed).unwrap()), &mut out)
-        .unwrap();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(File::open(&packed).unwrap()),
+        &mut out,
+    )
+    .unwrap();
     assert_eq!(out, text);
 }
 
@@ -95,14 +109,20 @@ fn zstd_compression_round_trips_and_never_replaces_a_file() {
     write(&path, b"one\ntwo\n");
     compress_file(&path, Compression::Zstd).unwrap();
     let packed = dir.path().join("app.log.zst");
-    assert_eq!(zstd::decode_all(File::open(&packed).unwrap()).unwrap(), b"one\ntwo\n");
+    assert_eq!(
+        zstd::decode_all(File::open(&packed).unwrap()).unwrap(),
+        b"one\ntwo\n"
+    );
     // A second file of the same name (say, a late record after compression) must not
     // overwrite the first compressed copy: the compression fails and the file stays.
     write(&path, b"three\n");
     let error = compress_file(&path, Compression::Zstd).unwrap_err();
     assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
     assert_eq!(names(dir.path()), ["app.log", "app.log.zst"]);
-    assert_eq!(zstd::decode_all(File::open(&packed).unwrap()).unwrap(), b"one\ntwo\n");
+    assert_eq!(
+        zstd::decode_all(File::open(&packed).unwrap()).unwrap(),
+        b"one\ntwo\n"
+    );
 }
 
 #[test]
@@ -111,7 +131,11 @@ fn retention_by_count_keeps_the_newest_and_the_current_file() {
     let p = pattern_in(dir.path(), "app.%Y%m%d.log");
     for day in 10..20 {
         let age = Duration::from_secs((30 - day) * 3600);
-        write_aged(&dir.path().join(format!("app.202611{day}.log")), b"x\n", age);
+        write_aged(
+            &dir.path().join(format!("app.202611{day}.log")),
+            b"x\n",
+            age,
+        );
     }
     // The current file is the oldest by time (a clock step back): it still stays.
     let current = dir.path().join("app.20261110.log");
@@ -120,7 +144,13 @@ fn retention_by_count_keeps_the_newest_and_the_current_file() {
     worker(p, retention(Some(3), None, None), &current).prune();
     assert_eq!(
         names(dir.path()),
-        ["app.20261101.log.bak", "app.20261110.log", "app.20261118.log", "app.20261119.log", "notes.txt"]
+        [
+            "app.20261101.log.bak",
+            "app.20261110.log",
+            "app.20261118.log",
+            "app.20261119.log",
+            "notes.txt"
+        ]
     );
 }
 
@@ -130,15 +160,42 @@ fn retention_by_age_and_bytes_counts_compressed_files_too() {
     let p = pattern_in(dir.path(), "app.%Y%m%d.log");
     let current = dir.path().join("app.20261121.log");
     write(&current, &[b'x'; 100]);
-    write_aged(&dir.path().join("app.20261120.1.log.zst"), &[0; 100], Duration::from_secs(60));
-    write_aged(&dir.path().join("app.20261120.log.gz"), &[0; 100], Duration::from_secs(120));
-    write_aged(&dir.path().join("app.20261119.log"), &[0; 10], Duration::from_secs(7200));
+    write_aged(
+        &dir.path().join("app.20261120.1.log.zst"),
+        &[0; 100],
+        Duration::from_secs(60),
+    );
+    write_aged(
+        &dir.path().join("app.20261120.log.gz"),
+        &[0; 100],
+        Duration::from_secs(120),
+    );
+    write_aged(
+        &dir.path().join("app.20261119.log"),
+        &[0; 10],
+        Duration::from_secs(7200),
+    );
     // 250 bytes: the current (100) and the newest compressed (100) fit; the next does not.
-    worker(pattern_in(dir.path(), "app.%Y%m%d.log"), retention(None, None, Some(250)), &current).prune();
-    assert_eq!(names(dir.path()), ["app.20261120.1.log.zst", "app.20261121.log"]);
-    write_aged(&dir.path().join("app.20261119.log"), &[0; 10], Duration::from_secs(7200));
+    worker(
+        pattern_in(dir.path(), "app.%Y%m%d.log"),
+        retention(None, None, Some(250)),
+        &current,
+    )
+    .prune();
+    assert_eq!(
+        names(dir.path()),
+        ["app.20261120.1.log.zst", "app.20261121.log"]
+    );
+    write_aged(
+        &dir.path().join("app.20261119.log"),
+        &[0; 10],
+        Duration::from_secs(7200),
+    );
     worker(p, retention(None, Some(3600), None), &current).prune();
-    assert_eq!(names(dir.path()), ["app.20261120.1.log.zst", "app.20261121.log"]);
+    assert_eq!(
+        names(dir.path()),
+        ["app.20261120.1.log.zst", "app.20261121.log"]
+    );
 }
 
 #[test]
@@ -147,12 +204,19 @@ fn pruning_walks_dated_directories_and_removes_the_empty_ones() {
     let p = pattern_in(dir.path(), "logs/%Y/%m/%d/app.log");
     let old = dir.path().join("logs/2026/10/01/app.log");
     write_aged(&old, b"old\n", Duration::from_secs(90 * 86_400));
-    write_aged(&dir.path().join("logs/2026/10/02/app.1.log"), b"old\n", Duration::from_secs(89 * 86_400));
+    write_aged(
+        &dir.path().join("logs/2026/10/02/app.1.log"),
+        b"old\n",
+        Duration::from_secs(89 * 86_400),
+    );
     write(&dir.path().join("logs/2026/10/02/keep.txt"), b"not ours");
     let current = dir.path().join("logs/2026/11/21/app.log");
     write(&current, b"now\n");
     worker(p, retention(None, Some(30 * 86_400), None), &current).prune();
-    assert!(!dir.path().join("logs/2026/10/01").exists(), "emptied day directory removed");
+    assert!(
+        !dir.path().join("logs/2026/10/01").exists(),
+        "emptied day directory removed"
+    );
     assert!(dir.path().join("logs/2026/10/02/keep.txt").exists());
     assert!(!dir.path().join("logs/2026/10/02/app.1.log").exists());
     assert!(current.exists());
@@ -165,11 +229,22 @@ fn startup_compresses_what_an_earlier_run_left_and_clears_stale_temporaries() {
     let p = pattern_in(dir.path(), "app.%Y%m%d.log");
     let current = dir.path().join("app.20261121.log");
     write(&current, b"today\n");
-    write_aged(&dir.path().join("app.20261120.log"), b"yesterday\n", Duration::from_secs(86_400));
-    write_aged(&dir.path().join("app.20261119.log.gz.tmp"), b"", Duration::from_secs(3600));
+    write_aged(
+        &dir.path().join("app.20261120.log"),
+        b"yesterday\n",
+        Duration::from_secs(86_400),
+    );
+    write_aged(
+        &dir.path().join("app.20261119.log.gz.tmp"),
+        b"",
+        Duration::from_secs(3600),
+    );
     let mut w = worker(p, Retention::default(), &current);
     w.compression = Compression::Gzip;
     let period_start = unix_nanos(SystemTime::now() - Duration::from_secs(600));
     w.recover(&current, period_start);
-    assert_eq!(names(dir.path()), ["app.20261120.log.gz", "app.20261121.log"]);
+    assert_eq!(
+        names(dir.path()),
+        ["app.20261120.log.gz", "app.20261121.log"]
+    );
 }

@@ -50,11 +50,16 @@ fn bad_patterns_are_refused_with_the_reason() {
 fn names_and_day_bounds_in_utc() {
     let p = pattern("logs/%Y/%m/%d/app.%F.log");
     let file = p.period_file(NOV_21 + 3600 * SEC, &TimeZone::utc());
-    assert_eq!(file.base, PathBuf::from("logs/2026/11/21/app.2026-11-21.log"));
+    assert_eq!(
+        file.base,
+        PathBuf::from("logs/2026/11/21/app.2026-11-21.log")
+    );
     assert_eq!((file.start, file.end), (NOV_21, NOV_21 + 86_400 * SEC));
     assert!(file.contains(NOV_21) && !file.contains(NOV_21 + 86_400 * SEC));
     assert_eq!(
-        pattern("/var/log/x-%j-%H%M%S").period_file(NOV_21 - 1, &TimeZone::utc()).base,
+        pattern("/var/log/x-%j-%H%M%S")
+            .period_file(NOV_21 - 1, &TimeZone::utc())
+            .base,
         PathBuf::from("/var/log/x-324-235959")
     );
 }
@@ -62,7 +67,10 @@ fn names_and_day_bounds_in_utc() {
 #[test]
 fn the_last_microsecond_of_a_day_belongs_to_that_day() {
     let p = pattern("app.%Y%m%d.log");
-    assert_eq!(base(&p, NOV_21 - 1_000, &TimeZone::utc()), "app.20261120.log");
+    assert_eq!(
+        base(&p, NOV_21 - 1_000, &TimeZone::utc()),
+        "app.20261120.log"
+    );
     assert_eq!(base(&p, NOV_21, &TimeZone::utc()), "app.20261121.log");
 }
 
@@ -73,7 +81,10 @@ fn a_day_with_a_dst_change_is_one_file_of_25_or_23_hours() {
     let fall = p.period_file(1_793_511_000 * SEC, &eastern());
     assert_eq!(fall.base, PathBuf::from("app.20261101.log"));
     // The range stops at the transition (06:00Z), then the same name continues.
-    assert_eq!((fall.start, fall.end), (1_793_505_600 * SEC, 1_793_512_800 * SEC));
+    assert_eq!(
+        (fall.start, fall.end),
+        (1_793_505_600 * SEC, 1_793_512_800 * SEC)
+    );
     let after = p.period_file(fall.end, &eastern());
     assert_eq!(after.base, fall.base);
     assert_eq!(after.end, 1_793_595_600 * SEC);
@@ -104,7 +115,11 @@ fn the_skipped_hour_of_spring_forward_has_no_file() {
     let p = pattern("app.%Y%m%d-%H.log");
     let one_am = p.period_file(1_772_951_400 * SEC, &eastern()); // 01:30 EST
     assert_eq!(one_am.base, PathBuf::from("app.20260308-01.log"));
-    assert_eq!(one_am.end, 1_772_953_200 * SEC, "the next hour starts at 03:00 EDT");
+    assert_eq!(
+        one_am.end,
+        1_772_953_200 * SEC,
+        "the next hour starts at 03:00 EDT"
+    );
     assert_eq!(base(&p, one_am.end, &eastern()), "app.20260308-03.log");
 }
 
@@ -115,9 +130,15 @@ fn indices_go_before_the_extension() {
     assert_eq!(p.indexed(&b, 0), b);
     assert_eq!(p.indexed(&b, 2), PathBuf::from("logs/app.20261121.2.log"));
     let bare = pattern("logs/app-%Y%m%d");
-    assert_eq!(bare.indexed(Path::new("logs/app-20261121"), 3), PathBuf::from("logs/app-20261121.3"));
+    assert_eq!(
+        bare.indexed(Path::new("logs/app-20261121"), 3),
+        PathBuf::from("logs/app-20261121.3")
+    );
     let fixed = pattern("app.log");
-    assert_eq!(fixed.indexed(Path::new("app.log"), 1), PathBuf::from("app.1.log"));
+    assert_eq!(
+        fixed.indexed(Path::new("app.log"), 1),
+        PathBuf::from("app.1.log")
+    );
 }
 
 #[test]
@@ -162,7 +183,10 @@ fn directories_of_the_pattern_are_walked_from_the_fixed_root() {
     assert!(p.matches_directory(2, "21"));
     assert!(!p.matches_directory(0, "20261"));
     assert!(!p.matches_directory(1, "x1"));
-    assert!(!p.matches_directory(3, "app.log"), "the last component is the file");
+    assert!(
+        !p.matches_directory(3, "app.log"),
+        "the last component is the file"
+    );
     let flat = pattern("./logs/app.%Y%m%d.log");
     assert_eq!(flat.fixed_root(), PathBuf::from("./logs"));
     assert_eq!(flat.varying_depth(), 1);
