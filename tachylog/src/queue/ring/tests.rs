@@ -291,8 +291,10 @@ fn the_storage_starts_on_a_page() {
 proptest! {
     /// In a ring of several pages, no frame of up to a page straddles a page boundary (a store
     /// split across two pages is slow, see `Ring::padding_before`), larger frames still travel
-    /// inline, and the ring still behaves like a FIFO queue.
+    /// inline, and the ring still behaves like a FIFO queue. Not under Miri: its megabytes of
+    /// copies take Miri many minutes, and the other ring tests cover the same unsafe writes.
     #[test]
+    #[cfg_attr(miri, ignore)]
     fn frames_of_up_to_a_page_stay_within_one(
         ops in proptest::collection::vec(
             (any::<bool>(), prop_oneof![8usize..=200, 3_900usize..=4_200, 4_200usize..=9_000]),
