@@ -82,10 +82,12 @@ impl Filter {
             // Like env_logger: with only per-target directives, everything else is errors.
             filter.default = Some(Level::Error);
         }
-        // Longest first, so the first match is the most specific.
+        // Longest first, so the first match is the most specific; then by name, so that the
+        // order the directives were written in does not make equal filters differ (two
+        // targets of one length never match the same name).
         filter
             .targets
-            .sort_by_key(|(target, _)| std::cmp::Reverse(target.len()));
+            .sort_by(|(a, _), (b, _)| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         (filter, errors)
     }
 
@@ -266,5 +268,14 @@ mod tests {
     fn display_round_trips() {
         let f = filter("info,a=debug,a::b=off");
         assert_eq!(f.to_string().parse::<Filter>().unwrap(), f);
+        // Targets of one length, which `Display` writes in the reverse of the stored order
+        // (found by fuzzing).
+        let f = filter("urace,tokio=off,my_app::http=debug");
+        assert_eq!(f.to_string().parse::<Filter>().unwrap(), f);
+    }
+
+    #[test]
+    fn the_order_of_directives_does_not_matter() {
+        assert_eq!(filter("warn,a=debug,b=off"), filter("b=off,a=debug,warn"));
     }
 }

@@ -165,10 +165,11 @@ impl NamePattern {
                 Field::Month => Period::Month,
                 Field::Year | Field::Year2 => Period::Year,
             });
-        let last = components
-            .last()
-            .expect("a non-empty pattern has a component");
-        if matches!(last.as_slice(), [Token::Literal(l)] if l == "." || l == "..") {
+        // `.` components are dropped above, so `.` or `./.` leave none.
+        let names_a_file = components.last().is_some_and(
+            |last| !matches!(last.as_slice(), [Token::Literal(l)] if l == "." || l == ".."),
+        );
+        if !names_a_file {
             return Err(fail("it must end with a file name".into()));
         }
         Ok(NamePattern {

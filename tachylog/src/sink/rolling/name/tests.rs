@@ -39,6 +39,9 @@ fn bad_patterns_are_refused_with_the_reason() {
         ("app.log.%", "lone %"),
         ("logs/%Y/../app.log", "`..`"),
         ("logs/..", "file name"),
+        // Only `.` components: nothing is left once they are dropped (found by fuzzing).
+        (".", "file name"),
+        ("./.", "file name"),
     ] {
         let error = NamePattern::parse(bad).unwrap_err().to_string();
         assert!(error.contains(reason), "{bad:?}: {error}");
