@@ -89,6 +89,15 @@ mod fields;
 mod filter;
 #[cfg(not(loom))]
 mod format;
+// Entry points for the fuzz targets (`fuzz/`): cargo-fuzz builds with `--cfg fuzzing`. Like
+// this root they may name any module, so they sit in no layer (an inline module, outside the
+// layer table of `tests/imports_only_go_down.rs`).
+#[cfg(all(fuzzing, not(loom)))]
+#[doc(hidden)]
+pub mod __fuzz {
+    mod entry;
+    pub use entry::*;
+}
 #[cfg(not(loom))]
 mod frontend;
 #[cfg(not(loom))]

@@ -32,6 +32,8 @@ pub(crate) use otlp::on_exporter_thread;
 pub(crate) use otlp::{deliver_before_exit, mark_exiting};
 #[cfg(feature = "otlp")]
 pub use otlp::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats};
+#[cfg(all(fuzzing, feature = "rolling"))]
+pub(crate) use rolling::FuzzedNamePattern;
 #[cfg(feature = "rolling")]
 pub use rolling::{Compression, FileNamePatternError, Period, RollingFile, RollingFileBuilder};
 #[cfg(feature = "syslog")]

@@ -15,6 +15,9 @@ mod housekeeping;
 mod name;
 
 pub use name::{FileNamePatternError, Period};
+// The file-name pattern parser, for the fuzz targets (`crate::__fuzz`) only.
+#[cfg(fuzzing)]
+pub(crate) use name::NamePattern as FuzzedNamePattern;
 
 use super::append::AppendFile;
 use super::{Line, RecordDropped, Sink};

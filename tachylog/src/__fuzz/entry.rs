@@ -1,0 +1,123 @@
+//! Entry points for the fuzz targets in `fuzz/`, compiled only under `--cfg fuzzing` (what
+//! cargo-fuzz builds with). Each takes untrusted bytes or text, runs one of the crate's private
+//! parsers or decoders on it, and panics if a property the back end relies on does not hold;
+//! the public parsers (`Filter`, `Pattern`, `TimeZone::posix`, the `OTEL_*` variables read by
+//! `OtlpSink::builder`) are fuzzed through the public API directly.
+
+use std::fmt::Write as _;
+use std::mem::MaybeUninit;
+
+use crate::codec::render::{self, Applied};
+use crate::codec::{
+    CopyCodec, Decoder, ListCodec, LossyCodec, PreformattedCodec, StrCodec, TextBuf,
+};
+use crate::fields::Fields;
+
+/// Decodes `bytes` as a structured-fields item stream (`fields/wire.rs`, the encoding the
+/// facades write into dynamic records) and renders what it got. Malformed input must stop the
+/// decoding, never panic.
+pub fn fields_wire(bytes: &[u8]) {
+    let mut fields = Fields::new();
+    crate::fields::wire::decode(bytes, &mut fields);
+    let mut out = String::new();
+    let _ = write!(out, "{fields:?}");
+}
+
+/// Walks `bytes` as a record's argument bytes with the codecs and specs the first bytes choose,
+/// as the back end does with a call site's `Decode`: no input may panic or read out of
+/// bounds, and what is rendered must be UTF-8.
+///
+/// Layout: `bytes[0] % 17` steps, then two bytes per step (which read, which spec), then the
+/// argument bytes. Only `Copy` types valid for every bit pattern are read, since a `CopyCodec`
+/// payload is trusted to hold the type its `Decode` names (the codec is chosen by the crate,
+/// never by the bytes).
+pub fn decoder(bytes: &[u8]) {
+    let Some((&steps, rest)) = bytes.split_first() else {
+        return;
+    };
+    let steps = usize::from(steps % 17);
+    if rest.len() < 2 * steps {
+        return;
+    }
+    let (program, args) = rest.split_at(2 * steps);
+    let args: Vec<MaybeUninit<u8>> = args.iter().map(|&b| MaybeUninit::new(b)).collect();
+    let mut decoder = Decoder::new(&args);
+    let mut out = Vec::new();
+    let mut fields = Fields::new();
+    for step in program.chunks_exact(2) {
+        let (op, spec) = (step[0], step[1]);
+        let spec = Applied {
+            width: (spec & 1 != 0).then_some(usize::from(spec >> 4)),
+            precision: (spec & 2 != 0).then_some(usize::from((spec >> 2) & 3)),
+            flags: None,
+        };
+        let mut text = TextBuf::new(&mut out);
+        let _ = match op % 20 {
+            0 => render::display::<StrCodec>(&mut decoder, &spec, &mut text),
+            1 => render::debug::<StrCodec>(&mut decoder, &spec, &mut text),
+            2 => render::display::<LossyCodec>(&mut decoder, &spec, &mut text),
+            3 => render::debug::<LossyCodec>(&mut decoder, &spec, &mut text),
+            4 => render::display::<PreformattedCodec>(&mut decoder, &spec, &mut text),
+            5 => render::lower_hex::<PreformattedCodec>(&mut decoder, &spec, &mut text),
+            6 => render::display::<CopyCodec<u64>>(&mut decoder, &spec, &mut text),
+            7 => render::lower_hex::<CopyCodec<u64>>(&mut decoder, &spec, &mut text),
+            8 => render::debug::<CopyCodec<i64>>(&mut decoder, &spec, &mut text),
+            9 => render::display::<CopyCodec<f64>>(&mut decoder, &spec, &mut text),
+            10 => render::debug::<CopyCodec<f32>>(&mut decoder, &spec, &mut text),
+            11 => render::lower_exp::<CopyCodec<f64>>(&mut decoder, &spec, &mut text),
+            12 => render::binary::<CopyCodec<i128>>(&mut decoder, &spec, &mut text),
+            13 => render::debug::<ListCodec<StrCodec>>(&mut decoder, &spec, &mut text),
+            14 => render::debug::<ListCodec<CopyCodec<u32>>>(&mut decoder, &spec, &mut text),
+            15 => render::debug::<ListCodec<CopyCodec<f64>>>(&mut decoder, &spec, &mut text),
+            16 => {
+                let _ = decoder.count();
+                Ok(())
+            }
+            17 => {
+                render::push_native::<CopyCodec<i64>>(&mut decoder, "n", &mut fields);
+                Ok(())
+            }
+            18 => {
+                render::push_native::<StrCodec>(&mut decoder, "s", &mut fields);
+                Ok(())
+            }
+            _ => {
+                render::push_debug::<LossyCodec>(&mut decoder, "l", &mut fields);
+                Ok(())
+            }
+        };
+    }
+    assert!(
+        std::str::from_utf8(&out).is_ok(),
+        "rendered arguments are not UTF-8: {out:?}"
+    );
+    let _ = format!("{fields:?}");
+}
+
+/// Parses `pattern` as a rolling file name pattern. When it parses, the file of the period
+/// holding `unix_nanos` must hold that instant, and the pattern must recognise the file's own
+/// name as its base file (index 0, not compressed), or retention would never find it.
+#[cfg(feature = "rolling")]
+pub fn rolling_name(pattern: &str, unix_nanos: i64) {
+    let Ok(parsed) = crate::sink::FuzzedNamePattern::parse(pattern) else {
+        return;
+    };
+    let _ = parsed.period();
+    let zone = crate::zone::TimeZone::utc();
+    let period = parsed.period_file(unix_nanos, &zone);
+    assert!(
+        period.contains(unix_nanos),
+        "{pattern:?} at {unix_nanos}: period {period:?} does not contain the instant"
+    );
+    let _ = parsed.fixed_root();
+    let _ = parsed.indexed(&period.base, 3);
+    if let Some(name) = period.base.file_name().and_then(|name| name.to_str()) {
+        let recognised = parsed.recognise_file(name);
+        assert!(
+            recognised
+                .as_ref()
+                .is_some_and(|r| r.index == 0 && !r.compressed),
+            "{pattern:?}: its own file {name:?} is recognised as {recognised:?}"
+        );
+    }
+}
