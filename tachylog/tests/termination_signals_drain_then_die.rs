@@ -7,7 +7,6 @@
 mod common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread;
 use std::time::Duration;
 
 const RECORDS: u64 = 20_000;
@@ -174,7 +173,7 @@ fn sigterm_with_a_stuck_sink_still_dies() {
         let (sink, faults) = tachylog::FaultSink::new(tachylog::FileSink::open(&log).unwrap());
         let _guard = common::expect_init(tachylog::builder().sink(sink).init());
         faults.delay(Duration::from_secs(60));
-        thread::spawn(|| {
+        std::thread::spawn(|| {
             // Signals once the rings hold 1 MiB, one ring's limit: the logging thread's ring
             // is then at or near that limit, and with the back end stuck in the sink nothing
             // drains it, so the thread blocks as it fills.
