@@ -41,7 +41,7 @@ pub use views::{ListElemCodec, NativeField, View};
 use render::Applied;
 
 /// A way of encoding one argument. Implemented by tachylog's codecs only (sealed: see
-/// [`sealed`]).
+/// `codec/sealed.rs`).
 pub trait Codec: sealed::Sealed<sealed::tag::Codec> + 'static {
     /// Whether the renderers of this codec's values only ever write text that needs no
     /// escaping (see [`CopyArg`]'s hidden escape flag), whatever the trait and spec but a fill.
