@@ -13,19 +13,7 @@ mod common;
 use std::path::Path;
 use std::sync::{Arc, Barrier};
 use std::thread;
-use std::time::{Duration, Instant};
-
-/// Polls `condition` every 5 ms until it holds; panics with `what` after `limit`.
-fn wait_until(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !condition() {
-        assert!(
-            started.elapsed() < limit,
-            "{what}: not seen within {limit:?}"
-        );
-        thread::sleep(Duration::from_millis(5));
-    }
-}
+use std::time::Duration;
 
 fn file_holds(path: &Path, text: &str) -> bool {
     std::fs::read_to_string(path).is_ok_and(|log| log.contains(text))
@@ -48,7 +36,7 @@ fn records_at_a_low_rate_reach_the_file_without_a_flush() {
     );
     for i in 0..10 {
         tachylog::info!("low-rate record {}", i);
-        wait_until(&format!("record {i}"), Duration::from_secs(10), || {
+        common::wait_until(format!("record {i}"), Duration::from_secs(10), || {
             file_holds(&path, &format!("low-rate record {i}\u{20}"))
         });
         thread::sleep(Duration::from_millis(20));
@@ -102,12 +90,12 @@ fn a_burst_after_a_long_idle_stretch_arrives_whole_and_in_order() {
             .init(),
     );
     tachylog::info!("before the idle stretch");
-    wait_until("the first record", Duration::from_secs(10), || {
+    common::wait_until("the first record", Duration::from_secs(10), || {
         file_holds(&path, "before the idle stretch")
     });
     let wakeups = tachylog::stats().backend_wakeups;
     // The idle stretch is what this test is about: the back end must have slept through it.
-    wait_until(
+    common::wait_until(
         "the back end sleeping and waking on its own",
         Duration::from_secs(10),
         || tachylog::stats().backend_wakeups >= wakeups + 5,
@@ -208,7 +196,7 @@ fn a_busy_thread_gets_a_larger_ring_and_gives_it_back_when_it_exits() {
         during <= 2 << 20,
         "the busy thread's rings hold {during} bytes, more than twice the maximum"
     );
-    wait_until(
+    common::wait_until(
         "the exited thread's rings freed",
         Duration::from_secs(10),
         || tachylog::stats().ring_bytes == 0,
