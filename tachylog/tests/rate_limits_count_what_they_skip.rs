@@ -16,7 +16,7 @@ use serde_json::Value;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 static EVALUATED: AtomicU64 = AtomicU64::new(0);
 
@@ -413,17 +413,15 @@ fn a_period_that_ends_with_no_call_passing_is_reported_without_a_flush() {
     };
     // No later call and no flush: wait for the back end's own report (the limit only turns a
     // hang into a failure).
-    let start = Instant::now();
-    while !(complete("unattended-short ", &SHORT)
-        && complete("unattended-keyed ", &KEYED)
-        && complete("unattended-sampled ", &SAMPLED))
-    {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the back end never reported what no later call did"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    common::wait_until(
+        "the back end's report of what no later call did",
+        Duration::from_secs(60),
+        || {
+            complete("unattended-short ", &SHORT)
+                && complete("unattended-keyed ", &KEYED)
+                && complete("unattended-sampled ", &SAMPLED)
+        },
+    );
     let records = records(&path);
     assert_every_call_accounted(&records, "unattended-short ", &SHORT);
     assert_every_call_accounted(&records, "unattended-keyed ", &KEYED);
@@ -452,10 +450,7 @@ fn a_signals_drain_writes_the_skipped_calls_no_later_call_reports() {
         println!("COUNTS {}", counts.join(" "));
         // SAFETY: sending a signal to our own process.
         unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
-        // Not synchronisation: the signal ends the process during this wait, which only
-        // bounds how long that may take.
-        std::thread::sleep(Duration::from_secs(60));
-        std::process::exit(99);
+        common::await_fatal_signal(Duration::from_secs(60));
     }
     let run = common::run_child(SCENARIO, Duration::from_secs(120));
     assert_eq!(run.status.signal(), Some(libc::SIGTERM), "{run}");
