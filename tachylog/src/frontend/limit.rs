@@ -51,6 +51,23 @@ fn period_ticks(period: Duration) -> u64 {
     micros.saturating_mul(GATE.ticks_per_micro.load(Ordering::Relaxed))
 }
 
+/// Whether this call opens a new period of `deadline` (a clock tick), moving it `period` on:
+/// false while the current period runs, or when another call opened the new one first.
+#[inline(always)]
+fn opens_period(deadline: &AtomicU64, period: Duration) -> bool {
+    let now = clock::now();
+    let current = deadline.load(Ordering::Relaxed);
+    now >= current
+        && deadline
+            .compare_exchange(
+                current,
+                now.saturating_add(period_ticks(period)),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+}
+
 /// A call site's shared state for `every` without a key.
 #[doc(hidden)]
 pub struct Every {
@@ -152,19 +169,7 @@ impl Every {
         local: &'static LocalKey<EveryLocal>,
         period: Duration,
     ) -> Option<u64> {
-        let now = clock::now();
-        let deadline = self.deadline.load(Ordering::Relaxed);
-        if now < deadline
-            || self
-                .deadline
-                .compare_exchange(
-                    deadline,
-                    now.saturating_add(period_ticks(period)),
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                )
-                .is_err()
-        {
+        if !opens_period(&self.deadline, period) {
             let at = Location::caller();
             let counted = local.try_with(|local| {
                 let passes = self.passes.load(Ordering::Relaxed);
@@ -303,19 +308,7 @@ impl Keyed {
             pending::list_keyed(self, KEYED_EVERY, Location::caller());
         }
         let slot = self.slot(key);
-        let now = clock::now();
-        let deadline = slot.deadline_or_calls.load(Ordering::Relaxed);
-        if now < deadline
-            || slot
-                .deadline_or_calls
-                .compare_exchange(
-                    deadline,
-                    now.saturating_add(period_ticks(period)),
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                )
-                .is_err()
-        {
+        if !opens_period(&slot.deadline_or_calls, period) {
             slot.skipped.fetch_add(1, Ordering::Relaxed);
             return None;
         }
