@@ -73,7 +73,7 @@ impl Rsyslogd {
              module(load=\"imuxsock\" SysSock.Use=\"off\")\n\
              input(type=\"imuxsock\" Socket=\"{dir}/log.sock\" RateLimit.Interval=\"0\")\n\
              input(type=\"imtcp\" address=\"127.0.0.1\" port=\"{tcp}\")\n\
-             input(type=\"imudp\" address=\"127.0.0.1\" port=\"{udp}\")\n\
+             input(type=\"imudp\" address=\"127.0.0.1\" port=\"{udp}\" rcvbufSize=\"4m\")\n\
              template(name=\"raw\" type=\"string\" string=\"%rawmsg%\\n\")\n\
              action(type=\"omfile\" file=\"{dir}/out.log\" template=\"raw\" flushOnTXEnd=\"on\" \
              asyncWriting=\"off\")\n",
@@ -108,6 +108,18 @@ impl Rsyslogd {
                     panic!("rsyslogd exited with {status} before listening on port {port}");
                 }
                 TcpStream::connect(("127.0.0.1", port)).is_ok()
+            },
+        );
+        // The TCP listener being up says nothing of the UDP input, which rsyslogd may bind
+        // later: datagrams sent before are refused. Probe it until one comes out the other end.
+        let probe = UdpSocket::bind("127.0.0.1:0").expect("bind a UDP probe");
+        let udp = self.udp_port;
+        common::wait_until(
+            format_args!("rsyslogd to take datagrams on 127.0.0.1:{udp}"),
+            Duration::from_secs(30),
+            || {
+                let _ = probe.send_to(b"<14>1 - - udp-ready - - - probe", ("127.0.0.1", udp));
+                !self.lines_from("udp-ready").is_empty()
             },
         );
     }
