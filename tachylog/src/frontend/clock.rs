@@ -2,7 +2,8 @@
 //!
 //! On x86-64 with an invariant TSC (constant rate, running in all power states, synchronised
 //! across cores: CPUID leaf 0x8000_0007, EDX bit 8) it is one `rdtsc` (~7 ns, no system
-//! call, no memory access). Elsewhere it is `CLOCK_MONOTONIC` in nanoseconds through the vDSO.
+//! call, no memory access). Elsewhere it is the system's monotonic clock in nanoseconds:
+//! `CLOCK_MONOTONIC` through the vDSO on Unix, `QueryPerformanceCounter` on Windows.
 //! Either way the back end converts ticks to wall-clock time ([`crate::backend::clock`]); ticks
 //! are only compared and subtracted on the front end.
 
@@ -16,7 +17,7 @@ static USE_TSC: AtomicBool = AtomicBool::new(false);
 pub(crate) enum Source {
     /// The CPU's time-stamp counter.
     Tsc,
-    /// `CLOCK_MONOTONIC` in nanoseconds.
+    /// The system's monotonic clock in nanoseconds ([`monotonic_nanos`]).
     Monotonic,
 }
 
@@ -54,24 +55,71 @@ pub(crate) fn source_name() -> &'static str {
     }
 }
 
-/// `CLOCK_MONOTONIC` in nanoseconds.
+/// The system's monotonic clock in nanoseconds (from an arbitrary origin).
 pub(crate) fn monotonic_nanos() -> u64 {
-    clock_nanos(libc::CLOCK_MONOTONIC)
+    os::monotonic_nanos()
 }
 
-/// `CLOCK_REALTIME` in nanoseconds since the Unix epoch.
+/// The wall clock in nanoseconds since the Unix epoch.
 pub(crate) fn realtime_nanos() -> u64 {
-    clock_nanos(libc::CLOCK_REALTIME)
+    os::realtime_nanos()
 }
 
-fn clock_nanos(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
+#[cfg(unix)]
+mod os {
+    /// `CLOCK_MONOTONIC`: never steps, and the vDSO reads it without a system call.
+    pub(super) fn monotonic_nanos() -> u64 {
+        clock_nanos(libc::CLOCK_MONOTONIC)
+    }
+
+    pub(super) fn realtime_nanos() -> u64 {
+        clock_nanos(libc::CLOCK_REALTIME)
+    }
+
+    fn clock_nanos(clock: libc::clockid_t) -> u64 {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid out-pointer; both clocks exist on every supported system.
+        unsafe { libc::clock_gettime(clock, &mut ts) };
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    }
+}
+
+#[cfg(windows)]
+mod os {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use windows_sys::Win32::System::Performance::{
+        QueryPerformanceCounter, QueryPerformanceFrequency,
     };
-    // SAFETY: `ts` is a valid out-pointer; both clocks exist on every supported system.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+
+    /// `QueryPerformanceCounter` in nanoseconds: what `std::time::Instant` reads too, but as a
+    /// number the front end can subtract. Its rate is fixed at boot, so it is read once.
+    pub(super) fn monotonic_nanos() -> u64 {
+        static FREQUENCY: AtomicU64 = AtomicU64::new(0);
+        let mut frequency = FREQUENCY.load(Ordering::Relaxed);
+        if frequency == 0 {
+            let mut f = 0i64;
+            // SAFETY: `f` is a valid out-pointer; the call cannot fail since Windows XP.
+            unsafe { QueryPerformanceFrequency(&mut f) };
+            frequency = (f as u64).max(1);
+            FREQUENCY.store(frequency, Ordering::Relaxed);
+        }
+        let mut counter = 0i64;
+        // SAFETY: as above.
+        unsafe { QueryPerformanceCounter(&mut counter) };
+        let counter = counter as u64;
+        // Split so that neither product overflows: the remainder is below the frequency.
+        counter / frequency * 1_000_000_000 + counter % frequency * 1_000_000_000 / frequency
+    }
+
+    /// `GetSystemTimePreciseAsFileTime`, through `SystemTime`.
+    pub(super) fn realtime_nanos() -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_nanos() as u64)
+    }
 }
 
 fn tsc_is_invariant() -> bool {
@@ -92,12 +140,17 @@ mod tsc {
     }
 
     /// CPUID leaf 0x8000_0007, EDX bit 8: constant rate, running in all power states.
+    // `__cpuid` is an unsafe fn before Rust 1.94 and a safe one from 1.94 on: the `unsafe`
+    // blocks keep the crate building on its MSRV, and the `allow` keeps newer compilers quiet.
+    #[allow(unused_unsafe)]
     pub(super) fn is_invariant() -> bool {
-        let max_extended = core::arch::x86_64::__cpuid(0x8000_0000).eax;
+        // SAFETY: `cpuid` exists on every x86-64 CPU and reading any leaf has no side effect.
+        let max_extended = unsafe { core::arch::x86_64::__cpuid(0x8000_0000) }.eax;
         if max_extended < 0x8000_0007 {
             return false;
         }
-        let edx = core::arch::x86_64::__cpuid(0x8000_0007).edx;
+        // SAFETY: as above; the extended leaf is within the maximum the CPU just reported.
+        let edx = unsafe { core::arch::x86_64::__cpuid(0x8000_0007) }.edx;
         edx & (1 << 8) != 0
     }
 }
