@@ -155,9 +155,9 @@ impl Output {
     /// Decodes a record's header and writes it; `from_backtrace` marks it and keeps its own
     /// timestamp (the column's monotonic clamp is for live records). Inlined into `record`,
     /// with the call-site path of `write`, so a call-site record into one file goes from the
-    /// merge loop to the formatter through no call of ours: the three nested calls it made
-    /// before were 5% of `backend_static`'s instructions. The dynamic records' decoding stays
-    /// out of line.
+    /// merge loop to the formatter through no call of ours: three nested calls there cost 5%
+    /// of the back end's instructions (callgrind, `tachylog-bench --only tachylog,backend_static`).
+    /// The dynamic records' decoding stays out of line.
     #[inline(always)]
     fn decode_and_write(
         &mut self,

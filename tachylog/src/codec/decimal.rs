@@ -4,10 +4,10 @@
 //! Why by hand, when `itoa` is in the tree: `itoa` writes into its own buffer, which the caller
 //! then copies. That copy reads back, in 4- to 16-byte loads, bytes that were just stored one or
 //! two at a time, and such a load waits until the stores have left the store buffer (a failed
-//! store-to-load forward). `perf annotate` of `backend_iteration` put 59% of the `u64`
-//! renderer's samples on the instruction after that load. Counting the digits first
-//! (`ilog10`) lets the digits go to their final place with nothing read back. `u128` and `i128`
-//! keep `itoa`.
+//! store-to-load forward): `perf annotate` puts 59% of the `u64` renderer's samples on the
+//! instruction after that load (`tachylog-bench --only tachylog,backend_iteration`). Counting
+//! the digits first (`ilog10`) lets the digits go to their final place with nothing read back.
+//! `u128` and `i128` keep `itoa`.
 //!
 //! Back end only.
 
@@ -35,10 +35,10 @@ pub(crate) const POWERS_OF_TEN: [u64; 20] = {
 /// How many decimal digits `n` has (1 for zero).
 ///
 /// Why not `checked_ilog10`: std computes it with a chain of comparisons and divisions by
-/// constants, about 31 instructions per integer (`callgrind`, `backend_iteration` at smoke
-/// scale); this is a bit count, a multiply and one table compare. `log10(2)` is a little
-/// above `1233 / 4096`, so `bits * 1233 >> 12` is the digit count of the smallest number of
-/// that bit length, or one less; the table says which.
+/// constants, about 31 instructions per integer (callgrind,
+/// `tachylog-bench --only tachylog,backend_iteration`); this is a bit count, a multiply and one
+/// table compare. `log10(2)` is a little above `1233 / 4096`, so `bits * 1233 >> 12` is the
+/// digit count of the smallest number of that bit length, or one less; the table says which.
 #[inline(always)]
 fn decimal_digits(n: u64) -> usize {
     // `| 1`: zero has the bit length, and the digit count, of one.
@@ -66,9 +66,10 @@ pub(crate) fn append_u64(out: &mut TextBuf<'_>, n: u64) {
 /// Appends `n`'s digits with a point before the last `decimals` of them (1 to 4), `n` having
 /// more digits than that: `(1255, 2)` is `12.55`, a short decimal with an integer part.
 ///
-/// Why not the integer part, a point and the padded fraction, each appended: that split `n`
-/// with a division and wrote two numbers, ~35 instructions more per value than writing the
-/// digits once and sliding the last few one place right (`callgrind`, `backend_iteration`).
+/// Why not the integer part, a point and the padded fraction, each appended: that splits `n`
+/// with a division and writes two numbers, ~35 instructions more per value than writing the
+/// digits once and sliding the last few one place right (callgrind,
+/// `tachylog-bench --only tachylog,backend_iteration`).
 #[inline]
 pub(crate) fn append_with_point(out: &mut TextBuf<'_>, n: u64, decimals: u32) {
     debug_assert!((1..=4).contains(&decimals) && n >= POWERS_OF_TEN[decimals as usize]);
@@ -162,7 +163,7 @@ pub(crate) fn append_padded(out: &mut TextBuf<'_>, n: u32, width: usize) {
         PAIRS[2 * low + 1],
     ];
     // SAFETY: only ASCII digits are appended. Why not `push_str(str::from_utf8(..))`: that
-    // was an out-of-line call of ~37 instructions, a fifth of a short decimal's rendering; and
+    // is an out-of-line call of ~37 instructions, a fifth of a short decimal's rendering; and
     // `extend_from_slice` of a length known only at run time calls `memcpy`.
     super::short_copy::append_bytes(unsafe { out.as_mut_vec() }, &digits[4 - width.min(4)..]);
 }

@@ -3,7 +3,8 @@
 //! no spec beyond `{}`, `{:?}` and a literal `{:.N}`.
 //!
 //! `core::fmt` costs a `Formatter`, a trait-object call per piece and, for floats, Grisu with a
-//! Dragon fallback: about half of the back end's time per record before this module existed.
+//! Dragon fallback: about half of the back end's time per record when every value goes through
+//! it (`tachylog-bench --only tachylog,backend_iteration`).
 //! Integers up to 64 bits are written in place (`codec::decimal`), 128-bit ones through `itoa`.
 //! A float that is a short decimal (`12.5`, `0.75`: at most four places, see
 //! [`push_short_decimal`]) is written through the integer path. Other floats go through `zmij`
@@ -62,8 +63,8 @@ pub(crate) trait PlainFloat: Copy {
 
 /// `zmij`'s rendering split at its exponent: the mantissa's bytes (digits, maybe a `.`) and the
 /// position of the `e`, if there is one (`zmij` writes a lowercase `e`). One byte scan, shared
-/// by the tie check and the layout: the per-float work of `{}` was mostly scans of these few
-/// bytes (a `char` pattern search for `e` or `E`, then two more) before this.
+/// by the tie check and the layout: separate scans of these few bytes (a `char` pattern search
+/// for `e` or `E`, then two more) would be most of the per-float work of `{}`.
 #[inline]
 fn split_exponent(text: &str) -> (&[u8], Option<usize>) {
     let bytes = text.as_bytes();
@@ -155,8 +156,9 @@ macro_rules! plain_float {
                     return None;
                 }
                 // A whole number (`k = 0`), without the loop's division: by one, it could only
-                // give `abs` back (12 of `backend_iteration`'s 1053 instructions per record,
-                // and a division's latency, for its half of whole `double`s).
+                // give `abs` back. Skipping it saves its latency and 12 instructions per record
+                // where half the `double`s are whole (callgrind,
+                // `tachylog-bench --only tachylog,backend_iteration`).
                 let signed = abs as i64;
                 if signed as $t == abs {
                     return Some((signed as u64, 0));

@@ -3,10 +3,10 @@
 //!
 //! Why by hand: a default line is about fifteen appends of 1 to 30 bytes. Through
 //! `extend_from_slice` each one is a call into libc's `memmove`, which dispatches on the size
-//! before it copies; `perf` put 17% of the back end's time there (`backend_iteration`, 2-core
-//! VM). A slice of at most 64 bytes is copied here as two overlapping loads and stores of the
-//! largest power-of-two width that fits, which the compiler turns into a few moves. Longer
-//! slices keep `extend_from_slice`.
+//! before it copies: 17% of the back end's time (`perf`,
+//! `tachylog-bench --only tachylog,backend_iteration`). A slice of at most 64 bytes is copied
+//! here as two overlapping loads and stores of the largest power-of-two width that fits, which
+//! the compiler turns into a few moves. Longer slices keep `extend_from_slice`.
 
 use std::ptr;
 
@@ -50,7 +50,7 @@ pub(crate) fn append_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
 
 /// Appends the first `len` bytes of `padded`, whose bytes past `len` may be anything: all `W`
 /// are stored into the buffer's spare room, one fixed-width copy with no branch on the length
-/// (the length ladder of [`append_bytes`] was about half of a short literal's 22 instructions),
+/// (the length ladder of [`append_bytes`] is about half of a short literal's 22 instructions),
 /// and only `len` are exposed.
 ///
 /// # Panics
