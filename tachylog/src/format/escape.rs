@@ -24,9 +24,10 @@ fn needs_escape(b: u8) -> bool {
 }
 
 /// Whether any byte of `bytes` may need escaping (a superset: tab is included and refined
-/// on the slow path). Every line's message is scanned; a byte loop over it was a tenth of the
-/// back end's time per record, an eight-byte word scan still a third of the line formatter's
-/// own time (`backend_iteration`), hence sixteen bytes at a time with SSE2 where there is SSE2.
+/// on the slow path). Every line's message is scanned, and even an eight-byte word scan takes
+/// a third of the line formatter's own time (`perf`,
+/// `tachylog-bench --only tachylog,backend_iteration`), hence sixteen bytes at a time with
+/// SSE2 where there is SSE2.
 #[inline]
 pub(crate) fn may_need_escape(bytes: &[u8]) -> bool {
     #[cfg(target_arch = "x86_64")]

@@ -5,9 +5,8 @@
 //! of [`super::segments`] are fixed for the pair. So the first record of a pair renders those
 //! pieces into one [`LinePlan`]: the constant text between the date-time and the message, and
 //! after it, as one or two copies. The default line is then the date-time, one copy, the
-//! message, one copy. Measured against the segment-by-segment layout, `backend_iteration`
-//! alternated twice each on the 2-core VM: the back end's samples 870 and 867 against 785 and
-//! 781 (-10%), the drain 0.181 and 0.173 s against 0.169 and 0.161 s.
+//! message, one copy. Against a segment-by-segment layout this saves about 10% of the back
+//! end's samples (`perf`, `tachylog-bench --only tachylog,backend_iteration`).
 //!
 //! Memory: one short plan per (thread, site) pair that logged; the cache starts over past
 //! [`MAX_PLANS`], so many threads times many sites cannot grow it without bound. A plan is
@@ -47,8 +46,8 @@ pub(crate) struct LinePlan {
     /// Where the date-time and the message go in `text` when the line is `text[..time]`, the
     /// date-time, `text[time..message]`, the message, `text[message..]`: the default pattern's
     /// layout and most others. The formatter then writes the line in straight-line code, not
-    /// step by step (the step loop's dispatch and slicing were ~8% of `backend_static`'s
-    /// instructions).
+    /// step by step (the step loop's dispatch and slicing cost ~8% of the instructions of
+    /// `tachylog-bench --only tachylog,backend_static`).
     time_then_message: Option<(u32, u32)>,
     /// The site's own message text needs no escaping ([`super::escape::site_text_is_clean`]).
     site_text_clean: bool,
@@ -103,7 +102,7 @@ pub(crate) struct SiteLines {
 }
 
 /// The last (thread, site) pair looked up, by the thread's registration serial: a hit needs
-/// neither the hash map nor a compare of the thread's name (that compare was 4% of the back
+/// neither the hash map nor a compare of the thread's name (that compare costs 4% of the back
 /// end's samples in `backend_iteration`).
 #[derive(Clone, Copy)]
 struct LastPair {

@@ -49,8 +49,8 @@ impl TimeCache {
     /// Appends the date-time of `unix_nanos` to `out`.
     pub(crate) fn write(&mut self, unix_nanos: i64, out: &mut Vec<u8>) {
         // The nanoseconds into the cached second: a subtraction and one unsigned compare for
-        // nearly every record, where a Euclidean division and remainder by 10^9 took a third of
-        // this function's instructions.
+        // nearly every record, where a Euclidean division and remainder by 10^9 would take a
+        // third of this function's instructions.
         let mut into = (i128::from(unix_nanos) - self.second_start) as u128;
         if into >= NANOS_PER_SECOND as u128 {
             self.refresh(unix_nanos.div_euclid(NANOS_PER_SECOND));
@@ -67,7 +67,7 @@ impl TimeCache {
         // 22 and 24) before `set_len` exposes it, and they are all ASCII bytes copied from
         // `self.prefix` and `DIGIT_PAIRS` at `2 * p`, `p < 100` (each pair is below 100:
         // `micros < 10^6`). Written in place: building the column on the stack and copying it
-        // out cost an extra copy, ~15 instructions per record.
+        // out costs an extra copy, ~15 instructions per record.
         unsafe {
             let column = out.as_mut_ptr().add(out.len());
             std::ptr::copy_nonoverlapping(self.prefix.as_ptr(), column, 19);

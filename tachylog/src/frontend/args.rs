@@ -381,7 +381,7 @@ macro_rules! tuple_args {
                 out: &mut TextBuf<'_>,
             ) -> Result<(), RenderError> {
                 // One length check for the group: the constant indexes below are then in
-                // bounds, where a check per value cost three instructions each.
+                // bounds, where a check per value costs three instructions each.
                 const VALUES: &[&str] = &[$(stringify!($name)),*];
                 if placeholders.len() < VALUES.len() {
                     return Err(RenderError::Malformed);

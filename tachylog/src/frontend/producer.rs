@@ -106,9 +106,10 @@ fn init_producer() -> Option<*const Producer> {
 /// the same types share one instance, and the cold paths take the slots as `&dyn Encode`, so
 /// they exist once. It is called, never inlined into the call site: a call site's code is then
 /// the arguments' evaluation, their slots and this call, which keeps the compile time and the
-/// binary of a program with thousands of log calls close to those of `tracing`'s (see the
-/// compile-cost table in the README). The call costs the caller a few instructions; the
-/// `latency` benchmark measures it.
+/// binary of a program with thousands of log calls close to those of `tracing`'s
+/// (`cargo run --release -p tachylog-bench --bin compile-cost` measures both). The call costs
+/// the caller a few instructions, which
+/// `cargo run --release -p tachylog-bench -- --only tachylog,latency` measures.
 #[doc(hidden)]
 #[inline(never)]
 pub fn log_record<A: Args>(site: &'static Site, stage: &Stage, args: &A) {
@@ -460,11 +461,11 @@ fn push_pieces(
 
 /// Waiting on a full ring: spin very briefly (room often appears within a microsecond), yield
 /// a few times, then sleep in growing steps up to 1 ms. A full ring means the back end is the
-/// bottleneck, and a producer that spins takes a core it needs: with 2 producers x 1M records
-/// on 2 cores, spinning up to ~600 pauses per wait (the previous schedule) cost 0.35-0.42 s
-/// and 0.63-0.73 CPU-s; sleeping after ~60 pauses and four yields, 0.30-0.31 s and 0.47-0.48
-/// CPU-s (`scaling_t2`, alternated runs). One producer and the latency workloads were equal or
-/// better.
+/// bottleneck, and a producer that spins takes a core it needs. With 2 producers on 2 cores,
+/// sleeping after ~60 pauses and four yields takes 0.47 CPU-s where spinning up to ~600
+/// pauses per wait takes 0.63 (measured with
+/// `cargo run --release -p tachylog-bench -- --only tachylog,scaling_t2`); one producer and
+/// the latency workloads do as well or better.
 #[derive(Default)]
 struct Backoff {
     step: u32,
