@@ -123,8 +123,8 @@ pub(crate) fn backend_held() -> bool {
 ///
 /// Not the thread's park token: `std::sync::mpsc` parks the calling thread too (the back end
 /// waits on a file sink's writing thread through a channel), and a `recv` that returns consumes
-/// any pending unpark. A producer's wake was then lost, and it waited out the whole flush
-/// interval on a full ring (seen as 100 ms stalls in about one `seed_1m` run in four). A rung
+/// any pending unpark. A producer's wake would then be lost, and it would wait out the whole
+/// flush interval on a full ring (100 ms stalls in about one `seed_1m` run in four). A rung
 /// doorbell stays rung until the back end's next sleep, which then returns at once.
 struct Doorbell {
     rung: Mutex<bool>,

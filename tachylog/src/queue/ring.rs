@@ -338,10 +338,11 @@ impl Ring {
     ///
     /// A frame that fits in a segment starts at the next boundary, so that no frame of up to a
     /// page straddles a page boundary. Why: a store split across two pages is slow on the VMs we
-    /// measure on. Before this rule, `memcpy`'s two overlapping 16-byte stores of a 21-byte
-    /// argument that crossed a page took 100 ns or more in 94-99 % of such calls (40 ns
-    /// anywhere else); those calls were about 0.1 % of the `latency` benchmark's, so they set
-    /// its p99.9. Padding costs half a frame per 4 KiB on average (under 1 % of the ring).
+    /// measure on. `memcpy`'s two overlapping 16-byte stores of a 21-byte argument that crosses
+    /// a page take 100 ns or more in nearly every such call (40 ns anywhere else), and such
+    /// calls are about 0.1 % of the `latency` workload's, enough to set its p99.9
+    /// (`cargo run --release -p tachylog-bench -- --only tachylog,latency`). Padding costs half
+    /// a frame per 4 KiB on average (under 1 % of the ring).
     /// A larger frame cannot avoid page boundaries; it only must not run past the end of the
     /// storage.
     #[inline(always)]
@@ -459,9 +460,9 @@ impl Ring {
     ///
     /// The frame borrows `cursor` until it is advanced over or dropped; see [`Frame`].
     // `#[inline]` on the consumer's per-record calls (`peek`, `kind`, `advance`, `position`):
-    // once the crate's modules were split, the worker's merge stopped inlining them, and the
-    // back-end-bound `seed_1m` bench went from 0.213 to 0.226 µs/record (best of 8, alternating
-    // runs); with the hint it measured 0.213 again.
+    // the worker's merge, in another module, does not inline them without the hint, which
+    // costs the back-end-bound `seed_1m` 6% (measured: 0.213 vs 0.226 µs/record,
+    // `cargo run --release -p tachylog-bench -- --only tachylog,seed_1m`).
     #[inline]
     pub(crate) fn peek<'a>(&'a self, cursor: &'a mut ConsumerCursor) -> Option<Frame<'a>> {
         let located = self.locate(cursor)?;

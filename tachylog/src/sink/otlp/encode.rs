@@ -11,16 +11,14 @@
 //! and a proc-macro stack (23 crates, counted with `cargo tree`), for what is 200 lines
 //! here.
 //!
-//! Measured against `prost` 0.14 with `opentelemetry-proto` 0.33 by
-//! `examples/otlp_encoder_vs_prost.rs` (release, this project's 2-core machine while other
-//! builds ran, so the figures are noisy; prost was the slower in every run): one record with
-//! a 30-byte message, the code and thread attributes, four typed fields and a trace context
-//! (400 bytes of request), in batches of 512, the same bytes out of both; eight runs.
-//! Hand-written: 340-650 ns per record, request included. `prost`: 2,260-3,440 ns, of which
-//! building the `LogRecord` with its owned strings, on the back end, is 1,850-2,740 ns.
-//! `prost` is 3.7-6.5 times slower, so we keep ours. The test suite decodes what we write with
-//! `opentelemetry-proto` to prove the wire format (`tests/otlp_reaches_a_receiver.rs`), and a
-//! real collector reads it (`tests/otlp_reaches_a_real_collector.rs`).
+//! Against `prost` 0.14 with `opentelemetry-proto` 0.33, the same bytes out of both (one record
+//! with a 30-byte message, the code and thread attributes, four typed fields and a trace
+//! context, in batches of 512), `prost` is 3.7-6.5 times slower per record, most of it in
+//! building the `LogRecord`'s owned strings on the back end, so we keep ours (measured:
+//! `cargo run -p tachylog --release --features otlp --example otlp_encoder_vs_prost`). The
+//! test suite decodes what we write with `opentelemetry-proto` to prove the wire format
+//! (`tests/otlp_reaches_a_receiver.rs`), and a real collector reads it
+//! (`tests/otlp_reaches_a_real_collector.rs`).
 //!
 //! Field numbers are those of `opentelemetry/proto/{collector/logs,logs,common,resource}/v1`.
 

@@ -5,11 +5,11 @@
 //! The transport is `ureq` (blocking, keep-alive pool, one timeout for the whole request,
 //! CONNECT and SOCKS proxies), and with the `otlp-tls` feature rustls with the `ring` provider,
 //! joined in the connector chain of `transport.rs`, which reads the collector's answer even when
-//! it closed the connection before reading the whole request. It
-//! replaced a hand-written HTTP/1.1 client that could not do TLS or proxies. This file keeps
-//! what is ours: parsing the endpoint, choosing the proxy from the environment, loading the
-//! certificates, and sorting errors into retryable (the network, the collector restarting) and
-//! final (the certificate is not trusted: retrying cannot fix it).
+//! it closed the connection before reading the whole request. A client of our own would have
+//! to grow TLS and proxy support. This file keeps what is ours: parsing the endpoint, choosing
+//! the proxy from the environment, loading the certificates, and sorting errors into retryable
+//! (the network, the collector restarting) and final (the certificate is not trusted: retrying
+//! cannot fix it).
 
 use std::io::{self, Read};
 use std::time::{Duration, Instant};
