@@ -9,29 +9,39 @@ use crate::workloads::{Scale, Workload};
 
 /// Usage text for `--help`.
 pub const USAGE: &str = "\
-tachylog-bench: per-call latency and whole-run throughput of tachylog and its peers.
+tachylog-bench: per-call latency and whole-run throughput of tachylog beside its peers.
 
 USAGE:
-    cargo run --release -p tachylog-bench -- [OPTIONS]
+    cargo run --release -p tachylog-bench -- [OPTIONS] [NAME..]
 
 OPTIONS:
-    --only NAME[,NAME..]  run only these loggers and/or workloads (repeatable); a kind
-                          not named runs in full
+    --only NAME[,NAME..]  run only these loggers and/or workloads (repeatable; a bare
+                          NAME does the same); a kind not named runs in full
     --full                every workload (the default quick suite skips the batch
                           method, the limlog matrix, server_close, idle_cpu, scaling
                           with 1, 4 and 8 threads and the JSON and logfmt back-end
                           runs but `backend_iteration_*`, and logs 1M instead of 4M
                           records in `throughput`), more latency samples, and 3 runs
-                          of everything (median shown)
-    --out DIR             write the report there instead of target/bench-report/
+                          of everything
+    --runs N              run every (logger, workload) N times instead of the scale's
+                          1 (quick) or 3 (full): the tables then show each figure's
+                          spread and rank only what the runs can tell apart
+    --targets             also check tachylog's own performance targets and its
+                          recorded latency baseline (MET / MISSED), and with --full
+                          build and run the recorded baseline commit beside tachylog
     --baseline COMMIT     also run the `latency` workload with COMMIT's own bench
                           binary (built once under target/bench-baseline/ from this
-                          repository's history) and compare with it; `--full` does
-                          this by default with the commit in baselines/latency.json
+                          repository's history): a `tachylog_baseline` row
     --no-baseline         do not build or run a baseline commit
+    --out DIR             write the report there instead of target/bench-report/
     --smoke               every workload with tiny counts: checks the harness, not speed
     --list                list loggers and workloads
     -h, --help            this text
+
+The report sets tachylog beside every peer: ratios are the row's figure divided by
+tachylog's (times, CPU, memory: above 1x the peer used more), each figure is the median of
+its runs with their min-max, and a row says \"not separable\" where the runs cannot tell
+the two apart (overlapping ranges, or one run each, as in the quick suite).
 
 Each (logger, workload) runs in its own process; the lines on disk are counted after
 each run and the exit status is non-zero if any line is missing. The report is printed
@@ -60,8 +70,13 @@ pub struct Suite {
     /// Where the report goes (default `target/bench-report/`).
     pub out: Option<PathBuf>,
     /// The commit whose own bench binary also runs the baseline's latency workloads
-    /// (`crate::baseline`); by default the recorded baseline's with `--full`, else none.
+    /// (`crate::baseline`); by default the recorded baseline's with `--full --targets`, else
+    /// none.
     pub baseline: Option<String>,
+    /// Runs per (logger, workload): the scale's unless `--runs` says otherwise.
+    pub runs: u32,
+    /// Whether the report checks the internal targets (`--targets`).
+    pub targets: bool,
 }
 
 /// A child's assignment: `--child LOGGER WORKLOAD SCALE DIR`.
@@ -84,6 +99,8 @@ pub fn parse(args: &[String]) -> Result<Command, BenchError> {
     let mut names: Vec<String> = Vec::new();
     let mut scale = Scale::Quick;
     let mut out = None;
+    let mut runs = None;
+    let mut targets = false;
     // `None`: the scale's default; `Some(None)`: `--no-baseline`.
     let mut baseline: Option<Option<String>> = None;
     let mut it = args.iter();
@@ -111,18 +128,40 @@ pub fn parse(args: &[String]) -> Result<Command, BenchError> {
                 baseline = Some(Some(v.clone()));
             }
             "--no-baseline" => baseline = Some(None),
+            "--runs" => {
+                let v = it
+                    .next()
+                    .ok_or_else(|| BenchError::Usage("--runs needs a number".into()))?;
+                runs = Some(match v.parse::<u32>() {
+                    Ok(n) if n > 0 => n,
+                    _ => {
+                        return Err(BenchError::Usage(format!(
+                            "--runs: expected a whole number ≥ 1, got `{v}`"
+                        )))
+                    }
+                });
+            }
+            "--targets" => targets = true,
             "--quick" => scale = Scale::Quick,
             "--list" => return Ok(Command::List),
             "-h" | "--help" => return Ok(Command::Help),
             // `cargo bench` passes this to every bench binary; harmless here.
             "--bench" => {}
+            // A bare name is `--only NAME`: `tachylog-bench -- latency`.
+            name if !name.starts_with('-') => names.extend(split_names(name)),
             other => return Err(BenchError::Usage(format!("unknown argument `{other}`"))),
         }
     }
     let mut suite = select(&names, scale)?;
     suite.out = out;
+    suite.runs = runs.unwrap_or_else(|| scale.runs());
+    suite.targets = targets;
+    // The recorded baseline's commit is built only for the targets, which compare with it;
+    // building an old commit takes minutes that a plain comparison with the peers does not
+    // need.
     suite.baseline = baseline.unwrap_or_else(|| {
-        (scale == Scale::Full).then(|| crate::report::targets::Baseline::recorded().commit)
+        (scale == Scale::Full && targets)
+            .then(|| crate::report::targets::Baseline::recorded().commit)
     });
     Ok(Command::Suite(suite))
 }
@@ -170,6 +209,8 @@ fn select(names: &[String], scale: Scale) -> Result<Suite, BenchError> {
         scale,
         out: None,
         baseline: None,
+        runs: scale.runs(),
+        targets: false,
     })
 }
 
@@ -241,14 +282,16 @@ mod tests {
     }
 
     #[test]
-    fn full_runs_the_recorded_baseline_commit_unless_told_otherwise() {
+    fn full_with_targets_runs_the_recorded_baseline_commit_unless_told_otherwise() {
         let baseline = |a: &str| match parse(&args(a)).unwrap() {
             Command::Suite(s) => s.baseline,
             _ => panic!("expected a suite"),
         };
         let recorded = crate::report::targets::Baseline::recorded().commit;
-        assert_eq!(baseline("--full"), Some(recorded));
-        assert_eq!(baseline("--full --no-baseline"), None);
+        assert_eq!(baseline("--full --targets"), Some(recorded));
+        assert_eq!(baseline("--full"), None);
+        assert_eq!(baseline("--targets"), None);
+        assert_eq!(baseline("--full --targets --no-baseline"), None);
         assert_eq!(baseline(""), None);
         assert_eq!(baseline("--baseline abc123"), Some("abc123".to_string()));
         assert_eq!(
@@ -256,6 +299,28 @@ mod tests {
             Some("abc123".to_string())
         );
         assert!(parse(&args("--baseline")).is_err());
+    }
+
+    #[test]
+    fn targets_and_runs_are_off_and_the_scales_by_default() {
+        let suite = |a: &str| match parse(&args(a)).unwrap() {
+            Command::Suite(s) => (s.targets, s.runs),
+            _ => panic!("expected a suite"),
+        };
+        assert_eq!(suite(""), (false, 1));
+        assert_eq!(suite("--full"), (false, 3));
+        assert_eq!(suite("--targets --runs 5"), (true, 5));
+        assert!(parse(&args("--runs 0")).is_err());
+        assert!(parse(&args("--runs")).is_err());
+    }
+
+    #[test]
+    fn a_bare_name_is_only() {
+        let Command::Suite(s) = parse(&args("latency tachylog,spdlog_rs")).unwrap() else {
+            panic!("expected a suite");
+        };
+        assert_eq!(s.workloads.len(), 1);
+        assert_eq!(s.loggers.len(), 2);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! binary re-executed with `--child`), reads its result line, counts the lines it left on
 //! disk, deletes them, and finally prints and saves the report.
 //!
-//! With several runs per pair (`--full`) the order is run-major — every pair once, then
+//! With several runs per pair (`--full`, `--runs N`) the order is run-major — every pair once, then
 //! every pair again — so slow drift of the machine spreads over all loggers alike.
 
 use std::io::Read;
@@ -45,7 +45,7 @@ pub fn run(suite: &Suite, argv: &[String]) -> Result<bool, BenchError> {
 
     let load_before = machine::load_average();
     let cpu_before = CpuTimes::read();
-    let runs = suite.scale.runs();
+    let runs = suite.runs;
     // Pairs that cannot run are listed in the report with the reason, never dropped silently.
     let mut pairs = Vec::new();
     let mut not_run = Vec::new();
@@ -85,6 +85,7 @@ pub fn run(suite: &Suite, argv: &[String]) -> Result<bool, BenchError> {
     // Only removes the directory when every run's was deleted (failed runs keep theirs).
     let _ = std::fs::remove_dir(&tmp_root);
 
+    let baseline_commit = baseline.as_ref().map(|b| b.commit.clone());
     let report = Report {
         machine: Machine::detect(),
         date,
@@ -128,6 +129,8 @@ pub fn run(suite: &Suite, argv: &[String]) -> Result<bool, BenchError> {
         runs: records,
         not_run,
         suite_s,
+        targets: suite.targets,
+        baseline_commit,
     };
     println!("{}", report.markdown());
     let path = report.write(&out_dir, &stamp)?;

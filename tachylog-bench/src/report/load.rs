@@ -8,7 +8,9 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use super::compare::{ratio, tachylog_row, versus_tachylog, with_spread};
 use super::markdown::{group_digits, rss};
+use super::spread::Better;
 use super::{Measurement, Row, Summary, Verification};
 use crate::stats::{median_f64, median_u64};
 
@@ -196,6 +198,22 @@ fn verified(logger: &str, lines: u64) -> String {
     }
 }
 
+/// A paced run's process CPU, ms per second of window.
+fn paced_cpu_ms_per_s(m: &Measurement) -> Option<f64> {
+    match m {
+        Measurement::Paced(p) if p.window_s > 0.0 => Some(p.cpu_s / p.window_s * 1e3),
+        _ => None,
+    }
+}
+
+/// A threads run's peak RSS, MiB.
+fn threads_rss_mib(m: &Measurement) -> Option<f64> {
+    match m {
+        Measurement::Threads(t) => t.peak_rss_kib.map(|k| k as f64 / 1024.0),
+        _ => None,
+    }
+}
+
 /// `Some(x)` formatted with `digits` decimals, or `–`.
 fn opt(x: Option<f64>, digits: usize) -> String {
     x.map_or("–".into(), |x| format!("{x:.digits$}"))
@@ -215,21 +233,26 @@ pub fn paced_table(rows: &[Row]) -> String {
          pacing loop without logging, so it is what logging cost: the calls, the back end's \
          work and its wake-ups. Context switches are voluntary + involuntary, every thread. A \
          late burst started more than 1 ms after its tick (its caller was held up). Back-end \
-         figures are the logger's own count, where it keeps one.\n\n\
-         | logger | records/s | lines verified | wall s | CPU ms/s | added CPU ms/s | added CPU µs/record | added CPU vs {PACED_PEER} | context switches/s (voluntary) | added switches/s | late bursts | back end wake-ups/s | back end CPU ms/s | peak RSS MiB |\n\
-         |---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+         figures are the logger's own count, where it keeps one. *tachylog vs this row* \
+         compares the process CPU.\n\n\
+         | logger | records/s | lines verified | wall s | CPU ms/s | CPU ÷ tachylog | added CPU ms/s | added CPU µs/record | added CPU vs {PACED_PEER} | context switches/s (voluntary) | added switches/s | late bursts | back end wake-ups/s | back end CPU ms/s | tachylog vs this row | peak RSS MiB |\n\
+         |---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|\n",
         opt(window, 1)
     );
     for row in rows {
         let Summary::Paced(p) = &row.summary else {
             let _ = writeln!(
                 out,
-                "| {} | {} | FAILED | | | | | | | | | | | |",
+                "| {} | {} | FAILED | | | | | | | | | | | | | |",
                 row.logger, row.workload
             );
             continue;
         };
         let (logger, workload) = (row.logger.as_str(), row.workload.as_str());
+        let base_cpu = tachylog_row(rows, workload).and_then(|r| match &r.summary {
+            Summary::Paced(b) => Some(b.cpu_s),
+            _ => None,
+        });
         let added = added_cpu_ms_per_s(rows, logger, workload);
         let per_record = added.map(|a| a * p.window_s * 1e3 / p.records.max(1) as f64);
         let peer = added_cpu_ms_per_s(rows, PACED_PEER, workload);
@@ -240,11 +263,16 @@ pub fn paced_table(rows: &[Row]) -> String {
         let per_s = |x: f64| x / p.window_s;
         let _ = writeln!(
             out,
-            "| {logger} | {} | {} | {:.3} | {:.1} | {} | {} | {vs_peer} | {:.0} ({:.0}) | {} | {} | {} | {} | {} |",
+            "| {logger} | {} | {} | {:.3} | {} | {} | {} | {} | {vs_peer} | {:.0} ({:.0}) | {} | {} | {} | {} | {} | {} |",
             group_digits(u64::from(p.rate)),
             verified(logger, p.verified),
             p.wall_s,
-            per_s(p.cpu_s) * 1e3,
+            with_spread(
+                row.spread(paced_cpu_ms_per_s),
+                per_s(p.cpu_s) * 1e3,
+                |x| format!("{x:.1}")
+            ),
+            ratio(p.cpu_s, base_cpu),
             opt(added, 2),
             opt(per_record, 2),
             per_s(p.switches),
@@ -253,6 +281,13 @@ pub fn paced_table(rows: &[Row]) -> String {
             p.late_bursts,
             opt(p.backend_wakeups.map(per_s), 0),
             opt(p.backend_cpu_s.map(|c| per_s(c) * 1e3), 2),
+            versus_tachylog(
+                rows,
+                row,
+                &[("CPU", paced_cpu_ms_per_s)],
+                Better::Lower,
+                ("uses less", "uses more"),
+            ),
             rss(row),
         );
     }
@@ -268,33 +303,49 @@ pub fn threads_table(rows: &[Row]) -> String {
          whole process's (`VmHWM`, after the logger's finish); *added* is minus `{REFERENCE}`'s \
          in this run, which started the same threads without logging (their stacks, the \
          harness).\n\n\
-         | logger | threads | lines verified | peak RSS MiB | added MiB | added KiB per thread | wall s |\n\
-         |---|--:|--:|--:|--:|--:|--:|\n"
+         | logger | threads | lines verified | peak RSS MiB | peak RSS ÷ tachylog | added MiB | added KiB per thread | wall s | tachylog vs this row |\n\
+         |---|--:|--:|--:|--:|--:|--:|--:|---|\n"
     );
     for row in rows {
         let Summary::Threads(t) = &row.summary else {
             let _ = writeln!(
                 out,
-                "| {} | {} | FAILED | | | | |",
+                "| {} | {} | FAILED | | | | | | |",
                 row.logger, row.workload
             );
             continue;
         };
         let base = threads(rows, REFERENCE, &row.workload).and_then(|b| b.peak_rss_kib);
+        let tachylog_kib = threads(rows, "tachylog", &row.workload).and_then(|b| b.peak_rss_kib);
         let added_kib = match (t.peak_rss_kib, base) {
             (Some(ours), Some(b)) => Some(ours as f64 - b as f64),
             _ => None,
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {:.3} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {:.3} | {} |",
             row.logger,
             group_digits(u64::from(t.threads)),
             verified(&row.logger, t.verified),
-            opt(t.peak_rss_kib.map(|k| k as f64 / 1024.0), 1),
+            t.peak_rss_kib.map_or("–".into(), |k| with_spread(
+                row.spread(threads_rss_mib),
+                k as f64 / 1024.0,
+                |x| format!("{x:.1}")
+            )),
+            t.peak_rss_kib.map_or("–".into(), |k| ratio(
+                k as f64,
+                tachylog_kib.map(|b| b as f64)
+            )),
             opt(added_kib.map(|k| k / 1024.0), 1),
             opt(added_kib.map(|k| k / f64::from(t.threads.max(1))), 0),
             t.wall_s,
+            versus_tachylog(
+                rows,
+                row,
+                &[("peak RSS", threads_rss_mib)],
+                Better::Lower,
+                ("uses less", "uses more"),
+            ),
         );
     }
     out
@@ -322,6 +373,7 @@ mod tests {
                 backend_cpu_s: None,
             }),
             peak_rss_kib: None,
+            measurements: Vec::new(),
         }
     }
 
@@ -340,7 +392,9 @@ mod tests {
         let table = paced_table(&rows);
         // 2 ms/s over 3 s is 6 ms for 3,000 records: 2 µs each; the peer adds 30 ms/s.
         assert!(
-            table.contains("| tachylog | 1,000 | 3,000 | 3.010 | 12.0 | 2.00 | 2.00 | 0.07× |"),
+            table.contains(
+                "| tachylog | 1,000 | 3,000 | 3.010 | 12.0 | 1.00× | 2.00 | 2.00 | 0.07× |"
+            ),
             "{table}"
         );
         assert!(table.contains("| nolog | 1,000 | – |"), "{table}");
@@ -359,10 +413,13 @@ mod tests {
                 wall_s: 0.5,
             }),
             peak_rss_kib: Some(kib),
+            measurements: Vec::new(),
         };
         let table = threads_table(&[row("nolog", 20_480), row("tachylog", 20_480 + 1_024_000)]);
         assert!(
-            table.contains("| tachylog | 1,000 | 100,000 | 1020.0 | 1000.0 | 1024 | 0.500 |"),
+            table.contains(
+                "| tachylog | 1,000 | 100,000 | 1020.0 | 1.00× | 1000.0 | 1024 | 0.500 | – |"
+            ),
             "{table}"
         );
     }

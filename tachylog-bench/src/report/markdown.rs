@@ -1,11 +1,15 @@
-//! The report as Markdown: a header saying what was measured on what, then one table for
-//! per-call latency, one for throughput (with the floor under it), one for scaling over
-//! producer threads, one for the back end alone, then the server, the paced and the threads
-//! tables (the last two in `load`) and idle CPU. Ratios are to tachylog's row for the same
-//! workload (higher = slower than tachylog); a failed row shows FAILED instead of numbers.
+//! The report as Markdown: a header saying what was measured on what and how to read it,
+//! the internal targets with `--targets` only, then one table for per-call latency, one for
+//! throughput (with the floor under it), one for scaling over producer threads, one for the
+//! back end alone, then the server, the paced and the threads tables (the last two in `load`)
+//! and idle CPU. Rows are set beside tachylog's for the same workload as `compare` says; a
+//! failed row shows FAILED instead of numbers.
 
 use std::fmt::Write as _;
 
+use super::compare::{self, latency_p50, latency_p999, ratio, versus_tachylog, with_spread};
+use super::rates::{backend_table, scaling_table, throughput_table};
+use super::spread::Better;
 use super::{Measurement, Report, Row, Summary};
 use crate::workloads::Workload;
 
@@ -108,7 +112,15 @@ impl Report {
         }
         let rows = self.rows();
         out.push('\n');
-        out.push_str(&super::targets::section(&rows, &self.machine));
+        out.push_str(&compare::how_to_read(self.runs_per_pair));
+        if self.targets {
+            out.push('\n');
+            out.push_str(&super::targets::section(
+                &rows,
+                &self.machine,
+                self.baseline_commit.as_deref(),
+            ));
+        }
         let of = |k: Kind| -> Vec<Row> {
             rows.iter()
                 .filter(|r| kind(&r.workload) == k)
@@ -187,14 +199,6 @@ pub(super) fn rss(row: &Row) -> String {
         .map_or("–".into(), |k| format!("{:.1}", k as f64 / 1024.0))
 }
 
-/// `value / base` as `1.23×`, or `–` without a usable base.
-pub fn ratio(value: f64, base: Option<f64>) -> String {
-    match base {
-        Some(b) if b > 0.0 => format!("{:.2}×", value / b),
-        _ => "–".to_string(),
-    }
-}
-
 /// 1234567 -> "1,234,567".
 pub fn group_digits(n: u64) -> String {
     let s = n.to_string();
@@ -208,161 +212,45 @@ pub fn group_digits(n: u64) -> String {
     out
 }
 
+/// A count of ns, rounded: `1,234`.
+fn ns(x: f64) -> String {
+    group_digits(x.round().max(0.0) as u64)
+}
+
 fn latency_table(rows: &[Row]) -> String {
     let mut out = String::from(
         "## Per-call latency (ns, harness overhead included)\n\n\
-         | logger | workload | p50 | p90 | p99 | p99.9 | max | harness p50 / p99.9 | p50 vs tachylog | p99.9 vs tachylog | peak RSS MiB |\n\
-         |---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+         | logger | workload | p50 | p90 | p99 | p99.9 | max | harness p50 / p99.9 | p50 ÷ tachylog | p99.9 ÷ tachylog | tachylog vs this row | peak RSS MiB |\n\
+         |---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|\n",
     );
     for row in rows {
-        let base = rows.iter().find_map(|r| match &r.summary {
-            Summary::Latency { call, .. }
-                if r.logger == "tachylog" && r.workload == row.workload =>
-            {
-                Some(*call)
-            }
+        let base = compare::tachylog_row(rows, &row.workload).and_then(|r| match &r.summary {
+            Summary::Latency { call, .. } => Some(*call),
             _ => None,
         });
         match &row.summary {
             Summary::Latency { call, overhead } => {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} | {} | {} |",
                     row.logger,
                     row.workload,
-                    group_digits(call.p50),
+                    with_spread(row.spread(latency_p50), call.p50 as f64, ns),
                     group_digits(call.p90),
                     group_digits(call.p99),
-                    group_digits(call.p999),
+                    with_spread(row.spread(latency_p999), call.p999 as f64, ns),
                     group_digits(call.max),
                     overhead.p50,
                     overhead.p999,
                     ratio(call.p50 as f64, base.map(|b| b.p50 as f64)),
                     ratio(call.p999 as f64, base.map(|b| b.p999 as f64)),
-                    rss(row),
-                );
-            }
-            Summary::Failed => {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | FAILED | | | | | | | | |",
-                    row.logger, row.workload
-                );
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-/// `bytes` per `seconds` in MB/s (10^6 bytes).
-fn mb_per_s(bytes: u64, seconds: f64) -> String {
-    if seconds > 0.0 {
-        format!("{:.1}", bytes as f64 / seconds / 1e6)
-    } else {
-        "–".into()
-    }
-}
-
-/// CPU seconds, or `–` where not measured.
-fn cpu(cpu_s: Option<f64>) -> String {
-    cpu_s.map_or("–".into(), |c| format!("{c:.3}"))
-}
-
-/// The rate of a throughput row: records per second until shutdown returned.
-fn rate(rows: &[Row], logger: &str, workload: &str) -> Option<(f64, u64, f64)> {
-    rows.iter().find_map(|r| match r.summary {
-        Summary::Throughput {
-            lines,
-            total_s,
-            bytes,
-            ..
-        } if r.logger == logger && r.workload == workload && total_s > 0.0 => {
-            Some((lines as f64 / total_s, bytes, total_s))
-        }
-        _ => None,
-    })
-}
-
-/// tachylog's end-to-end `throughput` rows as a percentage of their floors.
-fn floor_section(rows: &[Row]) -> String {
-    let pairs = [
-        ("default", "throughput", "floor"),
-        (
-            "like spdlog-rs",
-            "throughput_like_spdlog",
-            "floor_like_spdlog",
-        ),
-    ];
-    let mut out = String::new();
-    for (pattern, ours, floor) in pairs {
-        let Some((floor_rate, floor_bytes, floor_s)) = rate(rows, "tachylog", floor) else {
-            continue;
-        };
-        if out.is_empty() {
-            out.push_str(
-                "\n## The floor: tachylog's own bytes, already formatted, written by one thread \
-                 in its file sink's batches\n\n\
-                 | pattern | floor records/s | floor MB/s | tachylog end to end records/s | tachylog MB/s | tachylog, % of the floor |\n\
-                 |---|--:|--:|--:|--:|--:|\n",
-            );
-        }
-        let (ours_rate, ours_mb, pct) = match rate(rows, "tachylog", ours) {
-            Some((r, b, s)) => (
-                group_digits(r.round() as u64),
-                mb_per_s(b, s),
-                format!("{:.1} %", r / floor_rate * 100.0),
-            ),
-            None => ("–".into(), "–".into(), "–".into()),
-        };
-        let _ = writeln!(
-            out,
-            "| {pattern} (`{ours}` vs `{floor}`) | {} | {} | {ours_rate} | {ours_mb} | {pct} |",
-            group_digits(floor_rate.round() as u64),
-            mb_per_s(floor_bytes, floor_s),
-        );
-    }
-    out
-}
-
-fn throughput_table(rows: &[Row]) -> String {
-    let mut out = String::from(
-        "## Throughput: whole run until the logger's shutdown returns\n\n\
-         | logger | workload | lines | bytes/line | MB/s | caller loop s | total s | lines/s (total) | µs/record | CPU s | total vs tachylog | peak RSS MiB |\n\
-         |---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
-    );
-    for row in rows {
-        let base = rows.iter().find_map(|r| match r.summary {
-            Summary::Throughput { total_s, .. }
-                if r.logger == "tachylog" && r.workload == row.workload =>
-            {
-                Some(total_s)
-            }
-            _ => None,
-        });
-        match row.summary {
-            Summary::Throughput {
-                lines,
-                bytes_per_line,
-                loop_s,
-                total_s,
-                bytes,
-                cpu_s,
-            } => {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {} | {:.0} | {} | {:.3} | {:.3} | {} | {:.3} | {} | {} | {} |",
-                    row.logger,
-                    row.workload,
-                    group_digits(lines),
-                    bytes_per_line,
-                    mb_per_s(bytes, total_s),
-                    loop_s,
-                    total_s,
-                    group_digits((lines as f64 / total_s).round() as u64),
-                    total_s * 1e6 / lines.max(1) as f64,
-                    cpu(cpu_s),
-                    ratio(total_s, base),
+                    versus_tachylog(
+                        rows,
+                        row,
+                        &[("p50", latency_p50), ("p99.9", latency_p999)],
+                        Better::Lower,
+                        ("faster", "slower"),
+                    ),
                     rss(row),
                 );
             }
@@ -376,127 +264,6 @@ fn throughput_table(rows: &[Row]) -> String {
             _ => {}
         }
     }
-    out.push_str(&floor_section(rows));
-    out
-}
-
-/// Records/s from 1, 2, 4 and 8 threads, per core of this machine and per CPU-second used.
-fn scaling_table(rows: &[Row], cpus: usize) -> String {
-    let mut out = format!(
-        "## Scaling: producer threads x 1M records each, to one file\n\n\
-         This machine has {cpus} logical CPU(s). An asynchronous logger's back end is a thread \
-         too, so even one producer keeps {} busy; with more threads than CPUs they take turns, \
-         and the figures show contention, not parallel speed-up. Per core = records/s ÷ {cpus}; \
-         per CPU-second = records ÷ the process's user + system time (what the cores it \
-         actually used achieved).\n\n\
-         | logger | threads | records | bytes/line | MB/s | total s | records/s | records/s per core (÷ {cpus}) | CPU s | records per CPU-second | vs its 1 thread | peak RSS MiB |\n\
-         |---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
-        cpus.min(2)
-    );
-    let cpus = cpus.max(1) as f64;
-    for row in rows {
-        let threads = match Workload::parse(&row.workload) {
-            Some(Workload::Scaling(t)) => t,
-            _ => continue,
-        };
-        match row.summary {
-            Summary::Throughput {
-                lines,
-                bytes_per_line,
-                total_s,
-                bytes,
-                cpu_s,
-                ..
-            } => {
-                let rate = lines as f64 / total_s;
-                let one = rate_of(rows, &row.logger, "scaling_t1");
-                let per_cpu_s = cpu_s.filter(|c| *c > 0.0).map_or("–".into(), |c| {
-                    group_digits((lines as f64 / c).round() as u64)
-                });
-                let _ = writeln!(
-                    out,
-                    "| {} | {threads} | {} | {:.0} | {} | {:.3} | {} | {} | {} | {per_cpu_s} | {} | {} |",
-                    row.logger,
-                    group_digits(lines),
-                    bytes_per_line,
-                    mb_per_s(bytes, total_s),
-                    total_s,
-                    group_digits(rate.round() as u64),
-                    group_digits((rate / cpus).round() as u64),
-                    cpu(cpu_s),
-                    ratio(rate, one),
-                    rss(row),
-                );
-            }
-            _ => {
-                let _ = writeln!(
-                    out,
-                    "| {} | {threads} | FAILED | | | | | | | | | |",
-                    row.logger
-                );
-            }
-        }
-    }
-    out
-}
-
-/// Records/s of `logger`'s `workload` row, if it has a usable one.
-fn rate_of(rows: &[Row], logger: &str, workload: &str) -> Option<f64> {
-    rate(rows, logger, workload).map(|(r, _, _)| r)
-}
-
-/// The back end alone: ns per record drained, per line format and argument shape.
-fn backend_table(rows: &[Row]) -> String {
-    let mut out = String::from(
-        "## The back end alone: records queued while it was held, then the drain to disk timed\n\n\
-         | workload | format | shape | records | bytes/line | drain s | ns/record | records/s | MB/s | back end thread CPU ns/record | writing thread CPU ns/record | caller ns/record (queueing, back end held) | peak RSS MiB |\n\
-         |---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
-    );
-    for row in rows {
-        let Some(Workload::Backend(shape, format)) = Workload::parse(&row.workload) else {
-            continue;
-        };
-        match row.summary {
-            Summary::Backend {
-                records,
-                bytes_per_line,
-                bytes,
-                fill_s,
-                drain_s,
-                backend_cpu_s,
-                writer_cpu_s,
-            } => {
-                let n = records.max(1) as f64;
-                let per_record = |cpu_s: Option<f64>| {
-                    cpu_s.map_or("-".to_string(), |s| format!("{:.1}", s * 1e9 / n))
-                };
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {shape:?} | {} | {:.0} | {:.3} | {:.1} | {} | {} | {} | {} | {:.1} | {} |",
-                    row.workload,
-                    format.label(),
-                    group_digits(records),
-                    bytes_per_line,
-                    drain_s,
-                    drain_s * 1e9 / n,
-                    group_digits((n / drain_s).round() as u64),
-                    mb_per_s(bytes, drain_s),
-                    per_record(backend_cpu_s),
-                    per_record(writer_cpu_s),
-                    fill_s * 1e9 / n,
-                    rss(row),
-                );
-            }
-            _ => {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {shape:?} | FAILED | | | | | | | | | |",
-                    row.workload,
-                    format.label()
-                );
-            }
-        }
-    }
     out
 }
 
@@ -506,11 +273,18 @@ fn server_table(rows: &[Row]) -> String {
          Server CPU is the process's user + system time from the server's start until the \
          logger's finish returned, minus the load generator's client threads, per request \
          answered: the server's work, the log call and the logger's back end. *Added by \
-         logging* is minus `nolog`'s in this run.\n\n\
-         | logger | workload | requests/s | vs nolog | server CPU µs/request | added by logging µs/request | client p50 µs | client p99 µs |\n\
-         |---|---|--:|--:|--:|--:|--:|--:|\n",
+         logging* is minus `nolog`'s in this run; *vs nolog* is requests/s as a share of \
+         `nolog`'s.\n\n\
+         | logger | workload | requests/s | vs nolog | server CPU µs/request | server CPU ÷ tachylog | added by logging µs/request | client p50 µs | client p99 µs | tachylog vs this row (requests/s) |\n\
+         |---|---|--:|--:|--:|--:|--:|--:|--:|---|\n",
     );
     for row in rows {
+        let base_cpu = compare::tachylog_row(rows, &row.workload).and_then(|r| match r.summary {
+            Summary::Server {
+                cpu_us_per_request, ..
+            } => cpu_us_per_request,
+            _ => None,
+        });
         let nolog = rows.iter().find_map(|r| match r.summary {
             Summary::Server {
                 requests_per_s,
@@ -536,22 +310,32 @@ fn server_table(rows: &[Row]) -> String {
                 };
                 writeln!(
                     out,
-                    "| {} | {} | {} | {} | {} | {added} | {:.0} | {:.0} |",
+                    "| {} | {} | {} | {} | {} | {} | {added} | {:.0} | {:.0} | {} |",
                     row.logger,
                     row.workload,
-                    group_digits(requests_per_s.round() as u64),
+                    with_spread(row.spread(compare::requests_per_s), requests_per_s, |x| {
+                        group_digits(x.round() as u64)
+                    }),
                     nolog.map_or("–".into(), |(b, _)| format!(
                         "{:.1} %",
                         requests_per_s / b * 100.0
                     )),
                     cpu_us_per_request.map_or("–".into(), |c| format!("{c:.2}")),
+                    cpu_us_per_request.map_or("–".into(), |c| ratio(c, base_cpu)),
                     p50_us,
-                    p99_us
+                    p99_us,
+                    versus_tachylog(
+                        rows,
+                        row,
+                        &[("requests/s", compare::requests_per_s)],
+                        Better::Higher,
+                        ("serves more", "serves fewer"),
+                    ),
                 )
             }
             _ => writeln!(
                 out,
-                "| {} | {} | FAILED | | | | | |",
+                "| {} | {} | FAILED | | | | | | | |",
                 row.logger, row.workload
             ),
         };
@@ -585,17 +369,75 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ratios_use_tachylogs_combined_row() {
+    fn ratios_use_tachylogs_combined_row_and_one_run_is_not_ranked() {
         let r = three_runs_and_a_peer();
         let md = r.markdown();
-        // Peer p50 300 vs tachylog's median 30 -> 10.00×; p99.9 3000 vs 300 -> 10.00×.
+        // Peer p50 300 vs tachylog's median 30 -> 10.00×; p99.9 3000 vs 300 -> 10.00×. The
+        // peer ran once: ten times apart, still not ranked.
         assert!(
             md.contains(
-                "| peer | latency | 300 | 301 | 302 | 3,000 | 50,000 | 0 / 0 | 10.00× | 10.00× |"
+                "| peer | latency | 300 | 301 | 302 | 3,000 | 50,000 | 0 / 0 | 10.00× | 10.00× | \
+                 not separable: one run |"
             ),
             "{md}"
         );
-        assert!(md.contains("| tachylog | latency | 30 |"), "{md}");
+        // tachylog's three runs: p50 40, 20, 30; p99.9 400, 200, 300.
+        assert!(
+            md.contains("| tachylog | latency | 30 (20–40) | 31 | 32 | 300 (200–400) |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn a_row_whose_spreads_overlap_says_not_separable() {
+        let r = report(vec![
+            lat_run("tachylog", 1, 40, 100),
+            lat_run("tachylog", 2, 20, 100),
+            lat_run("tachylog", 3, 30, 100),
+            lat_run("peer", 1, 35, 100),
+            lat_run("peer", 2, 45, 100),
+            lat_run("peer", 3, 25, 100),
+            lat_run("slow", 1, 900, 100),
+            lat_run("slow", 2, 800, 100),
+            lat_run("slow", 3, 1_000, 100),
+        ]);
+        let md = r.markdown();
+        let line = |logger: &str| {
+            md.lines()
+                .find(|l| l.starts_with(&format!("| {logger} | latency |")))
+                .unwrap_or_else(|| panic!("no {logger} row in\n{md}"))
+                .to_string()
+        };
+        assert!(
+            line("peer").contains("| not separable: spreads overlap |"),
+            "{}",
+            line("peer")
+        );
+        assert!(
+            line("slow").contains("| tachylog faster |"),
+            "{}",
+            line("slow")
+        );
+        assert!(md.contains("disjoint ranges 10.0 % of the time"), "{md}");
+    }
+
+    #[test]
+    fn targets_only_with_the_flag() {
+        let mut r = three_runs_and_a_peer();
+        let md = r.markdown();
+        for word in ["MET", "MISSED", "NOT MEASURED", "targets", "baseline"] {
+            assert!(!md.contains(word), "`{word}` without --targets:\n{md}");
+        }
+        r.targets = true;
+        let md = r.markdown();
+        assert!(md.contains("## Internal targets (`--targets`)"), "{md}");
+        // tachylog p50 30 ns against the peer's 300: below every peer, and at most half.
+        assert!(
+            md.contains(
+                "| latency: p50 ≤ 0.5 × best peer's | 30 ns (0.10×) | 300 ns (peer) | MET |"
+            ),
+            "{md}"
+        );
     }
 
     #[test]
@@ -615,8 +457,5 @@ mod tests {
         assert_eq!(group_digits(999), "999");
         assert_eq!(group_digits(1_000), "1,000");
         assert_eq!(group_digits(1_234_567), "1,234,567");
-        assert_eq!(ratio(3.0, Some(2.0)), "1.50×");
-        assert_eq!(ratio(3.0, None), "–");
-        assert_eq!(ratio(3.0, Some(0.0)), "–");
     }
 }

@@ -1,12 +1,16 @@
 //! Results: what a child reports, what the parent verified, and how repeated runs combine
 //! into table rows; saved as JSON under `target/bench-report/` (rendering is in `markdown`).
 //!
-//! Repeated runs (`--full`) are combined per (logger, workload): the median of every
-//! figure, except `max`, which is the largest seen.
+//! Repeated runs (`--full`, `--runs N`) are combined per (logger, workload): the median of
+//! every figure, except `max`, which is the largest seen. Each row keeps its runs'
+//! measurements too, so a table can show how far they spread (`spread`).
 
 mod charts;
+mod compare;
 mod load;
 mod markdown;
+mod rates;
+mod spread;
 pub(crate) mod targets;
 
 pub use load::{PacedRun, ThreadsRun};
@@ -284,6 +288,13 @@ pub struct Report {
     /// Wall seconds the whole suite took.
     #[serde(default)]
     pub suite_s: f64,
+    /// Whether the report checks tachylog's internal targets and recorded baseline
+    /// (`--targets`); the tables are the same either way.
+    #[serde(default)]
+    pub targets: bool,
+    /// The commit whose own bench binary ran as `tachylog_baseline` in this suite, if any.
+    #[serde(default)]
+    pub baseline_commit: Option<String>,
 }
 
 /// A logger as the report introduces it.
@@ -386,6 +397,8 @@ pub struct Row {
     pub summary: Summary,
     /// Median peak RSS of its runs, KiB, where measured.
     pub peak_rss_kib: Option<u64>,
+    /// What each successful run measured, in run order: the spread behind `summary`.
+    pub measurements: Vec<Measurement>,
 }
 
 impl Report {
@@ -411,6 +424,11 @@ impl Report {
                     workload: workload.to_string(),
                     summary: summarize(&runs),
                     peak_rss_kib: (!rss.is_empty()).then(|| median_u64(&rss)),
+                    measurements: runs
+                        .iter()
+                        .filter(|r| r.failure.is_none())
+                        .filter_map(|r| r.result.as_ref().map(|c| c.measurement.clone()))
+                        .collect(),
                 }
             })
             .collect()
@@ -599,6 +617,8 @@ mod tests {
             runs,
             not_run: vec![],
             suite_s: 0.0,
+            targets: false,
+            baseline_commit: None,
         }
     }
 

@@ -138,6 +138,7 @@ mod tests {
                 backend_cpu_s: None,
             }),
             peak_rss_kib: None,
+            measurements: Vec::new(),
         }
     }
 
@@ -179,6 +180,7 @@ mod tests {
                 wall_s: 0.5,
             }),
             peak_rss_kib: Some(mib * 1024),
+            measurements: Vec::new(),
         };
         assert_eq!(threads_rss(&[row("tachylog", 64)]).met, Some(true));
         let v = threads_rss(&[row("tachylog", 1_017), row(PACED_PEER, 21)]);
