@@ -2,8 +2,8 @@
 //! `opentelemetry`): `opentelemetry::Context`'s current span, if it has a valid span context.
 //! Its ids are copied raw into the record (25 bytes); nothing is allocated.
 //!
-//! Without the feature this is a constant `None`, and the record format and the hot path are
-//! as before.
+//! Without the feature this is a constant `None`, and neither the record format nor the hot
+//! path carries any of it.
 
 use crate::record::TraceContext;
 
