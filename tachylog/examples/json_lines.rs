@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 use std::path::PathBuf;
-use tachylog::{Format, Level};
+use tachylog::{Format, Level, SinkOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Held until the end of `main`: dropping it deletes the temporary directory.
@@ -26,8 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .level(Level::Debug)
         .utc(true)
         .stdout() // text lines, the default format
-        .file(&path)
-        .sink_format(Format::Json) // this file gets one JSON object per line
+        .file_with(&path, SinkOptions::new().format(Format::Json)) // this file gets one JSON object per line
         .init()?;
     let (id, ms) = (42u64, 1.25f64);
     tachylog::info!("request {} took {:.3} ms", id, ms);

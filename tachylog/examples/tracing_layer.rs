@@ -18,8 +18,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // tachylog lets everything through: the `EnvFilter` below decides, for every layer.
     let _guard = tachylog::builder()
         .stdout()
-        .file("logs/tracing.jsonl")
-        .sink_format(tachylog::Format::Json)
+        .file_with(
+            "logs/tracing.jsonl",
+            tachylog::SinkOptions::new().format(tachylog::Format::Json),
+        )
         .level(tachylog::Level::Trace)
         .init()?;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));

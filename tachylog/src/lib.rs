@@ -139,9 +139,11 @@ pub use frontend::args::{lossy, BytesArg, ListArg, ListElem, Lossy};
 #[cfg(not(loom))]
 pub use frontend::gate::{enabled, OnFull};
 #[cfg(not(loom))]
+pub use frontend::mute::mute_current_thread;
+#[cfg(not(loom))]
 pub use level::{Level, ParseLevelError};
 #[cfg(not(loom))]
-pub use logger::{builder, set_filter, Builder, Guard};
+pub use logger::{builder, set_filter, set_level, Builder, Guard, SinkOptions};
 #[cfg(not(loom))]
 pub use queue::control::{dump_backtrace, flush, reopen};
 #[cfg(not(loom))]
@@ -149,6 +151,8 @@ pub use record::TraceContext;
 #[cfg(not(loom))]
 #[cfg(feature = "color")]
 pub use sink::ColorChoice;
+#[cfg(not(loom))]
+pub use sink::{current_thread_id, FileSink, Line, RecordDropped, Sink, Stderr, Stdout};
 #[cfg(not(loom))]
 #[cfg(feature = "rolling")]
 pub use sink::{Compression, FileNamePatternError, Period, RollingFile, RollingFileBuilder};
@@ -158,8 +162,6 @@ pub use sink::{Facility, SyslogBuilder, SyslogSink};
 #[cfg(not(loom))]
 #[cfg(feature = "testing")]
 pub use sink::{FaultSink, Faults};
-#[cfg(not(loom))]
-pub use sink::{FileSink, Line, Sink, Stderr, Stdout};
 #[cfg(not(loom))]
 #[cfg(feature = "otlp")]
 pub use sink::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats};

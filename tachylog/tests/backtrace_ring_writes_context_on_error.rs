@@ -32,10 +32,14 @@ fn kept_records_are_written_only_when_something_goes_wrong() {
     let logfmt = dir.path().join("app.logfmt");
     let guard = tachylog::builder()
         .file(&text)
-        .file(&json)
-        .sink_format(tachylog::Format::Json)
-        .file(&logfmt)
-        .sink_format(tachylog::Format::Logfmt)
+        .file_with(
+            &json,
+            tachylog::SinkOptions::new().format(tachylog::Format::Json),
+        )
+        .file_with(
+            &logfmt,
+            tachylog::SinkOptions::new().format(tachylog::Format::Logfmt),
+        )
         .utc(true)
         // Trace records pass the filter; the ring keeps Debug and everything more verbose.
         .level(tachylog::Level::Trace)

@@ -95,7 +95,7 @@ fn directives_set_levels_per_module_and_change_at_run_time() {
     log_everything();
     assert_eq!(sink.take(), ["top warn", "top info 3", "hyper warn"]);
 
-    guard.set_level(Level::Trace);
+    tachylog::set_level(Level::Trace);
     log_everything();
     assert_eq!(sink.take().len(), 10);
     drop(guard);

@@ -64,6 +64,208 @@ fn every_import_goes_down_the_layers() {
     );
 }
 
+/// The sinks that ship with tachylog but could live in a crate of their own use only what a
+/// third-party sink could: the crate's public items (`crate::Sink`, `crate::Line`,
+/// `crate::RecordDropped`, `crate::mute_current_thread`, ...), never `crate::sink::...` or
+/// another module's internals, and no `super::` path out of their own directory. Test code is
+/// exempt, as above.
+#[test]
+fn the_otlp_sink_uses_only_the_public_api() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let files = read_tree(&src);
+    let problems = private_uses(&src, &files, "sink/otlp");
+    assert!(
+        problems.is_empty(),
+        "{} use(s) of tachylog's internals in src/sink/otlp (it may use only what the crate \
+         exports, so that any sink could do what it does):\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+/// The public-API check must be able to fail: an internal module, a `pub(crate)` root import
+/// and a `super::` path out of the directory are each reported; public items, paths inside
+/// the directory and test modules are not.
+#[test]
+fn the_public_api_check_reports_internals() {
+    let src = PathBuf::from("src");
+    let file = |path: &str, text: &str| (src.join(path), text.to_string());
+    let files = vec![
+        file(
+            "lib.rs",
+            "mod sink;\nmod queue;\npub use sink::{Line, Sink};\nuse queue::Hidden;\n",
+        ),
+        file(
+            "sink/ext/mod.rs",
+            "mod part;\nuse crate::{Line, Sink};\nuse super::Slot;\n\
+             fn f() { crate::queue::flush(); let _: crate::Hidden; }\n\
+             #[cfg(test)]\nmod tests {\n use crate::queue::anything;\n}\n",
+        ),
+        file(
+            "sink/ext/part.rs",
+            "use super::Line;\nfn g() { super::super::Slot::new(); }\n",
+        ),
+    ];
+    let problems = private_uses(&src, &files, "sink/ext");
+    let lines: Vec<&str> = problems
+        .iter()
+        .map(|p| p.split(": ").next().unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "src/sink/ext/mod.rs:3:5",
+            "src/sink/ext/mod.rs:4:17",
+            "src/sink/ext/mod.rs:4:47",
+            "src/sink/ext/part.rs:2:10",
+        ],
+        "{problems:#?}"
+    );
+}
+
+/// Every path in the files under `src/<dir>` that reaches tachylog's internals.
+fn private_uses(src: &Path, files: &[(PathBuf, String)], dir: &str) -> Vec<String> {
+    let public = files
+        .iter()
+        .find(|(path, _)| *path == src.join("lib.rs"))
+        .and_then(|(_, text)| syn::parse_file(text).ok())
+        .map(|file| public_root_names(&root_items(&file.items)))
+        .unwrap_or_default();
+    let dir = src.join(dir);
+    let mut problems = Vec::new();
+    for (path, text) in files {
+        if !path.starts_with(&dir) || path.file_name().is_some_and(|n| n == "tests.rs") {
+            continue;
+        }
+        let Ok(file) = syn::parse_file(text) else {
+            problems.push(format!("{}: cannot parse", path.display()));
+            continue;
+        };
+        // `super::` from `dir/mod.rs` leaves the directory; from `dir/x.rs`, `super::super::`.
+        let allowed_supers = usize::from(path.parent() != Some(dir.as_path()))
+            + usize::from(path.file_name().is_some_and(|n| n != "mod.rs"));
+        let mut scan = Scan::of(&file);
+        scan.targets.retain(|(target, _)| !public.contains(target));
+        for (target, at) in &scan.targets {
+            problems.push(format!(
+                "{}:{}:{}: `crate::{target}` is not a public item of the crate",
+                path.display(),
+                at.line,
+                at.column + 1
+            ));
+        }
+        let mut supers = Supers::default();
+        supers.visit_file(&file);
+        for (depth, at) in supers.found {
+            if depth > allowed_supers {
+                problems.push(format!(
+                    "{}:{}:{}: a `super::` path leaves {}",
+                    path.display(),
+                    at.line,
+                    at.column + 1,
+                    dir.display()
+                ));
+            }
+        }
+    }
+    problems.sort_by_key(|p| {
+        let mut parts = p.split(':');
+        let file = parts.next().unwrap_or_default().to_string();
+        let line: usize = parts.next().and_then(|l| l.parse().ok()).unwrap_or(0);
+        let column: usize = parts.next().and_then(|c| c.parse().ok()).unwrap_or(0);
+        (file, line, column)
+    });
+    problems
+}
+
+/// The names the crate root makes public (`pub use`, `pub fn`, ...), but for the hidden
+/// `__private`-style modules the macros use.
+fn public_root_names(root: &[Item]) -> std::collections::HashSet<String> {
+    fn leaves(tree: &UseTree, out: &mut std::collections::HashSet<String>) {
+        match tree {
+            UseTree::Path(path) => leaves(&path.tree, out),
+            UseTree::Name(name) => {
+                out.insert(name.ident.to_string());
+            }
+            UseTree::Rename(rename) => {
+                out.insert(rename.rename.to_string());
+            }
+            UseTree::Group(group) => group.items.iter().for_each(|t| leaves(t, out)),
+            UseTree::Glob(_) => {}
+        }
+    }
+    let public = |vis: &syn::Visibility| matches!(vis, syn::Visibility::Public(_));
+    let mut names = std::collections::HashSet::new();
+    for item in root {
+        match item {
+            Item::Use(u) if public(&u.vis) => leaves(&u.tree, &mut names),
+            Item::Fn(f) if public(&f.vis) => {
+                names.insert(f.sig.ident.to_string());
+            }
+            Item::Struct(s) if public(&s.vis) => {
+                names.insert(s.ident.to_string());
+            }
+            Item::Enum(e) if public(&e.vis) => {
+                names.insert(e.ident.to_string());
+            }
+            Item::Mod(m) if public(&m.vis) && !m.ident.to_string().starts_with("__") => {
+                names.insert(m.ident.to_string());
+            }
+            _ => {}
+        }
+    }
+    names
+}
+
+/// How many `super` segments each path outside test modules starts with.
+#[derive(Default)]
+struct Supers {
+    found: Vec<(usize, LineColumn)>,
+}
+
+impl Supers {
+    fn leading(&mut self, idents: impl Iterator<Item = Ident>) {
+        let mut depth = 0;
+        let mut at = None;
+        for ident in idents {
+            if ident != "super" {
+                break;
+            }
+            at.get_or_insert(ident.span().start());
+            depth += 1;
+        }
+        if let Some(at) = at {
+            self.found.push((depth, at));
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Supers {
+    fn visit_item_mod(&mut self, module: &'ast ItemMod) {
+        if !requires_test(&module.attrs) {
+            visit::visit_item_mod(self, module);
+        }
+    }
+
+    fn visit_item_use(&mut self, item: &'ast ItemUse) {
+        let mut idents = Vec::new();
+        let mut tree = &item.tree;
+        while let UseTree::Path(path) = tree {
+            idents.push(path.ident.clone());
+            tree = &path.tree;
+        }
+        if let UseTree::Name(name) = tree {
+            idents.push(name.ident.clone());
+        }
+        self.leading(idents.into_iter());
+    }
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        self.leading(path.segments.iter().map(|s| s.ident.clone()));
+        visit::visit_path(self, path);
+    }
+}
+
 /// The checker itself must be able to fail: an upward import on one line, in a `use` group
 /// spread over several lines, inline in code, in a macro's arguments, through a root
 /// re-export declared inside a macro, and in code compiled outside tests too (`any(test, ..)`)

@@ -17,10 +17,14 @@ fn one_record_three_formats() {
         tachylog::builder()
             .utc(true)
             .file(&text)
-            .file(&json)
-            .sink_format(tachylog::Format::Json)
-            .file(&logfmt)
-            .sink_format(tachylog::Format::Logfmt)
+            .file_with(
+                &json,
+                tachylog::SinkOptions::new().format(tachylog::Format::Json),
+            )
+            .file_with(
+                &logfmt,
+                tachylog::SinkOptions::new().format(tachylog::Format::Logfmt),
+            )
             .init(),
     );
     let hostile = [

@@ -32,8 +32,10 @@ fn logger_lock() -> MutexGuard<'static, ()> {
 
 fn json_logger(path: &Path) -> tachylog::Guard {
     tachylog::builder()
-        .file(path)
-        .sink_format(tachylog::Format::Json)
+        .file_with(
+            path,
+            tachylog::SinkOptions::new().format(tachylog::Format::Json),
+        )
         .init()
         .unwrap()
 }

@@ -68,10 +68,14 @@ fn macro_fields_in_every_format() {
     let guard = common::expect_init(
         tachylog::builder()
             .file(&text)
-            .file(&json)
-            .sink_format(tachylog::Format::Json)
-            .file(&logfmt)
-            .sink_format(tachylog::Format::Logfmt)
+            .file_with(
+                &json,
+                tachylog::SinkOptions::new().format(tachylog::Format::Json),
+            )
+            .file_with(
+                &logfmt,
+                tachylog::SinkOptions::new().format(tachylog::Format::Logfmt),
+            )
             .sink(typed.clone())
             .init(),
     );

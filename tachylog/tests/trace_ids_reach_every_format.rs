@@ -36,10 +36,14 @@ fn records_inside_a_span_carry_its_ids_in_every_format() {
     );
     let guard = builder
         .file(&text)
-        .file(&json)
-        .sink_format(tachylog::Format::Json)
-        .file(&logfmt)
-        .sink_format(tachylog::Format::Logfmt)
+        .file_with(
+            &json,
+            tachylog::SinkOptions::new().format(tachylog::Format::Json),
+        )
+        .file_with(
+            &logfmt,
+            tachylog::SinkOptions::new().format(tachylog::Format::Logfmt),
+        )
         .init()
         .unwrap();
     let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();

@@ -37,8 +37,10 @@ fn json_lines(filter: &str, body: impl FnOnce()) -> Vec<String> {
     let path = dir.path().join("t.jsonl");
     let guard = common::expect_init(
         tachylog::builder()
-            .file(&path)
-            .sink_format(tachylog::Format::Json)
+            .file_with(
+                &path,
+                tachylog::SinkOptions::new().format(tachylog::Format::Json),
+            )
             .filter(filter)
             .init(),
     );
@@ -364,8 +366,10 @@ fn events_without_a_running_logger_are_dropped_quietly() {
             tracing::error!("no logger yet: dropped");
             let guard = common::expect_init(
                 tachylog::builder()
-                    .file(&path)
-                    .sink_format(tachylog::Format::Json)
+                    .file_with(
+                        &path,
+                        tachylog::SinkOptions::new().format(tachylog::Format::Json),
+                    )
                     .init(),
             );
             tracing::info!("logged");
@@ -386,8 +390,10 @@ fn hostile_text_stays_one_valid_json_line_and_one_text_line() {
     let (json_path, text_path) = (dir.path().join("t.jsonl"), dir.path().join("t.log"));
     let guard = common::expect_init(
         tachylog::builder()
-            .file(&json_path)
-            .sink_format(tachylog::Format::Json)
+            .file_with(
+                &json_path,
+                tachylog::SinkOptions::new().format(tachylog::Format::Json),
+            )
             .file(&text_path)
             .init(),
     );

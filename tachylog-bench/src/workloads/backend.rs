@@ -259,8 +259,7 @@ fn measure(
     let n = records(scale);
     let ring = ring_bytes(scale);
     let guard = tachylog::builder()
-        .file(file)
-        .sink_format(format.tachylog())
+        .file_with(file, tachylog::SinkOptions::new().format(format.tachylog()))
         .ring_capacity(ring)
         .init()
         .map_err(|e| fail(e.to_string()))?;

@@ -619,6 +619,8 @@ impl Worker {
         let mut last_flush = Instant::now();
         let mut last_resync = Instant::now();
         let mut dirty = false;
+        // Whether the sinks had their `before_exit`: once, as the process ends.
+        let mut gave_last_chance = false;
         let mut limits = LimitScan::new(out.clock.ticks_for(flush_interval));
         loop {
             // Bench-only hold (`__private::hold_backend`): no drain, no flush until released;
@@ -640,8 +642,10 @@ impl Worker {
             }
             let until_timer = out.run_timers(now);
             let flush_target = control.flush.requested();
-            // Read after the ticket: a halt is stored before its ticket is requested.
+            // Read after the ticket: a halt and an exit are stored before their ticket is
+            // requested.
             let halting = control.halt.load(Ordering::SeqCst);
+            let exiting = control.exiting.load(Ordering::SeqCst);
             let shutting_down = control.shutdown.load(Ordering::Acquire);
             if flush_target > flushed_up_to || shutting_down {
                 // Everything published before now, by every thread, then the sinks.
@@ -677,11 +681,15 @@ impl Worker {
                 reopen_if_requested(&control, &mut reopened_up_to, &mut out);
                 dirty = false;
                 last_flush = Instant::now();
+                if exiting && !gave_last_chance {
+                    gave_last_chance = true;
+                    let deadline = Instant::now() + control::EXIT_DELIVERY_LIMIT;
+                    for sink in out.sinks.iter_mut() {
+                        sink.before_exit(deadline);
+                    }
+                }
                 if halting {
-                    // Nothing may be written between this flush and the process's death. Timers
-                    // that came due in the flush run once more: a sink that sends from its own
-                    // thread queues its batch in its tick.
-                    out.run_timers(crate::frontend::clock::now());
+                    // Nothing may be written between this flush and the process's death.
                     control.flush.serve(flush_target);
                     control.flush.close();
                     halt_until_shutdown(&control);

@@ -95,9 +95,8 @@ fn encode_fields(record: &log::Record<'_>, out: &mut Vec<u8>) {
 
 impl log::Log for Facade {
     fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
-        // What an OTLP exporter's HTTP stack logs would be sent by that exporter, and log more.
-        #[cfg(feature = "otlp")]
-        if crate::sink::on_exporter_thread() {
+        // What a sink's own threads log (an exporter's HTTP stack) would feed that sink.
+        if crate::frontend::mute::current_thread_muted() {
             return false;
         }
         crate::filter::wanted_dynamic(metadata.level().into(), metadata.target())

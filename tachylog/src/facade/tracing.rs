@@ -254,6 +254,10 @@ where
         let metadata = event.metadata();
         let level = level_of(metadata.level());
         let from_log = is_bridged_log_record(metadata);
+        // What a sink's own threads log (an exporter's HTTP stack) would feed that sink.
+        if crate::frontend::mute::current_thread_muted() {
+            return;
+        }
         // tachylog's filter, here rather than in `enabled`/`event_enabled`, whose verdict would
         // hold for every layer of the stack (see the module's doc). A bridged `log` record is
         // filtered by its own target, which is only known once its fields are read.

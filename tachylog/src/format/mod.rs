@@ -80,14 +80,14 @@ pub(crate) mod time;
 mod view;
 
 /// How a sink's lines are written. Set per sink with
-/// [`Builder::sink_format`](crate::Builder::sink_format).
+/// [`SinkOptions::format`](crate::SinkOptions::format).
 ///
 /// ```
+/// use tachylog::{Format, SinkOptions};
 /// let dir = std::env::temp_dir().join("tachylog-doc-format");
 /// let guard = tachylog::builder()
-///     .stdout()                                   // text, the default
-///     .file(dir.join("app.jsonl"))
-///     .sink_format(tachylog::Format::Json)        // this file gets JSON lines
+///     .stdout() // text, the default
+///     .file_with(dir.join("app.jsonl"), SinkOptions::new().format(Format::Json))
 ///     .init()
 ///     .unwrap();
 /// tachylog::info!("served {} items", 3);

@@ -13,5 +13,6 @@ pub(crate) mod clock;
 pub(crate) mod field_args;
 pub(crate) mod gate;
 pub mod limit;
+pub(crate) mod mute;
 pub(crate) mod producer;
 pub(crate) mod trace;

@@ -4,7 +4,9 @@
 //! the `fork()` child handler ([`fork`]).
 //!
 //! The signal and fork handlers are built for Linux (they use `pipe2`, `gettid` and
-//! `__errno_location`); elsewhere `init` installs only the panic and atexit hooks.
+//! `__errno_location`). On Windows, a console control handler ([`console_ctrl`]: Ctrl-C,
+//! Ctrl-Break, closing the console) drains the queues instead. Elsewhere `init` installs only
+//! the panic and atexit hooks.
 //!
 //! What a signal handler may touch: [`drain_bounded`] is the one entry into the logger from
 //! signal context. It uses only atomics, `gettid` and `nanosleep` (all async-signal-safe): it
@@ -22,19 +24,21 @@ mod disposition;
 pub(crate) mod fork;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) mod signals;
+#[cfg(windows)]
+pub(crate) mod console_ctrl;
 
-#[cfg(any(target_os = "linux", target_os = "android"))]
+#[cfg(any(target_os = "linux", target_os = "android", windows))]
 use crate::queue::control::{self, Control};
-#[cfg(any(target_os = "linux", target_os = "android"))]
+#[cfg(any(target_os = "linux", target_os = "android", windows))]
 use std::sync::atomic::Ordering;
-#[cfg(any(target_os = "linux", target_os = "android"))]
+#[cfg(any(target_os = "linux", target_os = "android", windows))]
 use std::time::Duration;
 
 use crate::queue::control::{is_running, on_backend_thread};
 use std::sync::Once;
 
 /// What the back end does after a bounded drain.
-#[cfg(any(target_os = "linux", target_os = "android"))]
+#[cfg(any(target_os = "linux", target_os = "android", windows))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum AfterDrain {
     /// Goes on logging: the process lives on.
@@ -42,6 +46,7 @@ pub(crate) enum AfterDrain {
     /// Writes nothing more, ever: the process is about to die, and a write cut short by its
     /// death would leave a torn line (the kernel stops a `write(2)` to a file part-way when a
     /// fatal signal is pending).
+    #[cfg_attr(windows, allow(dead_code))]
     Halt,
 }
 
@@ -49,7 +54,7 @@ pub(crate) enum AfterDrain {
 /// `limit`. Returns whether the flush completed. Async-signal-safe (see the module doc); also
 /// used from ordinary threads. `wake` may wake the back end (not from signal context: it
 /// takes a lock); otherwise it notices within its flush interval.
-#[cfg(any(target_os = "linux", target_os = "android"))]
+#[cfg(any(target_os = "linux", target_os = "android", windows))]
 pub(crate) fn drain_bounded(limit: Duration, wake: bool, after: AfterDrain) -> bool {
     let Some(shared) = Control::for_signals() else {
         return false;
@@ -58,7 +63,9 @@ pub(crate) fn drain_bounded(limit: Duration, wake: bool, after: AfterDrain) -> b
         return false;
     }
     if after == AfterDrain::Halt {
-        // Before the ticket: a back end that sees the ticket sees the halt (see `Worker::run`).
+        // Before the ticket: a back end that sees the ticket sees the halt (see `Worker::run`),
+        // and gives the sinks their last chance to deliver before it stops writing.
+        shared.exiting.store(true, Ordering::SeqCst);
         shared.halt.store(true, Ordering::SeqCst);
     }
     let ticket = shared.flush.request();
@@ -89,6 +96,12 @@ fn sleep_signal_safe(d: Duration) {
     };
     // SAFETY: `ts` is a valid timespec; a null remainder pointer is allowed.
     unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
+}
+
+/// Windows has no signal context: the console control handler runs on an ordinary thread.
+#[cfg(windows)]
+fn sleep_signal_safe(d: Duration) {
+    std::thread::sleep(d);
 }
 
 /// Installs the panic hook and the `atexit` hook, once per process.
@@ -131,9 +144,10 @@ pub(crate) fn install_hooks() {
 }
 
 /// Runs during `exit()`: other threads are still alive, so the back end can drain everything
-/// logged so far while this thread waits.
+/// logged so far, and the sinks deliver what they hold ([`Sink::before_exit`](crate::Sink::before_exit)),
+/// while this thread waits.
 extern "C" fn flush_at_exit() {
     if is_running() && !on_backend_thread() {
-        crate::queue::control::flush();
+        crate::queue::control::flush_before_exit();
     }
 }

@@ -27,6 +27,7 @@
 
 use super::disposition::{call_previous, Errno, SavedAction};
 use super::{drain_bounded, AfterDrain};
+use crate::queue::control::EXIT_DELIVERY_LIMIT;
 use libc::c_int;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Once;
@@ -137,16 +138,14 @@ fn signal_thread(read_fd: c_int) {
             die_of(sig);
             continue;
         }
-        // Nobody else handles it: write everything published before the signal, stop writing,
-        // then die of it. Records logged after the drain began are not waited for. Sinks that
-        // send from threads of their own hand over what they hold in that last flush.
-        #[cfg(feature = "otlp")]
-        crate::sink::mark_exiting();
-        drain_bounded(TERMINATION_DRAIN_LIMIT, true, AfterDrain::Halt);
-        // Sinks that send from threads of their own get their bounded chance too: dying of
-        // the signal runs no `atexit` hook.
-        #[cfg(feature = "otlp")]
-        crate::sink::deliver_before_exit("the process died of a signal");
+        // Nobody else handles it: write everything published before the signal, give the
+        // sinks their last chance to deliver (dying of the signal runs no `atexit` hook), stop
+        // writing, then die of it. Records logged after the drain began are not waited for.
+        drain_bounded(
+            TERMINATION_DRAIN_LIMIT + EXIT_DELIVERY_LIMIT,
+            true,
+            AfterDrain::Halt,
+        );
         die_of(sig);
     }
 }

@@ -1,13 +1,12 @@
 //! [`Builder`]: what the logger is configured with, and [`Builder::init`], which opens the
 //! sinks, starts the back end and installs the process hooks the configuration asks for.
 
-use super::Guard;
+use super::{Guard, SinkOptions};
 use crate::backend::backtrace::BacktraceConfig;
 use crate::backend::clock::WallClock;
 use crate::backend::worker::{new_merger, Worker};
 use crate::facade::log::LogFacade;
 use crate::format::pattern::{LineFormatter, Pattern};
-use crate::format::Format;
 use crate::frontend::gate::{OnFull, GATE};
 use crate::queue::control::{self, Control};
 use crate::sink::{FileSink, Sink, SinkSlot, Stderr, Stdout};
@@ -41,8 +40,8 @@ enum SinkSpec {
 /// ```
 #[must_use = "a builder does nothing until .init() is called"]
 pub struct Builder {
-    /// Each sink with its own level (`None`: the filter's) and format.
-    sinks: Vec<(SinkSpec, Option<Level>, Format)>,
+    /// Each sink with its options.
+    sinks: Vec<(SinkSpec, SinkOptions)>,
     level: Level,
     /// Colour for the `.stdout()`/`.stderr()` sinks.
     #[cfg(feature = "color")]
@@ -106,51 +105,89 @@ pub fn builder() -> Builder {
 }
 
 impl Builder {
-    /// Adds a standard-output sink.
-    pub fn stdout(mut self) -> Self {
-        self.sinks.push((SinkSpec::Stdout, None, Format::Text));
-        self
+    /// Adds a standard-output sink, with default [`SinkOptions`].
+    pub fn stdout(self) -> Self {
+        self.stdout_with(SinkOptions::new())
     }
 
-    /// Adds a standard-error sink.
-    pub fn stderr(mut self) -> Self {
-        self.sinks.push((SinkSpec::Stderr, None, Format::Text));
-        self
-    }
-
-    /// Adds a file sink: `path` is created with its parent directories and appended to.
-    pub fn file(mut self, path: impl Into<PathBuf>) -> Self {
-        self.sinks
-            .push((SinkSpec::File(path.into()), None, Format::Text));
-        self
-    }
-
-    /// Adds any [`Sink`].
-    pub fn sink(mut self, sink: impl Sink) -> Self {
-        self.sinks
-            .push((SinkSpec::Custom(Box::new(sink)), None, Format::Text));
-        self
-    }
-
-    /// Sets the minimum level of the sink added last (by default a sink takes every record that
-    /// passes the global [`Builder::level`]).
+    /// Adds a standard-output sink with its own level or format.
     ///
     /// ```
-    /// let dir = std::env::temp_dir().join("tachylog-doc-sink-level");
+    /// use tachylog::{Format, SinkOptions};
+    /// let guard = tachylog::builder().stdout_with(SinkOptions::new().format(Format::Logfmt)).init().unwrap();
+    /// tachylog::info!("hello"); // ts=… level=info … msg=hello
+    /// # drop(guard);
+    /// ```
+    pub fn stdout_with(mut self, options: SinkOptions) -> Self {
+        self.sinks.push((SinkSpec::Stdout, options));
+        self
+    }
+
+    /// Adds a standard-error sink, with default [`SinkOptions`].
+    pub fn stderr(self) -> Self {
+        self.stderr_with(SinkOptions::new())
+    }
+
+    /// Adds a standard-error sink with its own level or format.
+    ///
+    /// ```
+    /// use tachylog::{Level, SinkOptions};
     /// let guard = tachylog::builder()
-    ///     .level(tachylog::Level::Debug)
+    ///     .stdout()
+    ///     .stderr_with(SinkOptions::new().level(Level::Warn))
+    ///     .init()
+    ///     .unwrap();
+    /// tachylog::warn!("on both");
+    /// # drop(guard);
+    /// ```
+    pub fn stderr_with(mut self, options: SinkOptions) -> Self {
+        self.sinks.push((SinkSpec::Stderr, options));
+        self
+    }
+
+    /// Adds a file sink, with default [`SinkOptions`]: `path` is created with its parent
+    /// directories and appended to.
+    pub fn file(self, path: impl Into<PathBuf>) -> Self {
+        self.file_with(path, SinkOptions::new())
+    }
+
+    /// Adds a file sink with its own level or format.
+    ///
+    /// ```
+    /// use tachylog::{Format, Level, SinkOptions};
+    /// let dir = std::env::temp_dir().join("tachylog-doc-file-with");
+    /// let guard = tachylog::builder()
+    ///     .level(Level::Debug)
     ///     .file(dir.join("all.log"))
-    ///     .file(dir.join("errors.log"))
-    ///     .sink_level(tachylog::Level::Error)
+    ///     .file_with(dir.join("errors.jsonl"), SinkOptions::new().level(Level::Error).format(Format::Json))
     ///     .init()
     ///     .unwrap();
     /// # drop(guard);
     /// # std::fs::remove_dir_all(dir).unwrap();
     /// ```
-    pub fn sink_level(mut self, level: Level) -> Self {
-        if let Some(last) = self.sinks.last_mut() {
-            last.1 = Some(level);
-        }
+    pub fn file_with(mut self, path: impl Into<PathBuf>, options: SinkOptions) -> Self {
+        self.sinks.push((SinkSpec::File(path.into()), options));
+        self
+    }
+
+    /// Adds any [`Sink`], with default [`SinkOptions`].
+    pub fn sink(self, sink: impl Sink) -> Self {
+        self.sink_with(sink, SinkOptions::new())
+    }
+
+    /// Adds any [`Sink`] with its own level or format.
+    ///
+    /// ```
+    /// use tachylog::{Level, SinkOptions, Stderr};
+    /// let guard = tachylog::builder()
+    ///     .stdout()
+    ///     .sink_with(Stderr::new(), SinkOptions::new().level(Level::Error))
+    ///     .init()
+    ///     .unwrap();
+    /// # drop(guard);
+    /// ```
+    pub fn sink_with(mut self, sink: impl Sink, options: SinkOptions) -> Self {
+        self.sinks.push((SinkSpec::Custom(Box::new(sink)), options));
         self
     }
 
@@ -161,26 +198,6 @@ impl Builder {
     #[cfg(feature = "color")]
     pub fn color(mut self, choice: crate::sink::ColorChoice) -> Self {
         self.color = choice;
-        self
-    }
-
-    /// Sets the line format of the sink added last: text (the default), JSON lines or logfmt.
-    ///
-    /// ```
-    /// let dir = std::env::temp_dir().join("tachylog-doc-sink-format");
-    /// let guard = tachylog::builder()
-    ///     .stdout()
-    ///     .file(dir.join("app.log"))
-    ///     .sink_format(tachylog::Format::Logfmt)
-    ///     .init()
-    ///     .unwrap();
-    /// # drop(guard);
-    /// # std::fs::remove_dir_all(dir).unwrap();
-    /// ```
-    pub fn sink_format(mut self, format: Format) -> Self {
-        if let Some(last) = self.sinks.last_mut() {
-            last.2 = format;
-        }
         self
     }
 
@@ -331,8 +348,9 @@ impl Builder {
         self
     }
 
-    /// Whether `init` installs handlers for SIGTERM and SIGINT (default `true`, Linux), so that
-    /// a process ended by them loses no record. What happens on such a signal is decided when it
+    /// Whether `init` installs handlers for SIGTERM and SIGINT (default `true`, Linux; on
+    /// Windows for Ctrl-C and the console closing, see below), so that a process ended by them
+    /// loses no record. What happens on such a signal is decided when it
     /// arrives; the application owns the process:
     /// - **The application handles it** with a handler installed *after* `init` that chains to
     ///   the one it replaced (`tokio::signal`, `signal-hook`): tachylog writes and flushes what
@@ -348,6 +366,13 @@ impl Builder {
     ///
     /// A signal ignored (`SIG_IGN`) at `init` stays ignored. Installed once per process;
     /// `false` installs nothing.
+    ///
+    /// On Windows it installs a console control handler (`SetConsoleCtrlHandler`) for Ctrl-C,
+    /// Ctrl-Break, closing the console window, logoff and shutdown: it writes and flushes what
+    /// is queued (waiting at most 4 s, under the 5 s Windows allows after a close), then returns
+    /// `FALSE`, so the next handler runs: one the application installed before `init`, or
+    /// else the system's, which ends the process. A handler installed after `init` runs first,
+    /// and tachylog's only if it returns `FALSE` too. tachylog never ends the process itself.
     ///
     /// ```
     /// let guard = tachylog::builder().stdout().handle_termination(false).init().unwrap();
@@ -524,10 +549,10 @@ impl Builder {
         };
         let mut specs = self.sinks;
         if specs.is_empty() {
-            specs.push((SinkSpec::Stdout, None, Format::Text));
+            specs.push((SinkSpec::Stdout, SinkOptions::new()));
         }
         let mut sinks = Vec::with_capacity(specs.len());
-        for (spec, level, format) in specs {
+        for (spec, SinkOptions { level, format }) in specs {
             #[cfg(feature = "color")]
             let console_fd = match spec {
                 SinkSpec::Stdout => Some(1),
@@ -620,6 +645,10 @@ impl Builder {
             if self.handle_crashes {
                 crate::lifecycle::crash::install();
             }
+        }
+        #[cfg(windows)]
+        if self.handle_termination {
+            crate::lifecycle::console_ctrl::install();
         }
         GATE.sync_level
             .store(self.sync_level.map_or(0, |l| l as u8), Ordering::Relaxed);

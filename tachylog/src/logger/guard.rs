@@ -21,21 +21,6 @@ pub struct Guard {
     pid: u32,
 }
 
-impl Guard {
-    /// Changes the most verbose level logged, for every target, from any thread. This replaces
-    /// any per-target filter; [`set_filter`](crate::set_filter) sets one.
-    ///
-    /// ```
-    /// let guard = tachylog::builder().stdout().init().unwrap();
-    /// guard.set_level(tachylog::Level::Warn);
-    /// assert!(!tachylog::enabled(tachylog::Level::Info));
-    /// # drop(guard);
-    /// ```
-    pub fn set_level(&self, level: Level) {
-        apply_filter_if_running(Filter::new(level));
-    }
-}
-
 impl Drop for Guard {
     fn drop(&mut self) {
         if self.pid != std::process::id() {
@@ -65,6 +50,20 @@ impl Guard {
             pid: std::process::id(),
         }
     }
+}
+
+/// Changes the most verbose level logged by the running logger, for every target, from any
+/// thread. This replaces any per-target filter ([`set_filter`] sets one). Does nothing when no
+/// logger is running.
+///
+/// ```
+/// let guard = tachylog::builder().stdout().init().unwrap();
+/// tachylog::set_level(tachylog::Level::Warn);
+/// assert!(!tachylog::enabled(tachylog::Level::Info));
+/// # drop(guard);
+/// ```
+pub fn set_level(level: Level) {
+    apply_filter_if_running(Filter::new(level));
 }
 
 /// Changes the filter of the running logger, from any thread: `RUST_LOG` syntax

@@ -1,5 +1,5 @@
-//! Starting and stopping the logger: [`Builder`] ([`builder`]) and [`Guard`], with
-//! [`set_filter`]. The flush barrier and `reopen` live below, in `queue::control`, so that
+//! Starting and stopping the logger: [`Builder`] ([`builder`]) with [`SinkOptions`], and
+//! [`Guard`]; the run-time level controls [`set_level`] and [`set_filter`]. The flush barrier and `reopen` live below, in `queue::control`, so that
 //! every layer can reach them.
 //!
 //! Layer 8, the top (see `ARCHITECTURE.md`): may import every module below it; nothing
@@ -7,9 +7,11 @@
 
 mod builder;
 mod guard;
+mod sink_options;
 
 pub use builder::{builder, Builder};
-pub use guard::{set_filter, Guard};
+pub use guard::{set_filter, set_level, Guard};
+pub use sink_options::SinkOptions;
 
 use crate::Level;
 

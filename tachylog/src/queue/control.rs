@@ -34,6 +34,10 @@ pub(crate) struct Control {
     /// Incremented by each `dump_backtrace()` call; the worker writes the backtrace ring when
     /// it differs from the last value it served (before serving the flush that follows).
     pub(crate) backtrace_dump: AtomicU64,
+    /// Set (SeqCst) before a flush ticket is requested when the process is ending (`exit()`, a
+    /// termination signal it is about to die of): once that flush has drained the queues, the
+    /// worker gives every sink its [`Sink::before_exit`](crate::Sink::before_exit), once.
+    pub(crate) exiting: AtomicBool,
 }
 
 impl Control {
@@ -44,6 +48,7 @@ impl Control {
             reopen_requested: AtomicU64::new(0),
             halt: AtomicBool::new(false),
             backtrace_dump: AtomicU64::new(0),
+            exiting: AtomicBool::new(false),
         }
     }
 
@@ -200,6 +205,25 @@ pub fn flush() {
     let ticket = control.flush.request();
     wake_backend();
     control.flush.wait(ticket);
+}
+
+/// How long the sinks get, together, for [`Sink::before_exit`](crate::Sink::before_exit) as the
+/// process ends: bounded, since a collector that does not answer must not keep a dying process
+/// alive (a container's grace period after SIGTERM is often 10 to 30 s).
+pub(crate) const EXIT_DELIVERY_LIMIT: Duration = Duration::from_secs(10);
+
+/// A [`flush`] at `exit()`: after it, the back end gives every sink its last chance to deliver
+/// ([`Sink::before_exit`](crate::Sink::before_exit)) before the ticket is served.
+pub(crate) fn flush_before_exit() {
+    if !is_running() || on_backend_thread() {
+        return;
+    }
+    let Some(control) = Control::running() else {
+        return;
+    };
+    // Before the ticket: a back end that sees the ticket sees this.
+    control.exiting.store(true, Ordering::SeqCst);
+    flush();
 }
 
 /// Writes the records kept by the backtrace ring ([`Builder::backtrace`](crate::Builder::backtrace))

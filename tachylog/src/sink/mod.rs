@@ -2,8 +2,11 @@
 //! nothing here is ever called from a log call, so a sink may block, allocate and make system
 //! calls without slowing the application down (until the rings fill up).
 //!
-//! Layer 5 (see `ARCHITECTURE.md`): imports layers 1 to 4 (formats for syslog and OTLP, the
-//! flush barrier for delivery at exit); never the worker, the hooks or the builder.
+//! Layer 5 (see `ARCHITECTURE.md`): imports layers 1 to 4 (formats for syslog and OTLP); never
+//! the worker, the hooks or the builder. The sinks with their own module here (files,
+//! rolling files, syslog, OTLP) use only what the crate exports: anything one of them needs
+//! from the core (a last chance to deliver at exit, keeping its own threads' records out) is a
+//! public capability any third-party sink has too. `tests/imports_only_go_down.rs` checks it.
 
 mod append;
 mod background_write;
@@ -27,10 +30,6 @@ pub use console::{Stderr, Stdout};
 pub use fault::{FaultSink, Faults};
 pub use file::FileSink;
 #[cfg(feature = "otlp")]
-pub(crate) use otlp::on_exporter_thread;
-#[cfg(all(feature = "otlp", any(target_os = "linux", target_os = "android")))]
-pub(crate) use otlp::{deliver_before_exit, mark_exiting};
-#[cfg(feature = "otlp")]
 pub use otlp::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats};
 #[cfg(all(fuzzing, feature = "rolling"))]
 pub(crate) use rolling::FuzzedNamePattern;
@@ -46,10 +45,40 @@ use std::{fmt, io};
 
 /// The payload of an error from [`Sink::write_line`] that concerns that one record alone: it
 /// was dropped, and what the sink took before is still on its way (a `SyslogSink` with a
-/// full buffer, a `RollingFile` that could not open a new file). [`SinkSlot`] counts exactly
-/// one record lost for it; from [`Sink::tick`], none.
+/// full buffer, a `RollingFile` that could not open a new file, a batching sink whose queue is
+/// full). The logger then counts exactly one record lost, where any other error counts every
+/// line written since the sink's last successful flush; from [`Sink::tick`], none.
+///
+/// ```
+/// use std::io;
+///
+/// struct Bounded(Vec<String>);
+///
+/// impl tachylog::Sink for Bounded {
+///     fn write_line(&mut self, line: &tachylog::Line<'_>) -> io::Result<()> {
+///         if self.0.len() == 1000 {
+///             let why = tachylog::RecordDropped::new("the buffer is full; the newest record was dropped");
+///             return Err(io::Error::other(why));
+///         }
+///         self.0.push(String::from_utf8_lossy(line.text).into_owned());
+///         Ok(())
+///     }
+///     fn flush(&mut self) -> io::Result<()> {
+///         Ok(())
+///     }
+/// }
+/// # let guard = tachylog::builder().sink(Bounded(Vec::new())).init().unwrap();
+/// # drop(guard);
+/// ```
 #[derive(Debug)]
-pub(crate) struct RecordDropped(pub(crate) String);
+pub struct RecordDropped(pub(crate) String);
+
+impl RecordDropped {
+    /// A dropped record, with why it was dropped (reported on standard error).
+    pub fn new(why: impl Into<String>) -> Self {
+        RecordDropped(why.into())
+    }
+}
 
 impl fmt::Display for RecordDropped {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -65,9 +94,8 @@ fn is_record_dropped(error: &io::Error) -> bool {
         .is_some_and(|inner| inner.is::<RecordDropped>())
 }
 
-/// This host's name (`-` if it cannot be read), for the sinks that name the host: syslog's
-/// HOSTNAME header field and OTLP's `host.name` resource attribute.
-#[cfg(any(feature = "syslog", feature = "otlp"))]
+/// This host's name (`-` if it cannot be read), for syslog's HOSTNAME header field.
+#[cfg(all(feature = "syslog", unix))]
 fn system_hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: `buf` is writable for its whole length, which is what we pass; gethostname
@@ -78,6 +106,37 @@ fn system_hostname() -> String {
     }
     let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
     String::from_utf8_lossy(&buf[..len]).into_owned()
+}
+
+/// This host's DNS name (`-` if it cannot be read): what `hostname` prints on Windows.
+#[cfg(all(feature = "syslog", windows))]
+fn system_hostname() -> String {
+    use windows_sys::Win32::System::SystemInformation::{
+        ComputerNamePhysicalDnsHostname, GetComputerNameExW,
+    };
+    let mut buf = [0u16; 256];
+    let mut len = buf.len() as u32;
+    // SAFETY: `buf` is writable for `len` UTF-16 units, which is what we pass; on success
+    // `len` is set to the units written, without the terminating NUL.
+    let ok =
+        unsafe { GetComputerNameExW(ComputerNamePhysicalDnsHostname, buf.as_mut_ptr(), &mut len) };
+    if ok == 0 {
+        return "-".to_string();
+    }
+    String::from_utf16_lossy(&buf[..len as usize])
+}
+
+/// The operating system's id of the calling thread: what tachylog writes as a record's `tid`
+/// and gives sinks as [`Line::thread_id`]. For a sink that writes records of its own (a notice
+/// from its worker thread) with the same kind of id.
+///
+/// ```
+/// let here = tachylog::current_thread_id();
+/// assert_ne!(here, 0);
+/// assert_eq!(here, tachylog::current_thread_id());
+/// ```
+pub fn current_thread_id() -> u64 {
+    crate::queue::registry::os_thread_id()
 }
 
 /// A destination for log lines. Implement it to send records anywhere; add it with
@@ -170,6 +229,47 @@ pub trait Sink: Send + 'static {
     fn tick(&mut self, now_unix_nanos: i64) -> io::Result<()> {
         let _ = now_unix_nanos;
         Ok(())
+    }
+
+    /// The last chance to deliver before the process ends: at `exit()` (including `main`
+    /// returning while the [`Guard`](crate::Guard) lives on, in a static say) and on a
+    /// termination signal that tachylog handles and that nobody else does (the process is about
+    /// to die of it). Called once, on the back end's thread, after everything logged before
+    /// has been written to this sink and flushed.
+    ///
+    /// A sink that sends from threads of its own (batches to a collector) hands over what it
+    /// holds here and waits for it to go, until `deadline` at the latest; an error says what
+    /// could not be delivered, and is reported on standard error. The default flushes.
+    ///
+    /// Not called when the guard is dropped: the sink itself is dropped then, and its `Drop`
+    /// is where it finishes.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    ///
+    /// struct Batched(Vec<String>);
+    ///
+    /// impl tachylog::Sink for Batched {
+    ///     fn write_line(&mut self, line: &tachylog::Line<'_>) -> std::io::Result<()> {
+    ///         self.0.push(String::from_utf8_lossy(line.text).into_owned());
+    ///         Ok(())
+    ///     }
+    ///     fn flush(&mut self) -> std::io::Result<()> {
+    ///         Ok(()) // sends full batches only
+    ///     }
+    ///     fn before_exit(&mut self, deadline: Instant) -> std::io::Result<()> {
+    ///         // Send the partial batch now, giving up at `deadline`.
+    ///         let _ = deadline;
+    ///         self.0.clear();
+    ///         Ok(())
+    ///     }
+    /// }
+    /// # let guard = tachylog::builder().sink(Batched(Vec::new())).init().unwrap();
+    /// # drop(guard);
+    /// ```
+    fn before_exit(&mut self, deadline: std::time::Instant) -> io::Result<()> {
+        let _ = deadline;
+        self.flush()
     }
 }
 
@@ -407,6 +507,18 @@ impl SinkSlot {
                     self.announced = Some((lost, error));
                 }
             }
+        }
+    }
+
+    /// See [`Sink::before_exit`]: what the sink reports it could not deliver goes to standard
+    /// error, where it is still seen as the process ends (a line logged now would reach no sink).
+    pub(crate) fn before_exit(&mut self, deadline: std::time::Instant) {
+        self.flush();
+        if let Err(e) = self.sink.before_exit(deadline) {
+            eprintln!(
+                "tachylog: sink {}: before the process ended: {e}",
+                self.sink.describe()
+            );
         }
     }
 

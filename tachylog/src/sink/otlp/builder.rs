@@ -408,13 +408,7 @@ impl OtlpBuilder {
                 reason,
             }
         })?;
-        let shared = Arc::new(Shared::new(
-            self.queue_batches,
-            self.queue_bytes,
-            describe.clone(),
-            self.shutdown_timeout,
-        ));
-        super::at_exit::register(&shared);
+        let shared = Arc::new(Shared::new(self.queue_batches, self.queue_bytes));
         let exporter = Exporter {
             shared: shared.clone(),
             client,
@@ -436,7 +430,8 @@ impl OtlpBuilder {
         let handle = std::thread::Builder::new()
             .name("tachylog-otlp".into())
             .spawn(move || {
-                super::mark_exporter_thread();
+                // What `ureq` and `rustls` log here would come back to this sink.
+                crate::mute_current_thread();
                 exporter.run();
                 let _ = done_tx.send(());
             })
@@ -484,7 +479,7 @@ impl OtlpBuilder {
                     .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
                     .unwrap_or_else(|| "unknown_service".to_string())
             });
-        let host = crate::sink::system_hostname();
+        let host = gethostname::gethostname().to_string_lossy().into_owned();
         let defaults = [
             ("service.name", Value::Str(&service)),
             ("host.name", Value::Str(&host)),

@@ -22,8 +22,7 @@
 //!
 //! Field numbers are those of `opentelemetry/proto/{collector/logs,logs,common,resource}/v1`.
 
-use crate::sink::Line;
-use crate::{FieldValue, Level};
+use crate::{FieldValue, Level, Line};
 
 /// Protobuf wire types.
 const VARINT: u8 = 0;

@@ -7,7 +7,7 @@
 //! The queue is the one point shared by the two threads: a mutex held only to push or pop a
 //! batch, and a condition variable that wakes the exporter for a new batch or for the stop.
 //!
-//! Loss accounting on this side, where [`SinkSlot`](crate::sink::SinkSlot) cannot see it: a
+//! Loss accounting on this side, where the logger cannot see it: a
 //! batch that fails for good (a status that is not retryable, or the retry budget spent) or
 //! that the collector partly rejects is counted lost; the first loss is reported on stderr; when
 //! a batch goes through again, stderr says how many records were lost and the collector gets a
@@ -18,11 +18,10 @@
 
 use super::encode::{self, RecordEncoder};
 use super::http::{Client, Response};
-use crate::sink::Line;
-use crate::Level;
+use crate::{Level, Line};
 use std::collections::VecDeque;
 use std::io::Write as _;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -53,22 +52,12 @@ pub(super) struct Counters {
 /// The queue between the sink (back end) and the exporter.
 pub(super) struct Shared {
     state: Mutex<State>,
-    /// Signalled on a new batch, on the stop, and when the exporter finishes a batch (for the
-    /// exit hook): waiters re-check their own condition, so one variable serves all.
+    /// Signalled on a new batch, on the stop, and when the exporter finishes a batch (for
+    /// `before_exit`): waiters re-check their own condition, so one variable serves all.
     wake: Condvar,
     max_batches: usize,
     max_bytes: usize,
     pub(super) counters: Counters,
-    /// `otlp http://host:port/v1/logs`, for reports.
-    pub(super) describe: String,
-    /// How long the end of the logger or of the process waits for the queue to drain.
-    pub(super) shutdown_timeout: Duration,
-    /// Records in the batch the sink is filling. Stored (`Release`) by the back end after each
-    /// change, and set to 0 only *after* the batch is queued; read (`Acquire`) by the exit
-    /// hook *before* it looks at the queue, so a record is never in neither count.
-    pub(super) held: AtomicU64,
-    /// Set by the exit hook: the sink queues its batch at once, due or not.
-    pub(super) exiting: AtomicBool,
 }
 
 struct State {
@@ -91,12 +80,7 @@ impl State {
 }
 
 impl Shared {
-    pub(super) fn new(
-        max_batches: usize,
-        max_bytes: usize,
-        describe: String,
-        shutdown_timeout: Duration,
-    ) -> Shared {
+    pub(super) fn new(max_batches: usize, max_bytes: usize) -> Shared {
         Shared {
             state: Mutex::new(State {
                 batches: VecDeque::new(),
@@ -109,10 +93,6 @@ impl Shared {
             max_batches,
             max_bytes,
             counters: Counters::default(),
-            describe,
-            shutdown_timeout,
-            held: AtomicU64::new(0),
-            exiting: AtomicBool::new(false),
         }
     }
 
@@ -190,32 +170,27 @@ impl Shared {
         }
     }
 
-    /// Waits until the sink's batch, the queue and the exporter are empty, or until `by`;
-    /// returns how many records are still held, queued or being sent.
+    /// Waits until the queue and the exporter are empty, or until `by`; returns how many
+    /// records are still queued or being sent.
     pub(super) fn drain(&self, by: Instant) -> u64 {
+        let mut state = self.lock();
         loop {
-            let held = self.held.load(Ordering::Acquire);
-            let state = self.lock();
-            let left = held + state.pending();
+            let left = state.pending();
             let time = by.saturating_duration_since(Instant::now());
             if left == 0 || time.is_zero() {
                 return left;
             }
-            // `held` changes without a signal: poll it.
-            let _ = self
+            state = self
                 .wake
-                .wait_timeout(state, time.min(Duration::from_millis(10)));
+                .wait_timeout(state, time)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
     }
 
     /// Records queued or being sent.
     pub(super) fn pending(&self) -> u64 {
         self.lock().pending()
-    }
-
-    /// Whether the sink was dropped (its own shutdown handled the queue).
-    pub(super) fn stopped(&self) -> bool {
-        self.lock().stop_by.is_some()
     }
 
     fn stop_by(&self) -> Option<Instant> {
@@ -358,7 +333,7 @@ impl Exporter {
         line.file = file!();
         line.line_number = line!();
         line.thread_name = "tachylog-otlp";
-        line.thread_id = crate::queue::registry::os_thread_id();
+        line.thread_id = crate::current_thread_id();
         let mut notice = Batch {
             records: Vec::new(),
             count: 1,

@@ -9,7 +9,7 @@
 //! client (`ureq`, rustls with `otlp-tls`), `encode.rs` the protobuf both sides write, `env.rs`
 //! the OpenTelemetry environment variables the builder starts from.
 //!
-//! Accounting, to fit [`SinkSlot`](super::SinkSlot)'s rule: a record in a batch waiting for
+//! Accounting, to fit the logger's rule ([`RecordDropped`]): a record in a batch waiting for
 //! the exporter is not lost, so `write_line` returns `Ok` for it. When the queue is full and
 //! the batch being filled is full too, the *newest* record is dropped and `write_line` returns
 //! an error marked [`RecordDropped`], which the slot counts as exactly that one record lost.
@@ -18,7 +18,6 @@
 //! by the exporter, reported on stderr and, when batches go through again, announced to the
 //! collector by a WARN record (see `export.rs`).
 
-mod at_exit;
 mod builder;
 mod encode;
 mod env;
@@ -26,12 +25,9 @@ mod export;
 mod http;
 mod transport;
 
-// Called by the SIGTERM/SIGINT handling, which exists on Linux only.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) use at_exit::{deliver_before_exit, mark_exiting};
 pub use builder::{OtlpBuilder, OtlpError};
 
-use super::{Line, RecordDropped, Sink};
+use crate::{Line, RecordDropped, Sink};
 use encode::RecordEncoder;
 use export::{Batch, Shared};
 use std::sync::atomic::Ordering;
@@ -295,7 +291,6 @@ impl OtlpSink {
             records: std::mem::take(&mut self.batch),
             count,
         });
-        self.shared.held.store(0, Ordering::Release);
     }
 
     fn batch_full(&self) -> bool {
@@ -314,7 +309,6 @@ impl OtlpSink {
         };
         match self.shared.offer(batch) {
             Ok(()) => {
-                self.shared.held.store(0, Ordering::Release);
                 self.batch = self.shared.spare_buffer();
                 self.batch_count = 0;
                 self.batch_due = None;
@@ -336,14 +330,11 @@ impl OtlpSink {
 
 impl Sink for OtlpSink {
     fn write_line(&mut self, line: &Line<'_>) -> io::Result<()> {
-        if is_own_transport(line) {
-            return Ok(());
-        }
         if self.batch_full() {
             self.hand_off();
             if self.batch_full() {
                 self.shared.counters.dropped.fetch_add(1, Ordering::Relaxed);
-                return Err(io::Error::other(RecordDropped(format!(
+                return Err(io::Error::other(RecordDropped::new(format!(
                     "{}: the queue of batches is full (the collector is slow or unreachable); the \
                      newest record was dropped",
                     self.describe
@@ -355,7 +346,6 @@ impl Sink for OtlpSink {
         }
         self.encoder.encode(line, &mut self.batch);
         self.batch_count += 1;
-        self.shared.held.store(self.batch_count, Ordering::Release);
         if self.batch_full() {
             self.hand_off();
         }
@@ -373,24 +363,35 @@ impl Sink for OtlpSink {
     }
 
     fn next_deadline(&self) -> Option<i64> {
-        if self.batch_count > 0 && self.shared.exiting.load(Ordering::Relaxed) {
-            // The exit hook waits for this batch: now.
-            return Some(0);
-        }
         self.batch_due
     }
 
     fn tick(&mut self, now_unix_nanos: i64) -> io::Result<()> {
-        if self.batch_count > 0 && self.shared.exiting.load(Ordering::Relaxed) {
-            self.queue_last();
-            return Ok(());
-        }
         // The back end's clock says the batch is due: trust it, so a tick never ends without a
         // hand-off attempt (the deadline would stay due and spin the worker).
         if self.batch_due.is_some_and(|due| now_unix_nanos >= due) {
             self.hand_off();
         }
         Ok(())
+    }
+
+    /// The process is ending with the logger still running (`exit()`, or the logger's
+    /// SIGTERM/SIGINT drain): the batch being filled is queued whatever the limits, and the
+    /// exporter gets until the shutdown timeout (or `deadline`, if sooner) to send the queue.
+    fn before_exit(&mut self, deadline: Instant) -> io::Result<()> {
+        if self.batch_count > 0 {
+            self.queue_last();
+        }
+        let left = self
+            .shared
+            .drain(deadline.min(Instant::now() + self.shutdown_timeout));
+        if left == 0 {
+            return Ok(());
+        }
+        self.shared.counters.lost.fetch_add(left, Ordering::Relaxed);
+        Err(io::Error::other(format!(
+            "{left} record(s) could not be delivered before the process ended"
+        )))
     }
 }
 
@@ -443,32 +444,6 @@ impl fmt::Debug for OtlpStats {
             .field("requests", &self.requests())
             .finish()
     }
-}
-
-/// Whether `line` was logged on an exporter's thread. Such records never come through the
-/// `log` bridge, which drops them (see [`on_exporter_thread`]); this catches those that take
-/// another way in (`tracing-log`).
-fn is_own_transport(line: &Line<'_>) -> bool {
-    line.thread_name == "tachylog-otlp"
-}
-
-thread_local! {
-    /// Set once, on each exporter's thread, before it sends anything.
-    static EXPORTER_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Marks the calling thread as an exporter's.
-fn mark_exporter_thread() {
-    EXPORTER_THREAD.with(|t| t.set(true));
-}
-
-/// Whether the calling thread is an `OtlpSink`'s exporter. `ureq` and `rustls` log through the
-/// `log` crate, which tachylog may serve: the `log` bridge drops what this thread logs, as
-/// OpenTelemetry SDKs suppress their exporters' own telemetry, since sending it would make
-/// every request log more, without end, and a sink that is failing would look as if it
-/// worked. One thread-local read.
-pub(crate) fn on_exporter_thread() -> bool {
-    EXPORTER_THREAD.with(|t| t.get())
 }
 
 /// The wall-clock time `delay` from now, in nanoseconds since the Unix epoch.
