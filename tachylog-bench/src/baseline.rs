@@ -1,12 +1,13 @@
-//! The baseline commit's own bench binary, so that "`latency` no worse than before issue 14"
-//! compares two builds measured in the same run.
+//! A baseline commit's own bench binary, so that "`latency` no worse than the baseline"
+//! compares two builds measured in the same suite (`--baseline COMMIT`, or `--full --targets`
+//! with the commit in `baselines/latency.json`).
 //!
-//! Why not only the recorded figures (`baselines/latency.json`): a tail percentile measures
-//! the machine of the day as much as the code. On 2026-11-25 the baseline commit's own binary,
-//! alternated five times with the current one on the same VM, gave p99.9 of 180–351 ns
-//! (median 280) against its recorded 60 ns; the harness's own p99.9 had gone from 20 to 30 ns.
-//! So `--full` also runs the baseline commit's `latency` child, interleaved with the others,
-//! and the target compares with it. The recorded figures stay in the report as a reference.
+//! Why not only the recorded figures: a tail percentile measures the machine of the day as
+//! much as the code. The same binary, run again on the same virtual machine on another day,
+//! can give a p99.9 several times the one recorded for it, while its harness overhead moves
+//! too. Run in the same suite, interleaved with the current code's runs, the two builds share
+//! the machine's state, and only the code differs. The recorded figures stay in the targets as
+//! a reference.
 //!
 //! The binary is built once per commit under `target/bench-baseline/<commit>/`: the commit's
 //! tree is taken with `git archive` (so the working tree is never touched) and built with

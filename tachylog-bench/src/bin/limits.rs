@@ -1,5 +1,5 @@
-//! `limits`: what a rate-limited or sampled call costs the caller, next to the plain call
-//! (issue 15). `cargo run --release -p tachylog-bench --bin limits`.
+//! `limits`: what a rate-limited or sampled call costs the caller, next to the plain call.
+//! `cargo run --release -p tachylog-bench --bin limits`.
 //!
 //! Each row times 200,000 calls one by one with the harness clock (`rdtsc` between `lfence`s
 //! on x86_64, calibrated against `Instant`), 2 µs apart so the back end keeps up, after

@@ -31,7 +31,7 @@ pub use backend::LineFormat;
 pub enum Scale {
     /// A few minutes for the whole suite: a subset of the workloads, one run each.
     Quick,
-    /// Every workload at its issue-stated size, three runs of everything.
+    /// Every workload at its full size, three runs of everything.
     Full,
     /// Tiny counts, for the harness's own tests (`--smoke`): checks plumbing, measures
     /// nothing worth reading.
@@ -195,10 +195,11 @@ impl Workload {
         all
     }
 
-    /// Whether the quick (default) suite runs it. Of the scaling series only 2 threads (the
-    /// issue's target) runs there, every logger's 15M records being minutes; of the
-    /// back-end-alone matrix, every shape in text and the `Iteration` shape in JSON and logfmt.
-    /// `paced_*` and `threads_*` run whole: together a little over two minutes.
+    /// Whether the quick (default) suite runs it. Of the scaling series only 2 threads runs
+    /// there (the smallest count where producers contend), the whole series being 15M records
+    /// per logger, minutes; of the back-end-alone matrix, every shape in text and the
+    /// `Iteration` shape in JSON and logfmt. `paced_*` and `threads_*` run whole: together a
+    /// little over two minutes.
     pub fn in_quick(self) -> bool {
         matches!(
             self,

@@ -26,7 +26,8 @@ pub const SEED_LINES: u64 = 1_000_000;
 /// Lines per thread of `seed_2x100k`.
 pub const TWO_THREAD_LINES: u64 = 100_000;
 
-/// Records of `throughput`: the 4M in the full suite, 1M in the quick one.
+/// Records of `throughput`: 4M in the full suite, long enough that start-up and shutdown are a
+/// small part of the time; 1M in the quick one, to keep it to minutes.
 pub fn throughput_lines(scale: Scale) -> u64 {
     match scale {
         Scale::Quick => 1_000_000,
@@ -35,7 +36,7 @@ pub fn throughput_lines(scale: Scale) -> u64 {
     }
 }
 
-/// Records per thread of `scaling_t*` (the "2 threads × 1M"); a thousandth in smoke.
+/// Records per thread of `scaling_t*` (`scaling_t2` is "2 threads × 1M"); a thousandth in smoke.
 pub const SCALING_LINES: u64 = 1_000_000;
 
 /// Record 1 of `throughput` as std renders it.

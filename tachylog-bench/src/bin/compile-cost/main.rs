@@ -1,14 +1,15 @@
 //! `compile-cost`: what N log call sites cost a user at build time and in the binary, for
-//! `log`, `tracing` and `tachylog` side by side (issue 14).
+//! `log`, `tracing` and `tachylog` side by side.
 //!
-//! `cargo run --release -p tachylog-bench --bin compile-cost [-- --runs N --calls N --only LIST]`
+//! `cargo run --release -p tachylog-bench --bin compile-cost [-- --runs N --calls N --only LIST
+//! --targets]`
 //!
 //! Why: binary size and compile time are among the most repeated complaints about Rust logging
-//! (tokio-rs/tracing#1425, tokio-rs/tracing#783). A logging macro expands at every call site, so
-//! whatever it emits there is paid once per call, in every rebuild and in the executable; a
-//! macro that is cheap at run time because it generates code per site (tachylog's `__decode`
-//! function until issue 14 made call sites emit data) can make a program slow to rebuild and
-//! large to ship.
+//! (the `tracing` repository's issue tracker has long threads on both). A logging macro expands
+//! at every call site, so whatever it emits there is paid once per call, in every rebuild and
+//! in the executable; a macro that is cheap at run time because it generates code per site
+//! (a decoding function per call site, say) can make a program slow to rebuild and large to
+//! ship. tachylog's call sites emit data instead, and this binary keeps that honest.
 //!
 //! What is measured, as a new user would meet it: one generated crate per macro under
 //! `target/compile-cost/{log,tracing,tachylog}/`, each its own workspace and binary crate
@@ -27,9 +28,10 @@
 //! interleaved, so a noisy moment is spread over all of them; `--runs N` repeats the touch and
 //! rebuild and reports the median. Binary size is the executable's file size (MB = 10^6 bytes).
 //!
-//! Targets (issue 14): tachylog's release rebuild ≤ tracing's, and its debug binary ≤ 2 ×
-//! tracing's. The table and the verdicts are printed and written to
-//! `target/compile-cost/report.md`.
+//! The table and tachylog's ratios to the other two are printed and written to
+//! `target/compile-cost/report.md`. With `--targets`, tachylog's own goals are checked too
+//! (release rebuild ≤ tracing's, debug binary ≤ 2 × tracing's), MET or MISSED; they are left
+//! out by default because one rebuild on a busy machine can miss them on its own.
 //!
 //! Layout: `generate` writes the crates' text, `table` renders the report; this file runs
 //! cargo, times it and reads the sizes.
@@ -43,12 +45,14 @@ mod generate;
 mod table;
 
 use generate::{cargo_toml, main_rs, Logger};
-use table::{median, render_table, target_lines, Row};
+use table::{median, ratio_lines, render_table, target_lines, Row};
 
 const USAGE: &str = "\
-usage: compile-cost [--runs N (1)] [--calls N (1000)] [--only log,tracing,tachylog]
+usage: compile-cost [--runs N (1)] [--calls N (1000)] [--only log,tracing,tachylog] [--targets]
   Generates one crate per logging macro under target/compile-cost/, times a rebuild of each
-  after touching main.rs (release and debug), and prints the rebuild times and binary sizes.";
+  after touching main.rs (release and debug), and prints the rebuild times and binary sizes,
+  with tachylog's as a ratio of each other crate's. --targets also checks tachylog's own
+  goals (release rebuild <= tracing's, debug binary <= 2 x tracing's): MET or MISSED.";
 
 /// Everything that stops a measurement; each names the crate or path involved.
 #[derive(Debug, thiserror::Error)]
@@ -121,6 +125,8 @@ struct Options {
     runs: usize,
     calls: usize,
     only: Vec<Logger>,
+    /// Check tachylog's own goals (`--targets`).
+    targets: bool,
 }
 
 /// `None` means `--help` was asked for.
@@ -129,6 +135,7 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Option<Option
         runs: 1,
         calls: 1000,
         only: Logger::ALL.to_vec(),
+        targets: false,
     };
     let mut args = args.into_iter();
     while let Some(flag) = args.next() {
@@ -167,6 +174,7 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Option<Option
                     .filter(|l| only.contains(l))
                     .collect();
             }
+            "--targets" => options.targets = true,
             "--help" | "-h" => return Ok(None),
             other => return Err(Error::Usage(format!("unknown option {other}"))),
         }
@@ -390,10 +398,13 @@ fn run(options: &Options) -> Result<String, Error> {
     }
 
     let mut report = format!("{header}\n\n{}", render_table(&rows));
-    let targets = target_lines(&rows);
-    if !targets.is_empty() {
+    let mut lines = ratio_lines(&rows);
+    if options.targets {
+        lines.extend(target_lines(&rows));
+    }
+    if !lines.is_empty() {
         report.push('\n');
-        for line in targets {
+        for line in lines {
             report.push_str(&line);
             report.push('\n');
         }
@@ -459,7 +470,14 @@ mod tests {
                 runs: 3,
                 calls: 10,
                 only: vec![Logger::Log, Logger::Tachylog],
+                targets: false,
             }
+        );
+        assert!(
+            parse_options(args(&["--targets"]))
+                .unwrap()
+                .unwrap()
+                .targets
         );
         assert!(parse_options(args(&["-h"])).unwrap().is_none());
         assert!(parse_options(args(&["--runs", "0"])).is_err());

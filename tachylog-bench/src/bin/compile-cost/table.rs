@@ -1,4 +1,5 @@
-//! The issue's table and its two targets, rendered from measured figures.
+//! The compile-cost table, tachylog's ratios to the other crates, and tachylog's two targets
+//! (`--targets`), rendered from measured figures.
 
 use std::fmt::Write as _;
 
@@ -31,7 +32,7 @@ pub fn mb(bytes: u64) -> f64 {
     bytes as f64 / 1e6
 }
 
-/// The issue's table, with its columns and precision.
+/// The table: one row per crate, each figure at the precision its noise allows.
 pub fn render_table(rows: &[Row]) -> String {
     let mut s = String::from(
         "| macro | release rebuild | debug rebuild | release binary | debug binary |\n\
@@ -51,7 +52,29 @@ pub fn render_table(rows: &[Row]) -> String {
     s
 }
 
-/// The two targets of issue 14, tachylog against tracing; empty unless both were measured.
+/// tachylog's figures as a ratio of each other crate's (above 1× tachylog's is larger or
+/// slower); empty without tachylog's row.
+pub fn ratio_lines(rows: &[Row]) -> Vec<String> {
+    let Some(ours) = rows.iter().find(|r| r.logger == Logger::Tachylog) else {
+        return Vec::new();
+    };
+    rows.iter()
+        .filter(|r| r.logger != Logger::Tachylog)
+        .map(|other| {
+            format!(
+                "tachylog ÷ {}: release rebuild {:.2}×, debug rebuild {:.2}×, release binary \
+                 {:.2}×, debug binary {:.2}×",
+                other.logger.name(),
+                ours.release_rebuild_s / other.release_rebuild_s,
+                ours.debug_rebuild_s / other.debug_rebuild_s,
+                ours.release_bytes as f64 / other.release_bytes as f64,
+                ours.debug_bytes as f64 / other.debug_bytes as f64,
+            )
+        })
+        .collect()
+}
+
+/// tachylog's two targets against tracing (`--targets`); empty unless both were measured.
 pub fn target_lines(rows: &[Row]) -> Vec<String> {
     let find = |l: Logger| rows.iter().find(|r| r.logger == l);
     let (Some(ours), Some(tracing)) = (find(Logger::Tachylog), find(Logger::Tracing)) else {
@@ -96,7 +119,7 @@ mod tests {
     }
 
     #[test]
-    fn table_renders_the_issues_columns_and_precision() {
+    fn table_renders_every_crate_at_its_precision() {
         assert_eq!(
             render_table(&rows()),
             "| macro | release rebuild | debug rebuild | release binary | debug binary |\n\
@@ -125,6 +148,24 @@ mod tests {
         assert!(lines[1].contains("(ratio 2.00) MET"), "{}", lines[1]);
         // Without tracing there is nothing to compare against.
         assert!(target_lines(&rows()[2..]).is_empty());
+    }
+
+    #[test]
+    fn ratios_set_tachylog_against_each_other_crate() {
+        let lines = ratio_lines(&rows());
+        assert_eq!(
+            lines,
+            [
+                "tachylog ÷ log: release rebuild 22.53×, debug rebuild 14.63×, release binary \
+                 3.05×, debug binary 7.88×",
+                "tachylog ÷ tracing: release rebuild 6.60×, debug rebuild 2.63×, release binary \
+                 1.75×, debug binary 4.94×",
+            ]
+        );
+        assert!(lines
+            .iter()
+            .all(|l| !l.contains("MET") && !l.contains("MISSED")));
+        assert!(ratio_lines(&rows()[..2]).is_empty());
     }
 
     #[test]
