@@ -1,7 +1,8 @@
 //! Runs the whole harness at `--smoke` scale (every logger × every workload, tiny counts, a
 //! process each) into a scratch directory, and checks what the parent verified: every run
 //! succeeded with every line on disk, every logger took part, and the pairs a logger cannot
-//! express are listed as not run rather than dropped. No timing is asserted.
+//! express are listed as not run rather than dropped, and the default report has no internal
+//! targets in it. No timing is asserted.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -67,5 +68,10 @@ fn every_logger_leaves_every_line_at_smoke_scale() {
         .filter(|p: &PathBuf| p.extension().is_some_and(|e| e == "svg"))
         .count();
     assert!(charts >= 5, "{charts} charts");
+    // The default report sets tachylog beside its peers; the internal targets need --targets.
+    let md = std::fs::read_to_string(out.join("latest.md")).unwrap();
+    assert!(md.contains("## How to read this report"), "{md}");
+    assert!(md.contains("not separable: one run"), "{md}");
+    assert!(!md.contains("MET") && !md.contains("MISSED"), "{md}");
     std::fs::remove_dir_all(&out).unwrap();
 }
