@@ -11,7 +11,9 @@ use std::fmt;
 /// A directive is `level`, `target=level` or `target` (everything from that target); `off`
 /// disables. A target matches itself and its submodules (`my_crate::net` matches
 /// `my_crate::net::tcp`, not `my_crate::network`); the longest matching target wins, and the
-/// last of two equal directives.
+/// last of two equal directives. Without a bare level the default is `error`: other targets'
+/// errors still pass (env_logger would pass nothing of them; write `off,my_crate=debug` for
+/// that). The README lists every difference from env_logger and tracing-subscriber.
 ///
 /// ```
 /// use tachylog::{Filter, Level};
@@ -20,6 +22,11 @@ use std::fmt;
 /// assert_eq!(filter.level_for("my_crate::db"), Some(Level::Info));
 /// assert_eq!(filter.level_for("hyper::proto"), None);
 /// assert_eq!(filter.max_level(), Some(Level::Debug));
+///
+/// let only_mine: Filter = "my_crate=debug".parse().unwrap();
+/// assert_eq!(only_mine.level_for("hyper"), Some(Level::Error));
+/// let silent: Filter = "off,my_crate=debug".parse().unwrap();
+/// assert_eq!(silent.level_for("hyper"), None);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Filter {
@@ -79,7 +86,11 @@ impl Filter {
             }
         }
         if !saw_default {
-            // Like env_logger: with only per-target directives, everything else is errors.
+            // Only per-target directives (`my_app=debug`): every other target still passes
+            // its errors, where env_logger and tracing-subscriber pass nothing else. A logger
+            // that promises never to lose a line silently must not hide a dependency's errors
+            // because the user asked for more of their own crate; `off,my_app=debug` is there
+            // for whoever wants the silence.
             filter.default = Some(Level::Error);
         }
         // Longest first, so the first match is the most specific; then by name, so that the
@@ -225,7 +236,11 @@ mod tests {
             Some(Level::Trace),
             "bare target"
         );
-        assert_eq!(filter("net").level_for("db"), Some(Level::Error));
+        assert_eq!(
+            filter("net").level_for("db"),
+            Some(Level::Error),
+            "other targets keep their errors (unlike env_logger)"
+        );
         assert_eq!(filter("off").max_level(), None);
         assert_eq!(
             filter("INFO, net = Debug ,").level_for("net"),
