@@ -1,7 +1,31 @@
 //! Sends a few records to an OpenTelemetry Collector over OTLP/HTTP: where
-//! `OTEL_EXPORTER_OTLP_ENDPOINT` says, else `http://localhost:4318`. See the README's OTLP
-//! section for a collector to run it against.
+//! `OTEL_EXPORTER_OTLP_ENDPOINT` says, else `http://localhost:4318`.
 //! `cargo run -p tachylog --features otlp --example otlp`
+//!
+//! A collector that prints what it receives (the one the tests use; Go 1.24+, a few minutes
+//! the first time):
+//!
+//! ```sh
+//! bash .ci/build-otelcol.sh          # builds target/otelcol/otelcol
+//! cat > /tmp/otelcol.yaml <<'YAML'
+//! receivers:
+//!   otlp:
+//!     protocols:
+//!       http:
+//!         endpoint: 127.0.0.1:4318
+//! exporters:
+//!   debug:
+//!     verbosity: detailed
+//! service:
+//!   pipelines:
+//!     logs:
+//!       receivers: [otlp]
+//!       exporters: [debug]
+//! YAML
+//! target/otelcol/otelcol --config /tmp/otelcol.yaml &
+//! cargo run -p tachylog --features otlp --example otlp   # "4 exported, 0 lost, 0 dropped"
+//! kill %1
+//! ```
 
 use std::time::Duration;
 
