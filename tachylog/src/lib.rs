@@ -265,6 +265,29 @@ macro_rules! warn {
 /// tachylog::info!(user_id, path = %path.display(), ?elapsed, http.method = "GET"; "served {}", 3);
 /// ```
 ///
+/// # Rate limits and sampling
+///
+/// `every = DURATION` lets at most one call through per period, `sample = N` one call in N
+/// (counted per thread); `key = k` beside either keeps a limit per key (64 slots per call site,
+/// so memory stays bounded). A skipped call evaluates none of its arguments. A call that passes
+/// carries `suppressed = N`, the calls skipped since the last one that passed; skipped calls
+/// that no later call reports are written by the back end as a WARN summary of the call site
+/// (`rate limit summary: N calls suppressed at FILE:LINE:COLUMN ...`), at [`flush`], when the
+/// guard drops and otherwise within about two flush intervals. So a site's lines and every
+/// `suppressed` count add up to the calls made. A field really named `every`, `sample` or `key`
+/// is written quoted: `"key" = k`.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// for job in 0..1000 {
+///     tachylog::warn!(every = Duration::from_secs(1); "queue full, dropping job {}", job);
+///     tachylog::debug!(sample = 100; "polled {} times", job);
+///     let peer = "10.0.0.7";
+///     tachylog::error!(every = Duration::from_secs(3600), key = peer, peer; "handshake failed");
+/// }
+/// ```
+///
 /// # Target
 ///
 /// The target, which filters and lines show, is the module path unless `target: "name"`
