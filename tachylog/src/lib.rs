@@ -36,7 +36,10 @@
 //!   control: see [`Builder::handle_termination`]); crash signals (SIGSEGV, SIGABRT, ...) get a bounded,
 //!   best-effort drain; SIGKILL can never be handled, except that levels made synchronous
 //!   with [`Builder::sync_level`] are already in the kernel. After `fork()` logging is off in
-//!   the child. `RELIABILITY.md` lists each case and the test that proves it.
+//!   the child. `RELIABILITY.md` lists each case and the test that proves it. On Windows,
+//!   Ctrl-C and closing the console drain like SIGTERM (see [`Builder::handle_termination`]);
+//!   `std::process::exit` is `ExitProcess` there, which ends the back end's thread and runs no
+//!   exit hook: call [`flush`] (or drop the guard) before it. Returning from `main` is safe.
 //! - **Failing sinks.** An error is reported once on stderr; lost records are counted and the
 //!   count is written into the sink when it works again (`FaultSink`, feature `testing`,
 //!   injects such faults).

@@ -1,9 +1,9 @@
 //! Converts the front end's clock ticks into wall-clock time, on the back end only.
 //!
-//! The tick rate is measured against `CLOCK_MONOTONIC_RAW` (never slewed or stepped) over an
-//! ever longer baseline, so it gets more precise the longer the program runs; the offset to
-//! wall-clock time is re-read from `CLOCK_REALTIME` at every resync (once a second), so NTP
-//! corrections and steps show up within a second.
+//! The tick rate is measured against `CLOCK_MONOTONIC_RAW` (never slewed or stepped; on Windows
+//! `QueryPerformanceCounter`) over an ever longer baseline, so it gets more precise the longer
+//! the program runs; the offset to wall-clock time is re-read from the system's wall clock at
+//! every resync (once a second), so NTP corrections and steps show up within a second.
 
 use crate::frontend::clock::{self, Source};
 use std::time::Duration;
@@ -37,6 +37,7 @@ fn sample() -> Sample {
     best.expect("at least one sample").1
 }
 
+#[cfg(unix)]
 fn raw_nanos() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -48,6 +49,13 @@ fn raw_nanos() -> u64 {
         return clock::monotonic_nanos();
     }
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// `QueryPerformanceCounter` is a hardware count that nothing slews or steps: it is the raw
+/// clock already.
+#[cfg(windows)]
+fn raw_nanos() -> u64 {
+    clock::monotonic_nanos()
 }
 
 /// Tick-to-wall-time conversion. See the module documentation.

@@ -16,6 +16,8 @@
 //! Layer 7 (see `ARCHITECTURE.md`), after `facade`: imports everything below it except the
 //! builder (`logger`), which installs these hooks.
 
+#[cfg(windows)]
+pub(crate) mod console_ctrl;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) mod crash;
 #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -24,8 +26,6 @@ mod disposition;
 pub(crate) mod fork;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) mod signals;
-#[cfg(windows)]
-pub(crate) mod console_ctrl;
 
 #[cfg(any(target_os = "linux", target_os = "android", windows))]
 use crate::queue::control::{self, Control};

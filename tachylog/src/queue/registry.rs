@@ -58,7 +58,24 @@ pub(crate) fn os_thread_id() -> u64 {
     unsafe { libc::gettid() as u64 }
 }
 
-#[cfg(not(target_os = "linux"))]
+/// The id Windows tools (Process Explorer, debuggers, ETW) show for the thread.
+#[cfg(windows)]
+pub(crate) fn os_thread_id() -> u64 {
+    // SAFETY: GetCurrentThreadId has no preconditions.
+    u64::from(unsafe { windows_sys::Win32::System::Threading::GetCurrentThreadId() })
+}
+
+/// The id `lldb` and Instruments show for the thread.
+#[cfg(target_vendor = "apple")]
+pub(crate) fn os_thread_id() -> u64 {
+    let mut id = 0u64;
+    // SAFETY: a null thread means the calling thread; `id` is a valid out-pointer.
+    unsafe { libc::pthread_threadid_np(0, &mut id) };
+    id
+}
+
+/// No thread id the OS shows: a number per call, unique in the process.
+#[cfg(not(any(target_os = "linux", windows, target_vendor = "apple")))]
 pub(crate) fn os_thread_id() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)

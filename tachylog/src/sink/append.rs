@@ -4,19 +4,25 @@
 //! - Opened with `O_APPEND` (mode 0640, parent directories created): every `write(2)` lands at
 //!   the end even when other processes append to the same file or `logrotate copytruncate`
 //!   truncates it. On Linux an `O_APPEND` write to a regular file is not interleaved with other
-//!   appends, so processes sharing a file never tear each other's lines.
+//!   appends, so processes sharing a file never tear each other's lines. On Windows the file is
+//!   opened with append access only (`FILE_APPEND_DATA`) and shared for reading, writing and
+//!   deleting: each `WriteFile` lands at the end as one piece on a local volume (NTFS
+//!   serialises the writes that extend a file), which is the same guarantee.
 //! - The buffer only ever holds whole lines and goes out in one `write` call, so a batch never
 //!   splits a line. A line larger than the buffer is written on its own.
-//! - At most once a second, at flush time, the path is checked to still name the open file;
-//!   if the file was deleted or moved away, it is recreated, so a log deleted by hand or moved
-//!   by a rotation tool without `copytruncate` is not written into the void forever.
+//! - At most once a second, at flush time, the path is checked to still name the open file
+//!   (see [`identity`]); if the file was deleted or moved away, it is recreated, so a log
+//!   deleted by hand or moved by a rotation tool without `copytruncate` is not written into the
+//!   void forever.
 //! - A full batch is written by a [`BackgroundWriter`] thread while the next one fills; a
 //!   flush writes the rest itself after that batch is done (see its module for why).
 
+mod identity;
+
 use super::background_write::BackgroundWriter;
+use identity::FileId;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,10 +39,11 @@ const IDENTITY_CHECK_INTERVAL: Duration = Duration::from_secs(1);
 
 pub(crate) struct AppendFile {
     path: PathBuf,
-    /// Shared with the writing thread while it writes a batch.
-    file: Arc<File>,
-    /// Device and inode of `file`, to notice when `path` names another file.
-    identity: (u64, u64),
+    /// Shared with the writing thread while it writes a batch. `None` only after a file
+    /// deleted on Windows was closed so that its name could be taken again, until it is.
+    file: Option<Arc<File>>,
+    /// What identifies `file`, to notice when `path` names another file.
+    identity: FileId,
     /// Whole lines not yet written.
     buf: Vec<u8>,
     /// The file's length as of the last `stat` plus what this process wrote since.
@@ -53,8 +60,8 @@ impl AppendFile {
         let meta = file.metadata()?;
         Ok(AppendFile {
             path: path.to_path_buf(),
-            file: Arc::new(file),
-            identity: (meta.dev(), meta.ino()),
+            identity: identity::of_file(&file)?,
+            file: Some(Arc::new(file)),
             buf: Vec::with_capacity(BATCH),
             written_len: meta.len(),
             last_identity_check: Instant::now(),
@@ -77,7 +84,7 @@ impl AppendFile {
     #[cfg(feature = "rolling")]
     pub(crate) fn refresh_len(&mut self) -> io::Result<()> {
         self.wait_for_writer()?;
-        self.written_len = self.file.metadata()?.len();
+        self.written_len = self.file()?.metadata()?.len();
         Ok(())
     }
 
@@ -89,7 +96,7 @@ impl AppendFile {
         if line.len() >= BATCH {
             // A huge line goes straight out, without a copy, after the batch before it.
             self.wait_for_writer()?;
-            (&*self.file).write_all(line)?;
+            (&**self.file()?).write_all(line)?;
             self.written_len += line.len() as u64;
             return Ok(());
         }
@@ -152,7 +159,11 @@ impl AppendFile {
             &mut self.buf,
             spare.unwrap_or_else(|| Vec::with_capacity(BATCH)),
         );
-        self.written_len += writer.write(&self.file, full)?;
+        let Some(file) = &self.file else {
+            self.buf.clear();
+            return Err(self.closed_error());
+        };
+        self.written_len += writer.write(file, full)?;
         Ok(())
     }
 
@@ -181,6 +192,15 @@ impl AppendFile {
         if self.last_identity_check.elapsed() >= IDENTITY_CHECK_INTERVAL {
             self.last_identity_check = Instant::now();
             if !self.still_at_path() {
+                // Windows keeps the name of a file deleted while open until its last handle
+                // closes: ours goes first, so that the name can be taken again.
+                if self
+                    .file
+                    .as_deref()
+                    .is_some_and(identity::is_delete_pending)
+                {
+                    self.file = None;
+                }
                 match AppendFile::open(&self.path) {
                     Ok(mut recreated) => {
                         recreated.buf = std::mem::take(&mut self.buf);
@@ -219,7 +239,10 @@ impl AppendFile {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let result = (&*self.file).write_all(&self.buf);
+        let result = match &self.file {
+            Some(file) => (&**file).write_all(&self.buf),
+            None => Err(self.closed_error()),
+        };
         if result.is_ok() {
             self.written_len += self.buf.len() as u64;
         }
@@ -229,9 +252,30 @@ impl AppendFile {
         result
     }
 
+    /// The open file, unless a deleted one was closed and not yet recreated.
+    fn file(&self) -> io::Result<&Arc<File>> {
+        self.file.as_ref().ok_or_else(|| self.closed_error())
+    }
+
+    fn closed_error(&self) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "{} was deleted and cannot be recreated yet",
+                self.path.display()
+            ),
+        )
+    }
+
     fn still_at_path(&self) -> bool {
-        match std::fs::metadata(&self.path) {
-            Ok(meta) => (meta.dev(), meta.ino()) == self.identity,
+        let Some(file) = &self.file else {
+            return false;
+        };
+        if identity::is_delete_pending(file) {
+            return false;
+        }
+        match identity::of_path(&self.path) {
+            Ok(id) => id == self.identity,
             // Gone, or its directory is: recreate. Any other error (permissions on a parent):
             // keep writing to the open file rather than lose lines.
             Err(e) => e.kind() != io::ErrorKind::NotFound,
@@ -239,17 +283,25 @@ impl AppendFile {
     }
 }
 
-/// Opens `path` with `O_APPEND | O_CREAT`, mode 0640, creating missing parent directories.
-/// Several processes may do this at once: neither call fails because of the other.
+/// Opens `path` with `O_APPEND | O_CREAT`, mode 0640 (on Windows: append access, shared for
+/// reading, writing and deleting, std's default), creating missing parent directories. Several
+/// processes may do this at once: neither call fails because of the other.
 pub(crate) fn open_append(path: &Path) -> io::Result<File> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
     }
-    OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o640)
-        .open(path)
+    let mut options = OpenOptions::new();
+    options.append(true).create(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o640);
+    let opened = options.open(path);
+    // Windows says only "access denied" for a directory in the way, where Unix says what it is.
+    #[cfg(windows)]
+    let opened = opened.map_err(|e| match path.is_dir() {
+        true => io::Error::new(e.kind(), format!("{e} (it is a directory)")),
+        false => e,
+    });
+    opened
 }
 
 #[cfg(test)]

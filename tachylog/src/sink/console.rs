@@ -1,19 +1,20 @@
 //! Standard output and standard error.
 //!
 //! Lines are buffered here and written with `write(2)` on the raw descriptor in large batches,
-//! bypassing `std::io::Stdout`'s line buffering (one system call per line) and its lock. A slow
-//! terminal slows only the back end; callers keep logging into their rings.
+//! bypassing `std::io::Stdout`'s line buffering (one system call per line) and its lock. On
+//! Windows the batch goes through `std::io::Stdout` in one call instead: a console takes
+//! UTF-16 (`WriteConsoleW`), which std converts to. A slow terminal slows only the back end;
+//! callers keep logging into their rings.
 //!
 //! Colour (feature `color`; without it the console is never coloured): the level is coloured
 //! when the stream is a terminal (`ColorChoice::Auto`), never when it is a pipe or a file;
 //! `NO_COLOR` turns it off and `CLICOLOR_FORCE` on (<https://no-color.org>,
-//! <https://bixense.com/clicolors/>).
+//! <https://bixense.com/clicolors/>). On a Windows console, colour needs its virtual-terminal
+//! mode, switched on when the console is checked; a console that refuses it counts as no
+//! terminal, so it gets no escape codes.
 
 use super::{Line, Sink};
-use std::fs::File;
 use std::io::{self, Write};
-use std::mem::ManuallyDrop;
-use std::os::fd::FromRawFd;
 
 const BATCH: usize = 64 * 1024;
 
@@ -35,12 +36,30 @@ impl RawFd {
         if self.buf.is_empty() {
             return Ok(());
         }
-        // SAFETY: the descriptor is the process's stdout or stderr, open for its lifetime; the
-        // `File` is never dropped, so it is never closed here.
-        let mut file = ManuallyDrop::new(unsafe { File::from_raw_fd(self.fd) });
-        let result = file.write_all(&self.buf);
+        let result = write_stream(self.fd, &self.buf);
         self.buf.clear();
         result
+    }
+}
+
+#[cfg(unix)]
+fn write_stream(fd: i32, bytes: &[u8]) -> io::Result<()> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: the descriptor is the process's stdout or stderr, open for its lifetime; the
+    // `File` is never dropped, so it is never closed here.
+    let mut file = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+    file.write_all(bytes)
+}
+
+/// One `write_all` of whole lines: std's line writer passes them straight through.
+#[cfg(windows)]
+fn write_stream(fd: i32, bytes: &[u8]) -> io::Result<()> {
+    if fd == 1 {
+        let mut out = io::stdout().lock();
+        out.write_all(bytes)?;
+        out.flush()
+    } else {
+        io::stderr().lock().write_all(bytes)
     }
 }
 
@@ -145,10 +164,39 @@ pub(crate) fn use_color(
 }
 
 /// Whether descriptor `fd` (1 or 2) is a terminal.
-#[cfg(feature = "color")]
+#[cfg(all(feature = "color", unix))]
 pub(crate) fn is_terminal(fd: i32) -> bool {
     // SAFETY: `isatty` only inspects the descriptor; an invalid one yields 0.
     unsafe { libc::isatty(fd) == 1 }
+}
+
+/// Whether standard output (`fd` 1) or error (2) is a terminal that understands ANSI colours:
+/// a console whose virtual-terminal mode is on or could be switched on (Windows 10 and later),
+/// or a terminal emulator's pipe (mintty, which std recognises).
+#[cfg(all(feature = "color", windows))]
+pub(crate) fn is_terminal(fd: i32) -> bool {
+    use std::io::IsTerminal;
+    use std::os::windows::io::AsRawHandle;
+    use windows_sys::Win32::System::Console::{
+        GetConsoleMode, SetConsoleMode, ENABLE_VIRTUAL_TERMINAL_PROCESSING,
+    };
+    let (terminal, handle) = if fd == 1 {
+        (io::stdout().is_terminal(), io::stdout().as_raw_handle())
+    } else {
+        (io::stderr().is_terminal(), io::stderr().as_raw_handle())
+    };
+    if !terminal {
+        return false;
+    }
+    let mut mode = 0;
+    // SAFETY: `handle` is the process's standard handle; `mode` is a valid out-pointer. A
+    // handle that is not a console makes the call fail, and nothing is changed.
+    if unsafe { GetConsoleMode(handle, &mut mode) } == 0 {
+        return true; // a terminal emulator's pipe: it reads ANSI itself
+    }
+    mode & ENABLE_VIRTUAL_TERMINAL_PROCESSING != 0
+        // SAFETY: as above; only the one output mode flag is added.
+        || unsafe { SetConsoleMode(handle, mode | ENABLE_VIRTUAL_TERMINAL_PROCESSING) } != 0
 }
 
 #[cfg(all(test, feature = "color"))]

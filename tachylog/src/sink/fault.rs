@@ -1,5 +1,5 @@
 //! A fault-injecting wrapper around any sink, for testing how an application (and tachylog)
-//! behaves when the destination fails: the next N writes fail with a chosen `errno`, writes come
+//! behaves when the destination fails: the next N writes fail with a chosen OS error, writes come
 //! out short, or every write stalls. The faults are switched from any thread through a
 //! [`Faults`] handle while the back end owns the sink.
 //!
@@ -56,7 +56,7 @@ pub struct Faults {
 struct State {
     /// Writes still to fail.
     fail_next: AtomicU64,
-    /// The `errno` of injected failures.
+    /// The raw OS error code of injected failures.
     errno: AtomicI32,
     /// Whether each write passes only the first half of its line, then fails.
     short: AtomicBool,
@@ -81,10 +81,20 @@ impl<S: Sink> FaultSink<S> {
 }
 
 impl Faults {
-    /// Makes the next `writes` calls of `write_line` fail with `errno` (such as `libc::EIO` or
-    /// `libc::ENOSPC`) without reaching the inner sink.
-    pub fn fail_next(&self, writes: u64, errno: i32) {
-        self.state.errno.store(errno, Ordering::Relaxed);
+    /// Makes the next `writes` calls of `write_line` fail with the raw OS error `code` without
+    /// reaching the inner sink. The code is what [`io::Error::from_raw_os_error`] takes: an
+    /// `errno` on Unix (`libc::EIO`, `libc::ENOSPC`), a Win32 error code on Windows
+    /// (`ERROR_DISK_FULL` is 112, `ERROR_WRITE_FAULT` 29).
+    ///
+    /// ```
+    /// let (_sink, faults) = tachylog::FaultSink::new(tachylog::Stderr::new());
+    /// #[cfg(unix)]
+    /// faults.fail_next(1, libc::ENOSPC);
+    /// #[cfg(windows)]
+    /// faults.fail_next(1, 112); // ERROR_DISK_FULL
+    /// ```
+    pub fn fail_next(&self, writes: u64, code: i32) {
+        self.state.errno.store(code, Ordering::Relaxed);
         self.state.fail_next.store(writes, Ordering::Release);
     }
 

@@ -15,6 +15,11 @@ use std::path::{Path, PathBuf};
 /// of whole lines, one `write(2)` each. If the file is deleted or moved away, it is recreated
 /// at its path within about a second; [`reopen`](crate::reopen) does it at once.
 ///
+/// On Windows the file is opened for appending only and shared for reading, writing and
+/// deleting: other processes may append to it, read it, and rename or delete it while it is
+/// open (a renamed or deleted file is recreated as above). Each batch is one `WriteFile` that
+/// the file system places at the end of the file.
+///
 /// ```
 /// let dir = std::env::temp_dir().join("tachylog-doc-file-sink");
 /// let sink = tachylog::FileSink::open(dir.join("app.log")).unwrap();

@@ -10,7 +10,6 @@ use super::name::{NamePattern, Recognised, COMPRESSED_SUFFIXES, TEMP_SUFFIX};
 use super::Compression;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufReader, BufWriter};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
@@ -384,11 +383,11 @@ fn compress_file(path: &Path, compression: Compression) -> io::Result<()> {
     temp.push(TEMP_SUFFIX);
     let temp = PathBuf::from(temp);
     // `create_new`: another process compressing the same file makes this one step aside.
-    let out = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o640)
-        .open(&temp)?;
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o640);
+    let out = options.open(&temp)?;
     let written =
         encode(BufReader::new(source), BufWriter::new(out), compression).and_then(|out| {
             out.set_modified(modified)?;

@@ -12,6 +12,7 @@
 //! arrives; a late record stamped before the boundary still goes to the file of its own period.
 
 mod housekeeping;
+mod latest;
 mod name;
 
 pub use name::{FileNamePatternError, Period};
@@ -90,8 +91,9 @@ pub struct RollingFileBuilder {
 /// and `latest` symlink.
 ///
 /// # Naming
-/// The pattern is a path whose strftime fields (`%Y %y %m %d %j %H %M %S %F`, `%%` for a
-/// percent sign) may appear in directories and in the file name: `logs/%Y/%m/%d/app.log`,
+/// The pattern is a path (on Windows `\` separates its parts too, and it may start with a
+/// drive or a share) whose strftime fields (`%Y %y %m %d %j %H %M %S %F`, `%%` for a percent
+/// sign) may appear in directories and in the file name: `logs/%Y/%m/%d/app.log`,
 /// `app.%Y%m%d.log`, `app.%Y%m%d-%H.log`. The smallest field sets the period. Nothing is ever
 /// renamed: a new period opens a new file, at the boundary even when no record arrives, and
 /// each record goes to the file of its own timestamp's period. Names are formatted in local
@@ -274,7 +276,7 @@ impl RollingFile {
                 self.file = Some(file);
                 self.open_error = None;
                 if let Some(link) = &self.latest_symlink {
-                    if let Err(e) = point_symlink(link, &path) {
+                    if let Err(e) = latest::point_link(link, &path) {
                         eprintln!(
                             "tachylog: cannot point {} at {}: {e}",
                             link.display(),
@@ -360,7 +362,14 @@ impl RollingFileBuilder {
         self
     }
 
-    /// Keeps a symbolic link at `link` pointing at the file in use.
+    /// Keeps a symbolic link at `link` pointing at the file in use, replaced atomically when
+    /// the file changes (relative when the file is in or below the link's directory).
+    ///
+    /// On Windows a symbolic link needs the `SeCreateSymbolicLinkPrivilege` (administrators)
+    /// or Developer Mode. Without them `link` is a hard link to the file in use instead: the
+    /// same file under a second name, on the same volume, which reads the same while it is
+    /// current. A link that cannot be made or replaced (a reader holding `link` open without
+    /// sharing it for deletion, say) is reported on stderr; logging goes on without it.
     pub fn latest_symlink(mut self, link: impl Into<PathBuf>) -> Self {
         self.latest_symlink = Some(link.into());
         self
@@ -487,28 +496,4 @@ impl Drop for RollingFile {
         // Joins the housekeeping thread after it has finished pending compressions.
         self.housekeeper.take();
     }
-}
-
-/// Points the symbolic link `link` at `target` atomically (a new link renamed over the old).
-fn point_symlink(link: &Path, target: &Path) -> io::Result<()> {
-    // Relative when the file is in or below the link's directory, so the pair can be moved.
-    let link_dir = link.parent().unwrap_or(Path::new(""));
-    let pointee = match target.strip_prefix(link_dir) {
-        Ok(relative) if !relative.as_os_str().is_empty() => relative.to_path_buf(),
-        _ => std::path::absolute(target)?,
-    };
-    if std::fs::read_link(link).is_ok_and(|current| current == pointee) {
-        return Ok(());
-    }
-    let mut temp = link.as_os_str().to_owned();
-    temp.push(format!(".{}.tmp", std::process::id()));
-    let temp = PathBuf::from(temp);
-    let _ = std::fs::remove_file(&temp);
-    if let Some(parent) = link.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::os::unix::fs::symlink(&pointee, &temp)?;
-    std::fs::rename(&temp, link).inspect_err(|_| {
-        let _ = std::fs::remove_file(&temp);
-    })
 }

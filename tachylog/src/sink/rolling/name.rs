@@ -88,8 +88,9 @@ pub(crate) struct NamePattern {
     source: String,
     /// One entry per path component.
     components: Vec<Vec<Token>>,
-    /// Whether the pattern starts at the file-system root.
-    absolute: bool,
+    /// Where an absolute pattern starts, as written: `/` on Unix; on Windows also a drive
+    /// (`C:\`, `C:/`) or a share (`\\server\share\`). Empty for a relative pattern.
+    root: String,
     period: Period,
 }
 
@@ -126,6 +127,22 @@ pub(crate) const COMPRESSED_SUFFIXES: [&str; 2] = [".gz", ".zst"];
 /// Suffix of a compression in progress.
 pub(crate) const TEMP_SUFFIX: &str = ".tmp";
 
+/// The start of `pattern` that names where an absolute path begins (`NamePattern::root`), or
+/// `""`. Read with `Path`'s own parser, so it is what the platform takes as a root.
+fn root_of(pattern: &str) -> &str {
+    use std::path::Component;
+    let mut len = 0;
+    for component in std::path::Path::new(pattern).components() {
+        match component {
+            Component::Prefix(prefix) => len += prefix.as_os_str().len(),
+            // One separator, however many follow (they are dropped as empty components).
+            Component::RootDir => len += 1,
+            _ => break,
+        }
+    }
+    &pattern[..len]
+}
+
 impl NamePattern {
     pub(crate) fn parse(pattern: &str) -> Result<NamePattern, FileNamePatternError> {
         let fail = |reason: String| FileNamePatternError {
@@ -135,12 +152,13 @@ impl NamePattern {
         if pattern.is_empty() {
             return Err(fail("it is empty".into()));
         }
-        if pattern.ends_with('/') {
+        if pattern.ends_with(std::path::is_separator) {
             return Err(fail("it names a directory; end it with a file name".into()));
         }
-        let absolute = pattern.starts_with('/');
+        let root = root_of(pattern);
         let mut components = Vec::new();
-        for component in pattern.split('/').filter(|c| !c.is_empty() && *c != ".") {
+        let below_root = pattern[root.len()..].split(std::path::is_separator);
+        for component in below_root.filter(|c| !c.is_empty() && *c != ".") {
             let tokens = parse_component(component).map_err(fail)?;
             if tokens == [Token::Literal("..".into())]
                 && components.iter().any(|c: &Vec<Token>| has_field(c))
@@ -175,7 +193,7 @@ impl NamePattern {
         Ok(NamePattern {
             source: pattern.to_string(),
             components,
-            absolute,
+            root: root.to_string(),
             period,
         })
     }
@@ -256,12 +274,10 @@ impl NamePattern {
 
     fn format(&self, civil: Civil) -> PathBuf {
         let mut out = String::with_capacity(self.source.len() + 8);
-        if self.absolute {
-            out.push('/');
-        }
+        out.push_str(&self.root);
         for (i, component) in self.components.iter().enumerate() {
             if i > 0 {
-                out.push('/');
+                out.push(std::path::MAIN_SEPARATOR);
             }
             for token in component {
                 match token {
@@ -284,10 +300,10 @@ impl NamePattern {
             .iter()
             .take(self.components.len() - 1)
             .take_while(|c| !has_field(c));
-        let mut root = if self.absolute {
-            PathBuf::from("/")
-        } else {
+        let mut root = if self.root.is_empty() {
             PathBuf::from(".")
+        } else {
+            PathBuf::from(&self.root)
         };
         for component in fixed {
             root.push(literal_text(component));

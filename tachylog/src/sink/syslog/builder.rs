@@ -1,12 +1,11 @@
 //! The settings of a [`SyslogSink`] and the facilities.
 
 use super::tcp::Tcp;
-use super::{
-    connect_unix, header_field, resolve, system_hostname, SyslogSink, Transport, TRUNCATION_MARK,
-};
+use super::{header_field, resolve, system_hostname, SyslogSink, Transport, TRUNCATION_MARK};
 use crate::format::time::TimeCache;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
+#[cfg(unix)]
 use std::path::Path;
 use std::time::Duration;
 
@@ -58,7 +57,7 @@ impl Facility {
 }
 
 /// Settings of a [`SyslogSink`]; finish with [`udp`](SyslogBuilder::udp),
-/// [`tcp`](SyslogBuilder::tcp) or [`unix`](SyslogBuilder::unix).
+/// [`tcp`](SyslogBuilder::tcp) or, on Unix, [`unix`](SyslogBuilder::unix).
 ///
 /// ```
 /// let sink = tachylog::SyslogSink::builder()
@@ -224,7 +223,7 @@ impl SyslogBuilder {
 
     /// A sink sending one datagram per record to the Unix datagram socket at `path`, such as
     /// `/dev/log`. Stream sockets are not supported: connecting to one fails with an error
-    /// saying so.
+    /// saying so. Unix only.
     ///
     /// ```no_run
     /// let sink = tachylog::SyslogSink::builder().unix("/dev/log").unwrap();
@@ -232,11 +231,10 @@ impl SyslogBuilder {
     /// tachylog::info!("to the local syslog daemon");
     /// drop(guard);
     /// ```
+    #[cfg(unix)]
     pub fn unix(self, path: impl AsRef<Path>) -> io::Result<SyslogSink> {
-        let path = path.as_ref().to_path_buf();
-        let socket = connect_unix(&path)?;
-        socket.set_write_timeout(Some(self.write_timeout))?;
-        Ok(self.finish(Transport::Unix { socket, path }))
+        let unix = super::UnixTransport::connect(path.as_ref().to_path_buf(), self.write_timeout)?;
+        Ok(self.finish(Transport::Unix(unix)))
     }
 
     fn finish(self, transport: Transport) -> SyslogSink {

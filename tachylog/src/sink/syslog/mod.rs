@@ -1,5 +1,5 @@
 //! Records sent to a syslog collector as RFC 5424 messages, over UDP, TCP (RFC 6587
-//! octet-counting framing) or a Unix datagram socket such as `/dev/log`.
+//! octet-counting framing) or, on Unix, a Unix datagram socket such as `/dev/log`.
 //!
 //! Runs on the back end's thread only, like every sink. It may block, but never for long: TCP
 //! connects and writes carry timeouts, and while the collector is unreachable records wait in a
@@ -14,6 +14,8 @@
 
 mod builder;
 mod tcp;
+#[cfg(unix)]
+mod unix;
 
 pub use builder::{Facility, SyslogBuilder};
 
@@ -24,10 +26,10 @@ use crate::Level;
 use std::fmt::Write as _;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
-use std::os::unix::net::UnixDatagram;
-use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tcp::Tcp;
+#[cfg(unix)]
+use unix::UnixTransport;
 
 /// The private enterprise number in the structured-data ID `meta@32473`: 32473 is the example
 /// PEN reserved for documentation by RFC 5612 and used by RFC 5424's own examples. It marks
@@ -83,7 +85,7 @@ fn severity(level: Level) -> u8 {
 ///   still be lost, unreported; nothing is ever sent twice (a record cut short by the break
 ///   is sent again whole, and collectors drop an incomplete frame). When the logger stops,
 ///   records still waiting get one last attempt; any left are reported on stderr.
-/// - **Unix datagram** (`/dev/log`): one datagram per record, cut like UDP.
+/// - **Unix datagram** (`/dev/log`; Unix only): one datagram per record, cut like UDP.
 ///
 /// Loss accounting: while records wait for the collector, `write_line` and `flush` succeed.
 /// When the buffer is full the newest record is dropped, `write_line` fails for it, and the
@@ -133,7 +135,8 @@ impl SyslogSink {
         match &self.transport {
             Transport::Udp { addr, .. } => format!("syslog udp {addr}"),
             Transport::Tcp(tcp) => format!("syslog tcp {}", tcp.addr),
-            Transport::Unix { path, .. } => format!("syslog unix {}", path.display()),
+            #[cfg(unix)]
+            Transport::Unix(unix) => format!("syslog unix {}", unix.path.display()),
         }
     }
 
@@ -200,9 +203,10 @@ impl Sink for SyslogSink {
                 truncate_datagram(&mut self.message, max);
                 socket.send(&self.message).map(drop)
             }
-            Transport::Unix { socket, path } => {
+            #[cfg(unix)]
+            Transport::Unix(unix) => {
                 truncate_datagram(&mut self.message, max);
-                send_unix(socket, path, &self.message)
+                unix.send(&self.message)
             }
             Transport::Tcp(tcp) => {
                 return tcp
@@ -236,10 +240,8 @@ impl Sink for SyslogSink {
                 tcp.send_pending();
                 Ok(())
             }
-            Transport::Unix { socket, path } => {
-                *socket = connect_unix(path)?;
-                Ok(())
-            }
+            #[cfg(unix)]
+            Transport::Unix(unix) => unix.reconnect(),
             Transport::Udp { .. } => Ok(()),
         }
     }
@@ -288,37 +290,13 @@ impl Drop for SyslogSink {
 }
 
 enum Transport {
-    Udp { socket: UdpSocket, addr: SocketAddr },
+    Udp {
+        socket: UdpSocket,
+        addr: SocketAddr,
+    },
     Tcp(Tcp),
-    Unix { socket: UnixDatagram, path: PathBuf },
-}
-
-fn connect_unix(path: &Path) -> io::Result<UnixDatagram> {
-    let socket = UnixDatagram::unbound()?;
-    socket.connect(path).map_err(|e| {
-        let hint = if e.raw_os_error() == Some(libc::EPROTOTYPE) {
-            " (a stream socket: only datagram sockets are supported)"
-        } else {
-            ""
-        };
-        io::Error::new(
-            e.kind(),
-            format!("syslog unix {}: {e}{hint}", path.display()),
-        )
-    })?;
-    Ok(socket)
-}
-
-/// Sends one datagram; if the daemon was restarted (the old socket is gone), reconnects once.
-fn send_unix(socket: &mut UnixDatagram, path: &Path, message: &[u8]) -> io::Result<()> {
-    match socket.send(message) {
-        Ok(_) => Ok(()),
-        Err(e) if matches!(e.raw_os_error(), Some(libc::ECONNREFUSED | libc::ENOTCONN)) => {
-            *socket = connect_unix(path)?;
-            socket.send(message).map(drop)
-        }
-        Err(e) => Err(e),
-    }
+    #[cfg(unix)]
+    Unix(UnixTransport),
 }
 
 fn resolve(addr: impl ToSocketAddrs) -> io::Result<SocketAddr> {
