@@ -2,6 +2,8 @@
 //! a pipe, and honours `NO_COLOR` and `CLICOLOR_FORCE`; without the `color` feature it never
 //! colours. Each case is a child process (the test itself, run again) whose standard output is
 //! the pty or a pipe.
+// Unix only: a pseudo-terminal (`openpty`) stands in for the terminal; Windows consoles have none.
+#![cfg(unix)]
 
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};

@@ -4,6 +4,8 @@
 //! disk, and the process still dies of its signal. Each scenario runs in a real child process,
 //! several times. (Without the handler, most of these records are still in the rings when the
 //! process dies: see the `handle_crashes(false)` control scenario.)
+// Unix only: crash signals and their handlers are Linux-only.
+#![cfg(unix)]
 
 mod common;
 

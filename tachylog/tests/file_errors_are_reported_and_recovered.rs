@@ -3,6 +3,8 @@
 //!
 //! Root ignores directory permissions, so when the tests run as root the scenario runs in a
 //! child process that first drops to the `nobody` user: the errors are the kernel's own.
+// Unix only: permission errors are made with Unix modes (`chmod`) and a dropped root.
+#![cfg(unix)]
 
 mod common;
 

@@ -2,6 +2,8 @@
 //! held, and logging is cleanly disabled in it (calls do nothing, `flush` and `reopen` return,
 //! dropping the inherited guard returns, SIGTERM still ends it); the parent keeps logging and
 //! loses nothing. 20 forks, each child bounded by a 30 s limit.
+// Unix only: `fork()` is Unix-only.
+#![cfg(unix)]
 
 mod common;
 

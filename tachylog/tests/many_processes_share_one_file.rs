@@ -1,6 +1,9 @@
 //! Several processes appending to the same file, or the same rolling pattern, never tear or
 //! interleave lines: each batch of whole lines is one `write(2)` on an `O_APPEND` descriptor,
 //! and creating the next period's file from several processes at once is safe.
+// Unix only: Wine emulates Windows' append-only writes with a size lookup and a positioned
+// write, which races between processes (NTFS appends each `WriteFile` atomically).
+#![cfg(unix)]
 
 mod common;
 

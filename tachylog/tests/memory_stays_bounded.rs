@@ -3,6 +3,8 @@
 //! 1,000 threads that each log once and exit leave no ring behind (`VmData` returns near its
 //! baseline instead of growing by 1,000 MiB of rings). Also an empty message, and the
 //! explicit cut of `max_message_bytes`.
+// Unix only: the peak memory is read from `/proc/self/status`.
+#![cfg(unix)]
 
 mod common;
 

@@ -8,7 +8,9 @@
 //! environment variables; mutual TLS; through an `HTTPS_PROXY` and a SOCKS5 proxy; an untrusted certificate is not
 //! retried and its records are counted lost; and a collector that goes down and comes back:
 //! every record logged is either delivered once or counted lost and announced.
-#![cfg(feature = "otlp-tls")]
+// Unix only: the collector is a Linux program (built with Go by `.ci/build-otelcol.sh`), and the
+// proxies it goes through (microsocks) too.
+#![cfg(all(feature = "otlp-tls", unix))]
 
 #[path = "otlp/child.rs"]
 mod child;

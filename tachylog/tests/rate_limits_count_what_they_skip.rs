@@ -432,11 +432,14 @@ fn a_period_that_ends_with_no_call_passing_is_reported_without_a_flush() {
 }
 
 /// The sites of [`until_the_end`], in the order [`a_signals_drain_writes_the_skipped_calls_no_later_call_reports`]'s child prints them.
+#[cfg(unix)]
 const SIGNAL_SITES: [&str; 4] = ["end-short ", "end-hour ", "end-keyed ", "end-sampled "];
 
 /// SIGTERM to a process whose threads flooded limited call sites and stopped: the handler's
 /// drain writes the skipped calls that no later call reports, then the process dies of the
 /// signal. The child prints its counts before it sends the signal.
+// Unix only: SIGTERM and its handler.
+#[cfg(unix)]
 #[test]
 fn a_signals_drain_writes_the_skipped_calls_no_later_call_reports() {
     use std::os::unix::process::ExitStatusExt;

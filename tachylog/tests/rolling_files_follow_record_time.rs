@@ -309,13 +309,18 @@ fn the_latest_symlink_follows_the_current_file() {
         .latest_symlink(&link)
         .open_at(NOV_21 - SEC)
         .unwrap();
+    // A relative symbolic link on Unix; on Windows a hard link when symbolic ones cannot be
+    // made (no privilege, or Wine's, which lead nowhere): then the content shows the file.
+    #[cfg(unix)]
     assert_eq!(
         std::fs::read_link(&link).unwrap(),
         PathBuf::from("app.20261120.log")
     );
+    assert_eq!(read(&link), "");
     sink.tick(NOV_21).unwrap();
     line(&mut sink, NOV_21, "through the link");
     sink.flush().unwrap();
+    #[cfg(unix)]
     assert_eq!(
         std::fs::read_link(&link).unwrap(),
         PathBuf::from("app.20261121.log")

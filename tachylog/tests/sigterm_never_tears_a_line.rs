@@ -6,6 +6,8 @@
 //! snapshot although the threads keep logging (`Source::reached_snapshot`,
 //! `backend/merge.rs`), or the signal thread gives up after 5 s and the process dies
 //! mid-write. Each child is signalled once the back end is busy writing.
+// Unix only: SIGTERM and its handler are Linux-only.
+#![cfg(unix)]
 
 mod common;
 

@@ -2,6 +2,8 @@
 //! `sync_level(Level::Error)`, an `error!` call returns only once its record is written to the
 //! kernel, so every ERROR record logged before a SIGKILL is in the file, even when thousands of
 //! INFO records around it are lost. Real child processes killed by a real SIGKILL, 10 times.
+// Unix only: SIGKILL is Unix-only.
+#![cfg(unix)]
 
 mod common;
 

@@ -4,6 +4,8 @@
 //!
 //! `rsyslogd` must be installed (Debian: `apt-get install rsyslog`; `.ci/run` does it): without
 //! it these tests fail, they do not skip.
+// Unix only: `rsyslogd` and the Unix datagram transport are Unix-only.
+#![cfg(unix)]
 
 mod common;
 

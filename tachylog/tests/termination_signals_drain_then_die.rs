@@ -3,6 +3,8 @@
 //! application installed before `init` is chained: it runs after the drain. The builder option
 //! turns the handler off. SIGHUP, when enabled, reopens the file at its path. Every scenario
 //! runs in real child processes, several times.
+// Unix only: SIGTERM, SIGINT and their handlers are Linux-only.
+#![cfg(unix)]
 
 mod common;
 

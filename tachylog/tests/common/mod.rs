@@ -170,6 +170,7 @@ pub fn log_numbered_from_two_threads(other: &'static str, count: u64) {
 
 /// Runs `scenario` in `runs` fresh children; each must die of signal `signal` with every record
 /// of `log_numbered_from_two_threads("other", count)` in its log.
+#[cfg(unix)]
 pub fn assert_killed_by_after_writing_all(scenario: &str, signal: i32, runs: usize, count: u64) {
     use std::os::unix::process::ExitStatusExt;
     for _ in 0..runs {
@@ -304,6 +305,7 @@ pub fn wait_until(what: impl fmt::Display, limit: Duration, condition: impl FnMu
 /// In a child that has just sent itself a fatal signal: lets the signal end the process,
 /// and exits with status 99 if it has not after `limit`, which the parent reports as a wrong
 /// status. Never returns.
+#[cfg(unix)]
 pub fn await_fatal_signal(limit: Duration) -> ! {
     // Not synchronisation: the signal ends the process during this sleep, which only bounds
     // how long that may take.
@@ -377,20 +379,39 @@ pub fn run_child_with_env(
     vars: &[(&str, Option<&str>)],
     limit: Duration,
 ) -> ChildRun {
+    run_child_with_command(
+        scenario,
+        log_path,
+        |command| {
+            for (name, value) in vars {
+                match value {
+                    Some(value) => command.env(name, value),
+                    None => command.env_remove(name),
+                };
+            }
+        },
+        limit,
+    )
+}
+
+/// [`run_child_with_log`] with the child's `Command` adjusted by `configure` first: for what
+/// a child needs from its parent besides its environment (a console of its own on Windows).
+pub fn run_child_with_command(
+    scenario: &str,
+    log_path: &Path,
+    configure: impl FnOnce(&mut Command),
+    limit: Duration,
+) -> ChildRun {
     let log_path = log_path.to_path_buf();
     let exe = env::current_exe().expect("current_exe");
     let mut command = Command::new(exe);
-    for (name, value) in vars {
-        match value {
-            Some(value) => command.env(name, value),
-            None => command.env_remove(name),
-        };
-    }
+    configure(&mut command);
     // The children start with SIGINT and SIGTERM at their default action, as under an
     // interactive shell or a service manager, whatever this process inherited: a suite started
     // with `nohup` or in the background by a script inherits SIG_IGN, which tachylog respects
     // (it installs no handler), and the tests of its handlers would then test nothing.
     // SAFETY: between fork and exec only `signal`, which is async-signal-safe, is called.
+    #[cfg(unix)]
     unsafe {
         use std::os::unix::process::CommandExt;
         command.pre_exec(|| {

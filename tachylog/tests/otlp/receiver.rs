@@ -96,6 +96,9 @@ impl Receiver {
             while !st.load(Ordering::SeqCst) && started.elapsed() < Duration::from_secs(120) {
                 match listener.accept() {
                     Ok((stream, _)) => {
+                        // Windows hands out accepted sockets in the listener's non-blocking
+                        // mode; `serve` blocks, with timeouts.
+                        stream.set_nonblocking(false).unwrap();
                         let (r, s, st) = (r.clone(), s.clone(), st.clone());
                         connections
                             .push(thread::spawn(move || serve(stream, &r, &s, &st, started)));
