@@ -570,11 +570,13 @@ impl Builder {
             let mut slot = SinkSlot::new(sink, level, format);
             #[cfg(feature = "color")]
             if let Some(fd) = console_fd {
-                slot.set_colored(crate::sink::use_color(
-                    self.color,
-                    crate::sink::is_terminal(fd),
-                    |var| std::env::var(var).ok(),
-                ));
+                // Asked only when it decides: on Windows the answer may switch the console's
+                // ANSI mode on, which `ColorChoice::Never` must not do.
+                let terminal =
+                    self.color == crate::sink::ColorChoice::Auto && crate::sink::is_terminal(fd);
+                slot.set_colored(crate::sink::use_color(self.color, terminal, |var| {
+                    std::env::var(var).ok()
+                }));
             }
             sinks.push(slot);
         }
