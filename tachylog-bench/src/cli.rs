@@ -41,7 +41,8 @@ OPTIONS:
 The report sets tachylog beside every peer: ratios are the row's figure divided by
 tachylog's (times, CPU, memory: above 1x the peer used more), each figure is the median of
 its runs with their min-max, and a row says \"not separable\" where the runs cannot tell
-the two apart (overlapping ranges, or one run each, as in the quick suite).
+the two apart: overlapping ranges over several runs or, with one run each as in the quick
+suite, figures closer than repeated runs of one logger moved on this machine.
 
 Each (logger, workload) runs in its own process; the lines on disk are counted after
 each run and the exit status is non-zero if any line is missing. The report is printed

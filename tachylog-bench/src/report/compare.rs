@@ -1,6 +1,6 @@
 //! Setting a row beside tachylog's: the `÷ tachylog` ratios, the `tachylog vs this row` cell
-//! that ranks the two only where the runs can tell them apart, and the report's paragraph that
-//! says how to read both.
+//! that ranks the two only where the runs can tell them apart (`spread`, with the single-run
+//! bars of `noise`), and the report's paragraph that says how to read both.
 //!
 //! One convention for every ratio: the row's figure divided by tachylog's for the same
 //! workload, and only on figures where less is better (ns per call, seconds, CPU, memory), so
@@ -9,11 +9,18 @@
 
 use std::fmt::Write as _;
 
-use super::spread::{chance_of_disjoint, separate, verdict, Better, Separation, Spread, Words};
+use super::noise;
+use super::spread::{
+    chance_of_disjoint, separate, verdict, Better, Separation, Spread, Words, FEW_RUNS,
+};
 use super::{Measurement, Row, Summary};
 
 /// One figure of one run, for its spread over the runs.
 pub type Figure = fn(&Measurement) -> Option<f64>;
+
+/// A figure a table ranks on: its name in the cell, how to read it from a run, and its
+/// family, which holds the bar a single run must clear (`noise`).
+pub type Ranked = (&'static str, Figure, &'static noise::Family);
 
 /// The logger every row is compared with.
 pub const TACHYLOG: &str = "tachylog";
@@ -33,12 +40,12 @@ pub fn ratio(value: f64, base: Option<f64>) -> String {
 }
 
 /// The `tachylog vs this row` cell: each of `figures` of `row` against tachylog's row for the
-/// same workload, ranked only where their spreads are apart. `–` on tachylog's own row, and
-/// where tachylog has no usable row or the figures were not measured.
+/// same workload, ranked only where `spread::separate` says they are apart. `–` on tachylog's
+/// own row, and where tachylog has no usable row or the figures were not measured.
 pub fn versus_tachylog(
     rows: &[Row],
     row: &Row,
-    figures: &[(&str, Figure)],
+    figures: &[Ranked],
     better: Better,
     words: Words,
 ) -> String {
@@ -50,10 +57,11 @@ pub fn versus_tachylog(
     };
     let parts: Vec<(&str, Separation)> = figures
         .iter()
-        .filter_map(|&(name, figure)| {
+        .filter_map(|&(name, figure, family)| {
+            let bar = family.bar_for(&row.logger);
             Some((
                 name,
-                separate(ours.spread(figure)?, row.spread(figure)?, better),
+                separate(ours.spread(figure)?, row.spread(figure)?, better, bar),
             ))
         })
         .collect();
@@ -88,13 +96,24 @@ pub fn how_to_read(runs: u32) -> String {
          memory): above 1.00× the row's logger took longer or used more than tachylog; below, \
          less. Rates (records/s, requests/s) are shown as measured.\n",
     );
-    out.push_str(
-        "- `tachylog vs this row` ranks the two only where this suite can tell them apart: \
-         tachylog's min–max range over its runs and the row's do not overlap. Otherwise it \
-         says *not separable*: *spreads overlap*, or *one run* where a figure comes from a \
-         single run, which has no range.\n",
+    let _ = writeln!(
+        out,
+        "- `tachylog vs this row` ranks the two only where this suite can tell them apart, and \
+         otherwise says *not separable* and why. With one run, two figures are ranked only \
+         when they differ by more than repeated runs of one logger on one workload moved on \
+         this machine, rounded up: {}. Closer than that, the row says *not separable: within \
+         N× (one run)*: the gap is no larger than the run-to-run noise.",
+        noise::describe_bars()
     );
-    if runs > 1 {
+    let _ = writeln!(
+        out,
+        "- With several runs, tachylog's min–max range over its runs and the row's must not \
+         overlap (else *not separable: spreads overlap*); with {FEW_RUNS} runs, the figures \
+         must also clear the one-run bar, since {FEW_RUNS} runs each give disjoint ranges by \
+         luck {:.0} % of the time.",
+        chance_of_disjoint(FEW_RUNS as u32) * 100.0
+    );
+    if runs as usize > FEW_RUNS {
         let _ = writeln!(
             out,
             "- With {runs} runs each, two loggers that do not differ at all still give \
@@ -102,13 +121,15 @@ pub fn how_to_read(runs: u32) -> String {
              repeat with more runs (`--runs N`) to be sure.",
             chance_of_disjoint(runs) * 100.0
         );
-    } else {
-        out.push_str(
-            "- **This suite ran each pair once, so no row is ranked**: a ratio shows how large \
-             a difference was in this run, not that a second run would show it too (on a busy \
-             or virtual machine the same code can move by more than the gap between two \
-             loggers). `--runs 3` repeats every run (about three times as long); `--only` \
-             narrows the suite first, e.g. `--runs 5 --only latency`.\n",
+    } else if runs == 1 {
+        let _ = writeln!(
+            out,
+            "- This suite ran each pair once. A ranked row differs by more than one logger's \
+             runs moved on this machine; a row *within* the bar may or may not differ, and its \
+             ratio shows only this run. {} `--runs 3` repeats every run (about three times as \
+             long) and ranks by ranges instead; `--only` narrows the suite first, e.g. \
+             `--runs 5 --only latency`.",
+            noise::PROVENANCE
         );
     }
     out
@@ -159,53 +180,97 @@ mod tests {
     use super::super::tests::{lat_run, report};
     use super::*;
 
-    #[test]
-    fn spreads_that_overlap_are_not_separable_and_apart_ones_are_ranked() {
-        // tachylog p50 30 (20–40); `near` 35 (30–40) overlaps it; `far` 300 (290–310) does not.
-        let r = report(vec![
-            lat_run("tachylog", 1, 40, 100),
-            lat_run("tachylog", 2, 20, 100),
-            lat_run("tachylog", 3, 30, 100),
-            lat_run("near", 1, 30, 100),
-            lat_run("near", 2, 40, 100),
-            lat_run("near", 3, 35, 100),
-            lat_run("far", 1, 290, 100),
-            lat_run("far", 2, 310, 100),
-            lat_run("far", 3, 300, 100),
-        ]);
+    /// The `tachylog vs this row` cell of `logger`'s latency row, ranked on p50.
+    fn p50_cell(r: &super::super::Report, logger: &str) -> String {
         let rows = r.rows();
-        let cell = |logger: &str| {
-            let row = rows.iter().find(|r| r.logger == logger).unwrap();
-            versus_tachylog(
-                &rows,
-                row,
-                &[("p50", latency_p50)],
-                Better::Lower,
-                ("faster", "slower"),
-            )
-        };
-        assert_eq!(cell("near"), "not separable: spreads overlap");
-        assert_eq!(cell("far"), "tachylog faster");
-        assert_eq!(cell("tachylog"), "–");
+        let row = rows.iter().find(|r| r.logger == logger).unwrap();
+        versus_tachylog(
+            &rows,
+            row,
+            &[("p50", latency_p50, &noise::P50)],
+            Better::Lower,
+            ("faster", "slower"),
+        )
     }
 
     #[test]
-    fn one_run_is_never_ranked() {
+    fn with_several_runs_spreads_decide_whatever_the_bar() {
+        // tachylog p50 30 (20–40); `near` 35 (30–40) overlaps it; `far` 300 (290–310) does
+        // not; `close` 46 (45–47) does not either, though it is within the one-run bar.
+        let mut runs = Vec::new();
+        for (logger, p50s) in [
+            ("tachylog", [40, 20, 30]),
+            ("near", [30, 40, 35]),
+            ("far", [290, 310, 300]),
+            ("close", [45, 47, 46]),
+        ] {
+            for (i, p50) in p50s.into_iter().enumerate() {
+                runs.push(lat_run(logger, i as u32 + 1, p50, 100));
+            }
+        }
+        let r = report(runs);
+        const { assert!(46.0 < 30.0 * noise::P50.bar) };
+        assert_eq!(p50_cell(&r, "near"), "not separable: spreads overlap");
+        assert_eq!(p50_cell(&r, "far"), "tachylog faster");
+        assert_eq!(p50_cell(&r, "close"), "tachylog faster");
+        assert_eq!(p50_cell(&r, "tachylog"), "–");
+    }
+
+    #[test]
+    fn one_run_is_ranked_only_beyond_its_familys_bar() {
+        // The smallest p50 at the bar, and one ns under it.
+        let at_bar = (30.0 * noise::P50.bar).ceil() as u64;
         let r = report(vec![
             lat_run("tachylog", 1, 30, 100),
-            lat_run("peer", 1, 3_000, 100),
+            lat_run("beyond", 1, at_bar, 100),
+            lat_run("within", 1, at_bar - 1, 100),
+            lat_run("faster", 1, 1, 100),
+            // A logger whose p50 came out in two modes is held to its own, wider bar.
+            lat_run("slog", 1, at_bar, 100),
         ]);
-        let rows = r.rows();
-        let cell = versus_tachylog(
-            &rows,
-            &rows[1],
-            &[("p50", latency_p50)],
-            Better::Lower,
-            ("faster", "slower"),
+        assert_eq!(p50_cell(&r, "beyond"), "tachylog faster");
+        assert_eq!(
+            p50_cell(&r, "within"),
+            format!(
+                "not separable: within {} (one run)",
+                noise::times(noise::P50.bar)
+            )
         );
-        assert_eq!(cell, "not separable: one run");
-        assert!(how_to_read(1).contains("no row is ranked"));
+        assert_eq!(p50_cell(&r, "faster"), "tachylog slower");
+        assert_eq!(
+            p50_cell(&r, "slog"),
+            format!(
+                "not separable: within {} (one run)",
+                noise::times(noise::P50.bar_for("slog"))
+            )
+        );
+    }
+
+    #[test]
+    fn how_to_read_names_the_bars_and_the_chance_of_luck() {
+        let one = how_to_read(1);
+        assert!(
+            one.contains(&format!(
+                "With one run, two figures are ranked only when they differ by more than \
+                 repeated runs of one logger on one workload moved on this machine, rounded \
+                 up: {}. Closer than that",
+                noise::describe_bars()
+            )),
+            "{one}"
+        );
+        assert!(one.contains("This suite ran each pair once."), "{one}");
+        assert!(one.contains(noise::PROVENANCE), "{one}");
+        // Two runs each: 2 of the 6 orders are disjoint.
+        assert!(one.contains("by luck 33 % of the time"), "{one}");
         assert!(how_to_read(3).contains("10.0 %"), "{}", how_to_read(3));
+        assert!(!how_to_read(3).contains("ran each pair once"));
+        // Two runs: both rules, said once.
+        assert_eq!(
+            how_to_read(2).matches("33").count(),
+            1,
+            "{}",
+            how_to_read(2)
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::compare::{ratio, tachylog_row, versus_tachylog, with_spread};
 use super::markdown::{group_digits, rss};
+use super::noise;
 use super::spread::Better;
 use super::{Measurement, Row, Summary, Verification};
 use crate::stats::{median_f64, median_u64};
@@ -284,7 +285,7 @@ pub fn paced_table(rows: &[Row]) -> String {
             versus_tachylog(
                 rows,
                 row,
-                &[("CPU", paced_cpu_ms_per_s)],
+                &[("CPU", paced_cpu_ms_per_s, &noise::PACED_CPU)],
                 Better::Lower,
                 ("uses less", "uses more"),
             ),
@@ -342,7 +343,7 @@ pub fn threads_table(rows: &[Row]) -> String {
             versus_tachylog(
                 rows,
                 row,
-                &[("peak RSS", threads_rss_mib)],
+                &[("peak RSS", threads_rss_mib, &noise::THREADS_RSS)],
                 Better::Lower,
                 ("uses less", "uses more"),
             ),

@@ -8,6 +8,7 @@
 use std::fmt::Write as _;
 
 use super::compare::{self, latency_p50, latency_p999, ratio, versus_tachylog, with_spread};
+use super::noise;
 use super::rates::{backend_table, scaling_table, throughput_table};
 use super::spread::Better;
 use super::{Measurement, Report, Row, Summary};
@@ -247,7 +248,10 @@ fn latency_table(rows: &[Row]) -> String {
                     versus_tachylog(
                         rows,
                         row,
-                        &[("p50", latency_p50), ("p99.9", latency_p999)],
+                        &[
+                            ("p50", latency_p50, &noise::P50),
+                            ("p99.9", latency_p999, &noise::P999),
+                        ],
                         Better::Lower,
                         ("faster", "slower"),
                     ),
@@ -327,7 +331,11 @@ fn server_table(rows: &[Row]) -> String {
                     versus_tachylog(
                         rows,
                         row,
-                        &[("requests/s", compare::requests_per_s)],
+                        &[(
+                            "requests/s",
+                            compare::requests_per_s,
+                            &noise::SERVER_REQUESTS,
+                        )],
                         Better::Higher,
                         ("serves more", "serves fewer"),
                     ),
@@ -369,22 +377,68 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ratios_use_tachylogs_combined_row_and_one_run_is_not_ranked() {
+    fn ratios_use_tachylogs_combined_row_and_one_run_is_held_to_the_bars() {
         let r = three_runs_and_a_peer();
         let md = r.markdown();
         // Peer p50 300 vs tachylog's median 30 -> 10.00×; p99.9 3000 vs 300 -> 10.00×. The
-        // peer ran once: ten times apart, still not ranked.
+        // peer ran once, so each figure is ranked only if 10× clears its family's bar.
+        let say = |bar: f64| {
+            if 10.0 >= bar {
+                "tachylog faster".to_string()
+            } else {
+                format!("not separable: within {} (one run)", noise::times(bar))
+            }
+        };
+        let (p50, p999) = (say(noise::P50.bar), say(noise::P999.bar));
+        let cell = if p50 == p999 {
+            p50
+        } else {
+            format!("p50: {p50}; p99.9: {p999}")
+        };
         assert!(
-            md.contains(
+            md.contains(&format!(
                 "| peer | latency | 300 | 301 | 302 | 3,000 | 50,000 | 0 / 0 | 10.00× | 10.00× | \
-                 not separable: one run |"
-            ),
+                 {cell} |"
+            )),
             "{md}"
         );
         // tachylog's three runs: p50 40, 20, 30; p99.9 400, 200, 300.
         assert!(
             md.contains("| tachylog | latency | 30 (20–40) | 31 | 32 | 300 (200–400) |"),
             "{md}"
+        );
+    }
+
+    #[test]
+    fn a_single_run_far_beyond_the_bars_is_ranked_and_one_within_them_is_not() {
+        // One run each: `far` is further from tachylog than both bars; `near` is within both.
+        let far = (30.0 * noise::P50.bar.max(noise::P999.bar) * 2.0) as u64;
+        let r = report(vec![
+            lat_run("tachylog", 1, 30, 100),
+            lat_run("far", 1, far, 100),
+            lat_run("near", 1, 31, 100),
+        ]);
+        let md = r.markdown();
+        let line = |logger: &str| {
+            md.lines()
+                .find(|l| l.starts_with(&format!("| {logger} | latency |")))
+                .unwrap_or_else(|| panic!("no {logger} row in\n{md}"))
+                .to_string()
+        };
+        assert!(
+            line("far").contains("| tachylog faster |"),
+            "{}",
+            line("far")
+        );
+        assert!(
+            line("near").contains(&format!(
+                "| p50: not separable: within {} (one run); p99.9: not separable: within {} \
+                 (one run) |",
+                noise::times(noise::P50.bar),
+                noise::times(noise::P999.bar)
+            )),
+            "{}",
+            line("near")
         );
     }
 

@@ -3,12 +3,15 @@
 //!
 //! Repeated runs (`--full`, `--runs N`) are combined per (logger, workload): the median of
 //! every figure, except `max`, which is the largest seen. Each row keeps its runs'
-//! measurements too, so a table can show how far they spread (`spread`).
+//! measurements too, so a table can show how far they spread (`spread`) and rank two loggers
+//! only where the runs, or for a single run this machine's measured run-to-run noise
+//! (`noise`), tell them apart.
 
 mod charts;
 mod compare;
 mod load;
 mod markdown;
+mod noise;
 mod rates;
 mod spread;
 pub(crate) mod targets;

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use super::compare::{self, ratio, versus_tachylog, with_spread};
 use super::markdown::{group_digits, rss};
+use super::noise;
 use super::spread::Better;
 use super::{Row, Summary};
 use crate::workloads::Workload;
@@ -122,7 +123,7 @@ pub(super) fn throughput_table(rows: &[Row]) -> String {
                     versus_tachylog(
                         rows,
                         row,
-                        &[("total", compare::total_s)],
+                        &[("total", compare::total_s, &noise::WHOLE_RUN)],
                         Better::Lower,
                         ("faster", "slower"),
                     ),
@@ -197,7 +198,7 @@ pub(super) fn scaling_table(rows: &[Row], cpus: usize) -> String {
                     versus_tachylog(
                         rows,
                         row,
-                        &[("total", compare::total_s)],
+                        &[("total", compare::total_s, &noise::WHOLE_RUN)],
                         Better::Lower,
                         ("faster", "slower"),
                     ),

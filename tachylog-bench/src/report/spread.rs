@@ -1,12 +1,14 @@
 //! How far one suite's figures can be trusted to rank two loggers: each figure's spread over
-//! the runs it comes from, and whether tachylog's and another logger's spreads are apart.
+//! the runs it comes from, and whether tachylog's and another logger's figures are apart.
 //!
-//! The rule is deliberately simple, so a reader can check it by eye in the table: two figures
-//! are told apart only when the min–max ranges of their runs do not overlap. One run has no
-//! range, so a figure from one run is never ranked against another: on a shared or virtual
-//! machine a second run of the same code can differ by more than the gap between two loggers.
-//! Disjoint ranges can still happen by chance ([`chance_of_disjoint`]); more runs make that
-//! rarer, which the report's header says in numbers.
+//! The rules are deliberately simple, so a reader can check them by eye in the table. With
+//! three runs or more, two figures are told apart when the min–max ranges of their runs do not
+//! overlap. One run has no range, so its figure is ranked only when it is further from the
+//! other than repeated runs of one logger on one workload ever moved on this machine (the bars
+//! in [`super::noise`]); two runs need both, because two pairs of runs give disjoint ranges by
+//! luck one time in three, and a second run should never lower the bar a single one has to
+//! clear. Disjoint ranges can still happen by chance ([`chance_of_disjoint`]); more runs make
+//! that rarer, which the report's header says in numbers.
 
 use super::{Measurement, Row};
 
@@ -65,31 +67,52 @@ pub enum Better {
 }
 
 /// What one suite can say about tachylog's figure against another logger's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Separation {
-    /// The ranges do not overlap; `tachylog_better` says which side is ahead.
+    /// The figures are apart; `tachylog_better` says which side is ahead.
     Apart {
-        /// tachylog's range is on the better side.
+        /// tachylog's figure is on the better side.
         tachylog_better: bool,
     },
-    /// The ranges overlap: the runs cannot rank the two.
+    /// The ranges of several runs overlap: the runs cannot rank the two.
     Overlap,
-    /// One side comes from a single run: no range to compare.
-    OneRun,
+    /// One side comes from one or two runs, and the two figures are closer than `bar`: within
+    /// what repeated runs of one logger moved on this machine.
+    WithinNoise {
+        /// The single-run bar of the figure's family (`noise`), e.g. 1.5 for 1.5×.
+        bar: f64,
+        /// The fewer runs of the two sides (1 or 2).
+        runs: usize,
+    },
 }
 
-/// Compares tachylog's spread with another logger's.
-pub fn separate(tachylog: Spread, other: Spread, better: Better) -> Separation {
-    if tachylog.runs < 2 || other.runs < 2 {
-        return Separation::OneRun;
+/// At most this many runs per side, a figure must also clear its family's single-run bar to be
+/// ranked: two runs each give disjoint ranges by luck one time in three
+/// (`chance_of_disjoint(2)`), against one in ten with three.
+pub const FEW_RUNS: usize = 2;
+
+/// Whether `a` and `b` are at least `bar` times apart, either way round. Figures are never
+/// negative; zero against anything positive is apart, zero against zero is not.
+fn beyond(a: f64, b: f64, bar: f64) -> bool {
+    let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+    hi > lo && hi >= lo * bar
+}
+
+/// Compares tachylog's spread with another logger's. `bar` is the figure's single-run bar
+/// ([`super::noise`]): with one run on either side the medians must be at least that far
+/// apart; with two, the ranges must not overlap and the medians must clear it too; with three
+/// or more, the ranges must not overlap.
+pub fn separate(tachylog: Spread, other: Spread, better: Better, bar: f64) -> Separation {
+    let runs = tachylog.runs.min(other.runs);
+    if runs >= 2 && tachylog.max >= other.min && tachylog.min <= other.max {
+        return Separation::Overlap;
     }
-    let tachylog_lower = tachylog.max < other.min;
-    let tachylog_higher = tachylog.min > other.max;
-    match (tachylog_lower, tachylog_higher) {
-        (false, false) => Separation::Overlap,
-        _ => Separation::Apart {
-            tachylog_better: tachylog_lower == (better == Better::Lower),
-        },
+    if runs <= FEW_RUNS && !beyond(tachylog.median, other.median, bar) {
+        return Separation::WithinNoise { bar, runs };
+    }
+    // Apart: disjoint ranges put the medians in the same order as the ranges.
+    Separation::Apart {
+        tachylog_better: (tachylog.median < other.median) == (better == Better::Lower),
     }
 }
 
@@ -97,9 +120,9 @@ pub fn separate(tachylog: Spread, other: Spread, better: Better) -> Separation {
 pub type Words = (&'static str, &'static str);
 
 /// The table cell for one or more compared figures, e.g. `tachylog faster`,
-/// `not separable: spreads overlap`, or `p50: tachylog faster; p99.9: not separable: spreads
-/// overlap`. `parts` holds (figure name, separation); the name is left out when every figure
-/// says the same.
+/// `not separable: spreads overlap`, `not separable: within 6× (one run)`, or `p50: tachylog
+/// faster; p99.9: not separable: within 200× (one run)`. `parts` holds (figure name,
+/// separation); the name is left out when every figure says the same.
 pub fn verdict(parts: &[(&str, Separation)], words: Words) -> String {
     let say = |s: Separation| match s {
         Separation::Apart {
@@ -109,7 +132,11 @@ pub fn verdict(parts: &[(&str, Separation)], words: Words) -> String {
             tachylog_better: false,
         } => format!("tachylog {}", words.1),
         Separation::Overlap => "not separable: spreads overlap".to_string(),
-        Separation::OneRun => "not separable: one run".to_string(),
+        Separation::WithinNoise { bar, runs } => format!(
+            "not separable: within {} ({})",
+            super::noise::times(bar),
+            if runs == 1 { "one run" } else { "two runs" }
+        ),
     };
     match parts {
         [] => "–".to_string(),
@@ -162,56 +189,122 @@ mod tests {
         assert_eq!(Spread::of(&[]), None);
     }
 
+    const APART_TRUE: Separation = Separation::Apart {
+        tachylog_better: true,
+    };
+    const APART_FALSE: Separation = Separation::Apart {
+        tachylog_better: false,
+    };
+
     #[test]
-    fn only_disjoint_ranges_of_several_runs_are_ranked() {
+    fn with_three_runs_or_more_only_disjoint_ranges_are_ranked() {
         let fast = spread(&[40.0, 40.0, 50.0]);
         let slow = spread(&[60.0, 70.0, 80.0]);
         let near = spread(&[50.0, 60.0, 60.0]);
-        assert_eq!(
-            separate(fast, slow, Better::Lower),
-            Separation::Apart {
-                tachylog_better: true
-            }
-        );
-        assert_eq!(
-            separate(slow, fast, Better::Lower),
-            Separation::Apart {
-                tachylog_better: false
-            }
-        );
+        // 60 / 40 is under a bar of 2×: with three runs the bar plays no part.
+        assert_eq!(separate(fast, slow, Better::Lower, 2.0), APART_TRUE);
+        assert_eq!(separate(slow, fast, Better::Lower, 2.0), APART_FALSE);
         // For a rate, the higher range is the better one.
+        assert_eq!(separate(slow, fast, Better::Higher, 2.0), APART_TRUE);
+        // 50 is in both ranges; far apart medians would not help.
         assert_eq!(
-            separate(slow, fast, Better::Higher),
-            Separation::Apart {
-                tachylog_better: true
-            }
+            separate(fast, near, Better::Lower, 2.0),
+            Separation::Overlap
         );
-        // 50 is in both ranges.
-        assert_eq!(separate(fast, near, Better::Lower), Separation::Overlap);
-        // Ten times apart, but one run each: no range, no ranking.
+        let wide = spread(&[10.0, 50.0, 1_000.0]);
         assert_eq!(
-            separate(spread(&[10.0]), spread(&[100.0]), Better::Lower),
-            Separation::OneRun
+            separate(fast, wide, Better::Lower, 1.1),
+            Separation::Overlap
+        );
+    }
+
+    #[test]
+    fn one_run_is_ranked_only_beyond_the_bar() {
+        let one = |x: f64| spread(&[x]);
+        // 28× apart with a 1.5× bar: ranked, either way round, for either direction.
+        assert_eq!(
+            separate(one(40.0), one(1_152.0), Better::Lower, 1.5),
+            APART_TRUE
+        );
+        assert_eq!(
+            separate(one(1_152.0), one(40.0), Better::Lower, 1.5),
+            APART_FALSE
+        );
+        assert_eq!(
+            separate(one(90.0), one(60.0), Better::Higher, 1.5),
+            APART_TRUE
+        );
+        // Exactly the bar is enough; just under it is not.
+        assert_eq!(
+            separate(one(40.0), one(60.0), Better::Lower, 1.5),
+            APART_TRUE
+        );
+        let within = Separation::WithinNoise { bar: 1.5, runs: 1 };
+        assert_eq!(separate(one(40.0), one(59.0), Better::Lower, 1.5), within);
+        assert_eq!(separate(one(59.0), one(40.0), Better::Higher, 1.5), within);
+        assert_eq!(separate(one(40.0), one(40.0), Better::Lower, 1.5), within);
+        // Several runs on one side only: the single run's figure against the median.
+        let three = spread(&[30.0, 40.0, 50.0]);
+        assert_eq!(separate(three, one(55.0), Better::Lower, 1.5), within);
+        assert_eq!(separate(three, one(61.0), Better::Lower, 1.5), APART_TRUE);
+        // Zero against a positive figure is apart; zero against zero is not.
+        assert_eq!(separate(one(0.0), one(1.0), Better::Lower, 4.0), APART_TRUE);
+        assert_eq!(
+            separate(one(0.0), one(0.0), Better::Lower, 4.0),
+            Separation::WithinNoise { bar: 4.0, runs: 1 }
+        );
+    }
+
+    #[test]
+    fn two_runs_need_disjoint_ranges_and_the_bar() {
+        let two = |a: f64, b: f64| spread(&[a, b]);
+        // Disjoint but only 1.25× apart: within a 1.5× bar.
+        assert_eq!(
+            separate(two(40.0, 41.0), two(50.0, 51.0), Better::Lower, 1.5),
+            Separation::WithinNoise { bar: 1.5, runs: 2 }
+        );
+        // Disjoint and 3× apart: ranked.
+        assert_eq!(
+            separate(two(40.0, 41.0), two(120.0, 125.0), Better::Lower, 1.5),
+            APART_TRUE
+        );
+        // Far apart medians, overlapping ranges: not ranked.
+        assert_eq!(
+            separate(two(40.0, 200.0), two(150.0, 600.0), Better::Lower, 1.5),
+            Separation::Overlap
         );
     }
 
     #[test]
     fn the_verdict_names_figures_only_when_they_disagree() {
-        let faster = Separation::Apart {
-            tachylog_better: true,
-        };
         let words = ("faster", "slower");
         assert_eq!(
-            verdict(&[("p50", faster), ("p99.9", faster)], words),
+            verdict(&[("p50", APART_TRUE), ("p99.9", APART_TRUE)], words),
             "tachylog faster"
         );
         assert_eq!(
-            verdict(&[("p50", faster), ("p99.9", Separation::Overlap)], words),
+            verdict(
+                &[("p50", APART_TRUE), ("p99.9", Separation::Overlap)],
+                words
+            ),
             "p50: tachylog faster; p99.9: not separable: spreads overlap"
         );
         assert_eq!(
-            verdict(&[("total", Separation::OneRun)], words),
-            "not separable: one run"
+            verdict(
+                &[("total", Separation::WithinNoise { bar: 4.0, runs: 1 })],
+                words
+            ),
+            "not separable: within 4× (one run)"
+        );
+        assert_eq!(
+            verdict(
+                &[
+                    ("p50", APART_FALSE),
+                    ("p99.9", Separation::WithinNoise { bar: 1.5, runs: 2 })
+                ],
+                words
+            ),
+            "p50: tachylog slower; p99.9: not separable: within 1.5× (two runs)"
         );
     }
 
