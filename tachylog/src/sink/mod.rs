@@ -3,10 +3,12 @@
 //! calls without slowing the application down (until the rings fill up).
 //!
 //! Layer 5 (see `ARCHITECTURE.md`): imports layers 1 to 4 (formats for syslog and OTLP); never
-//! the worker, the hooks or the builder. The sinks with their own module here (files,
-//! rolling files, syslog, OTLP) use only what the crate exports: anything one of them needs
-//! from the core (a last chance to deliver at exit, keeping its own threads' records out) is a
-//! public capability any third-party sink has too. `tests/imports_only_go_down.rs` checks it.
+//! the worker, the hooks or the builder. Nothing above calls a sink by name: what a sink needs
+//! from the core (a last chance to deliver at exit, keeping its own threads' records out,
+//! counting one dropped record) is a public capability any third-party sink has too. The OTLP
+//! sink uses nothing else (`tests/imports_only_go_down.rs` checks it); the file sinks also take
+//! the sealed fast path (`Sink::text_buffer`) and syslog shares the text formats' time cache
+//! and escaping.
 
 mod append;
 mod background_write;
