@@ -67,8 +67,8 @@ impl Civil {
     }
 }
 
-#[cfg(any(feature = "rolling", test))]
 /// Days since 1970-01-01 of a proleptic Gregorian date.
+#[cfg(any(feature = "rolling", windows, test))]
 pub(crate) fn days_from_date(year: i64, month: u8, day: u8) -> i64 {
     // Count years from March, so that February (and its leap day) ends the year.
     let year = if month <= 2 { year - 1 } else { year };
