@@ -241,7 +241,9 @@ pub trait Sink: Send + 'static {
     ///
     /// A sink that sends from threads of its own (batches to a collector) hands over what it
     /// holds here and waits for it to go, until `deadline` at the latest; an error says what
-    /// could not be delivered, and is reported on standard error. The default flushes.
+    /// could not be delivered, and is reported on standard error. Return by `deadline`: the
+    /// exiting thread waits for this call (on a signal, at most the logger's bounded drain). The
+    /// default flushes.
     ///
     /// Not called when the guard is dropped: the sink itself is dropped then, and its `Drop`
     /// is where it finishes.
