@@ -326,8 +326,8 @@ mod tests {
         let rule = posix_rule(&zone_with_odd_times);
         assert_eq!(rule, "<+02>-2<+03>-3,M3.5.4/24,M10.5.5/1");
         assert!(TimeZone::posix(&rule).is_ok(), "{rule}");
-        // One year's dates (2026-03-29 and 2026-10-25 in a leap-free year, then a leap year's
-        // 2028-03-01): zero-based days of the year.
+        // One year's dates (29 March and 25 October of 2026, a leap-free year, then 1 March of
+        // 2028, a leap year): zero-based days of the year.
         let dated = |year, month, day| Transition {
             year,
             month,
