@@ -159,7 +159,7 @@ fn merge<W: Write>(files: &[PathBuf], printer: &mut Printer<W>) -> io::Result<()
                 readers: &mut [Reader<_>],
                 printer: &mut Printer<W>|
      -> io::Result<Option<Record>> {
-        while let Some(record) = readers[i].next() {
+        for record in readers[i].by_ref() {
             match record {
                 Ok(record) => return Ok(Some(record)),
                 Err(e) => printer.error(&files[i], e)?,

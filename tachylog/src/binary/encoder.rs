@@ -7,19 +7,24 @@ use super::wire::{put_str, put_varint, zigzag};
 use super::{flag, tag, value, BLOCK_TARGET, HEADER, SYNC, VERSION};
 use crate::fields::{FieldValue, Fields};
 use crate::format::pattern::{render_message, render_site_values, Message, RecordView};
+use crate::format::AddressHasher;
 use crate::queue::registry::ThreadInfo;
 use crate::record::{Site, TraceContext};
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::ops::Range;
+
+/// Tables keyed by addresses and serial numbers: one multiply, not SipHash, per look-up.
+type Table = HashMap<u64, u32, BuildHasherDefault<AddressHasher>>;
 
 /// Encodes records into blocks.
 pub(crate) struct Encoder {
     /// The open block: header space, then payload; empty between blocks.
     block: Vec<u8>,
     /// Call sites defined in the open block, by address, with their reference.
-    sites: HashMap<usize, u32>,
+    sites: Table,
     /// Threads defined in the open block, by registration serial, with their reference.
-    threads: HashMap<u64, u32>,
+    threads: Table,
     /// The timestamp of the block's previous record (its base before the first).
     last_nanos: i64,
     /// Bytes of formatted message kept, as the text line keeps them.
@@ -33,8 +38,8 @@ impl Encoder {
     pub(crate) fn new(max_message: usize) -> Self {
         Encoder {
             block: Vec::new(),
-            sites: HashMap::new(),
-            threads: HashMap::new(),
+            sites: Table::default(),
+            threads: Table::default(),
             last_nanos: 0,
             max_message,
             message: String::new(),
@@ -157,7 +162,7 @@ impl Encoder {
         let next = self.sites.len() as u32;
         let reference = *self
             .sites
-            .entry(site as *const Site as usize)
+            .entry(site as *const Site as usize as u64)
             .or_insert(next);
         if reference == next {
             let out = &mut self.block;

@@ -79,6 +79,8 @@ mod site_lines;
 pub(crate) mod time;
 mod view;
 
+pub(crate) use segments::AddressHasher;
+
 /// How a sink's lines are written. Set per sink with
 /// [`SinkOptions::format`](crate::SinkOptions::format).
 ///
