@@ -4,13 +4,14 @@
 //! its values, which are stored without the literal text around them.
 
 use super::wire::{put_str, put_varint, zigzag};
-use super::{flag, tag, value, BLOCK_TARGET, HEADER, SYNC, VERSION};
+use super::{flag, tag, value, BLOCK_TARGET, HEADER, MAX_PAYLOAD, SYNC, VERSION};
 use crate::fields::{FieldValue, Fields};
 use crate::format::pattern::{render_message, render_site_values, Message, RecordView};
 use crate::format::AddressHasher;
 use crate::queue::registry::ThreadInfo;
 use crate::record::{Site, TraceContext};
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::hash::BuildHasherDefault;
 use std::ops::Range;
 
@@ -85,9 +86,13 @@ impl Encoder {
                 false
             }
         };
-        match &record.message {
-            Message::Site(site_message) if site_record => {
-                let site = self.site_ref(site_message.site);
+        let site = match &record.message {
+            Message::Site(site_message) if site_record => Some(self.site_ref(site_message.site)),
+            _ => None,
+        };
+        let record_start = self.block.len();
+        match site {
+            Some(site) => {
                 let out = &mut self.block;
                 out.push(tag::SITE_RECORD);
                 put_varint(out, u64::from(site));
@@ -102,25 +107,43 @@ impl Encoder {
                     put_value(out, field.value);
                 }
             }
-            _ => {
-                if record.static_metadata {
-                    flags |= flag::STATIC_METADATA;
-                }
-                let out = &mut self.block;
-                out.push(tag::TEXT_RECORD);
-                put_varint(out, delta);
-                put_varint(out, u64::from(thread));
-                out.push(flags);
-                put_trace(out, record.trace.as_ref());
-                out.push(record.level as u8);
-                put_str(out, record.target);
-                put_str(out, record.file);
-                put_varint(out, u64::from(record.line));
-                put_str(out, &self.message);
-                put_fields(out, &self.fields);
+            None => self.text_record(record, delta, thread, flags),
+        }
+        if self.block.len() - HEADER > MAX_PAYLOAD {
+            // One record larger than a reader takes (a message or field of hundreds of MiB
+            // with no `max_message_bytes`): its message cut, its fields left out.
+            self.block.truncate(record_start);
+            let mut keep = MAX_PAYLOAD / 2;
+            while !self.message.is_char_boundary(keep) {
+                keep -= 1;
             }
+            let removed = self.message.len() - keep;
+            self.message.truncate(keep);
+            let _ = write!(self.message, "…[truncated {removed} bytes]");
+            self.fields.clear();
+            self.text_record(record, delta, thread, flags);
         }
         self.block.len() >= HEADER + BLOCK_TARGET
+    }
+
+    /// A record stored with its own metadata and its message as text (`self.message`,
+    /// `self.fields`).
+    fn text_record(&mut self, record: &RecordView<'_>, delta: u64, thread: u32, mut flags: u8) {
+        if record.static_metadata {
+            flags |= flag::STATIC_METADATA;
+        }
+        let out = &mut self.block;
+        out.push(tag::TEXT_RECORD);
+        put_varint(out, delta);
+        put_varint(out, u64::from(thread));
+        out.push(flags);
+        put_trace(out, record.trace.as_ref());
+        out.push(record.level as u8);
+        put_str(out, record.target);
+        put_str(out, record.file);
+        put_varint(out, u64::from(record.line));
+        put_str(out, &self.message);
+        put_fields(out, &self.fields);
     }
 
     /// Closes the open block and hands its bytes (header and payload) to `write`; nothing when

@@ -20,8 +20,10 @@ pub(crate) const SYNC: [u8; 6] = [0xF7, b'T', b'L', b'B', b'L', b'K'];
 pub(crate) const VERSION: u8 = 1;
 /// Bytes of a block header: sync, version, reserved byte, payload length, CRC-32.
 pub(crate) const HEADER: usize = 16;
-/// The largest payload a reader accepts; writers close a block long before.
-pub(crate) const MAX_PAYLOAD: usize = 16 << 20;
+/// The largest payload a reader accepts. Writers close a block at [`BLOCK_TARGET`]; only a
+/// single huge record makes one longer, and the writer cuts a record's message rather than
+/// pass this.
+pub(crate) const MAX_PAYLOAD: usize = 1 << 30;
 /// A writer closes its block once the payload passes this many bytes.
 pub(crate) const BLOCK_TARGET: usize = 64 << 10;
 

@@ -6,7 +6,7 @@
 //! Input is never trusted: damage (a torn write, a flipped bit, a file cut short, text
 //! appended by something else) is an [`ReadError::Damaged`] item naming the byte offset where
 //! it starts, after which the reader goes on at the next intact block. No input makes it
-//! panic, and memory stays bounded by the largest block (16 MiB at most).
+//! panic, and memory stays bounded by the largest block (1 GiB at most, 64 KiB as written by default).
 //!
 //! ```
 //! let dir = std::env::temp_dir().join("tachylog-doc-read");

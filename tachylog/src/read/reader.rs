@@ -227,7 +227,10 @@ impl<R: Read> Reader<R> {
         }
         while self.buf.len() < n && !self.eof {
             let start = self.buf.len();
-            self.buf.resize(start + CHUNK.max(n - start), 0);
+            // Grown a chunk at a time, as bytes arrive: a damaged length field cannot make the
+            // reader allocate more than the source holds.
+            self.buf
+                .resize(start + CHUNK.min(n - start).max(CHUNK / 4), 0);
             match self.source.read(&mut self.buf[start..]) {
                 Ok(0) => {
                     self.buf.truncate(start);
