@@ -54,6 +54,18 @@ fn log_everything() {
         f64::NAN,
         1234.5f64
     );
+    tachylog::info!(
+        "typed {} {} {} {} {} {} {:?} {}",
+        0.1f32,
+        -0.0f64,
+        f64::INFINITY,
+        1.5e10f64,
+        true,
+        u128::MAX,
+        7u8,
+        f32::MAX
+    );
+    tachylog::info!("cut by the limit: {}", 1e-300f64);
     tachylog::warn!("escaped {} and \"{}\"", "two\nlines", "tab\tbell\x07");
     tachylog::info!("unicode {} ✓ {} {}", "Ünïcödé", '\u{2028}', 'x');
     tachylog::info!(
@@ -170,7 +182,20 @@ fn text_json_and_logfmt_lines_rendered_from_the_binary_log_match_the_files() {
     assert_eq!(first.format(), Some("Iteration: {} int: {} double: {}"));
     assert_eq!(first.arg(0), Some(FieldValue::U64(7)));
     assert_eq!(first.arg(1), Some(FieldValue::I64(-42)));
-    assert_eq!(first.arg(2), Some(FieldValue::Str("2.5")));
+    assert_eq!(first.arg(2), Some(FieldValue::F64(2.5)));
+    let floats = Reader::open(file("app.tlog"))
+        .unwrap()
+        .map(Result::unwrap)
+        .find(|r| r.message().starts_with("typed "))
+        .unwrap();
+    assert_eq!(floats.arg(0), Some(FieldValue::F64(f64::from(0.1f32))));
+    assert_eq!(floats.arg(4), Some(FieldValue::Bool(true)));
+    assert_eq!(floats.arg(5), Some(FieldValue::U128(u128::MAX)));
+    assert_eq!(
+        floats.arg(6),
+        Some(FieldValue::Str("7")),
+        "{{:?}} is kept as text"
+    );
     let with_fields = Reader::open(file("app.tlog"))
         .unwrap()
         .map(Result::unwrap)

@@ -5,11 +5,11 @@
 
 use super::wire::{unzigzag, Cursor};
 use super::{flag, tag, value};
+use crate::codec::{TextBuf, Typed};
 use crate::fields::{FieldValue, Fields};
 use crate::queue::registry::ThreadInfo;
 use crate::record::TraceContext;
 use crate::Level;
-use std::fmt::Write as _;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -49,8 +49,7 @@ pub(crate) struct Decoded {
 /// How a message value was stored.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum ArgKind {
-    U64(u64),
-    I64(i64),
+    Typed(Typed),
     Text,
 }
 
@@ -254,26 +253,26 @@ fn site_def(c: &mut Cursor<'_>) -> Option<SiteDef> {
     })
 }
 
-/// A message value: its text appended to `message`, and how it was stored.
+/// A message value: its text appended to `message` (a typed value's as the writer's `{}`
+/// wrote it), and how it was stored.
 fn message_value(c: &mut Cursor<'_>, message: &mut String) -> Option<ArgKind> {
-    Some(match field_value(c)? {
-        FieldValue::U64(v) => {
-            message.push_str(itoa::Buffer::new().format(v));
-            ArgKind::U64(v)
+    let typed = match c.u8()? {
+        value::U64 => Typed::U64(c.varint()?),
+        value::I64 => Typed::I64(unzigzag(c.varint()?)),
+        value::U128 => Typed::U128(u128::from_le_bytes(c.array()?)),
+        value::I128 => Typed::I128(i128::from_le_bytes(c.array()?)),
+        value::F64 => Typed::F64(f64::from_bits(u64::from_le_bytes(c.array()?))),
+        value::F32 => Typed::F32(f32::from_bits(u32::from_le_bytes(c.array()?))),
+        value::TRUE => Typed::Bool(true),
+        value::FALSE => Typed::Bool(false),
+        value::STR => {
+            message.push_str(c.str()?);
+            return Some(ArgKind::Text);
         }
-        FieldValue::I64(v) => {
-            message.push_str(itoa::Buffer::new().format(v));
-            ArgKind::I64(v)
-        }
-        FieldValue::Str(text) => {
-            message.push_str(text);
-            ArgKind::Text
-        }
-        other => {
-            let _ = write!(message, "{other}");
-            ArgKind::Text
-        }
-    })
+        _ => return None,
+    };
+    typed.render(&mut TextBuf::of_string(message));
+    Some(ArgKind::Typed(typed))
 }
 
 /// A typed value: tag, then payload.

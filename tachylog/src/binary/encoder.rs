@@ -5,11 +5,12 @@
 
 use super::wire::{put_str, put_varint, zigzag};
 use super::{flag, tag, value, BLOCK_TARGET, HEADER, MAX_PAYLOAD, SYNC, VERSION};
+use crate::codec::{Decoder, TextBuf, Typed};
 use crate::fields::{FieldValue, Fields};
 use crate::format::pattern::{render_message, render_site_values, Message, RecordView};
 use crate::format::AddressHasher;
 use crate::queue::registry::ThreadInfo;
-use crate::record::{Site, TraceContext};
+use crate::record::{Decode, MessageValue, MessageValues, Site, TraceContext};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::hash::BuildHasherDefault;
@@ -33,6 +34,8 @@ pub(crate) struct Encoder {
     message: String,
     values: Vec<Range<usize>>,
     fields: Fields,
+    /// A call site's values taken straight off the record's bytes (the fast path).
+    typed: MessageValues,
 }
 
 impl Encoder {
@@ -46,6 +49,7 @@ impl Encoder {
             message: String::new(),
             values: Vec::new(),
             fields: Fields::new(),
+            typed: MessageValues::default(),
         }
     }
 
@@ -68,6 +72,28 @@ impl Encoder {
         }
         if record.trace.is_some() {
             flags |= flag::TRACE;
+        }
+        if let Message::Site(site_message) = &record.message {
+            if self.take_typed(site_message) {
+                let site = self.site_ref(site_message.site);
+                let out = &mut self.block;
+                out.push(tag::SITE_RECORD);
+                put_varint(out, u64::from(site));
+                put_varint(out, delta);
+                put_varint(out, u64::from(thread));
+                out.push(flags);
+                put_trace(out, record.trace.as_ref());
+                for item in &self.typed.items {
+                    match item {
+                        MessageValue::Typed(typed) => put_typed(out, *typed),
+                        MessageValue::Text(range) => {
+                            out.push(value::STR);
+                            put_str(out, self.typed.text.get(range.clone()).unwrap_or(""));
+                        }
+                    }
+                }
+                return self.block.len() >= HEADER + BLOCK_TARGET;
+            }
         }
         let site_record = match &record.message {
             Message::Site(site_message) => {
@@ -124,6 +150,50 @@ impl Encoder {
             self.text_record(record, delta, thread, flags);
         }
         self.block.len() >= HEADER + BLOCK_TARGET
+    }
+
+    /// The fast path: a call site without fields whose arguments are message values only (a
+    /// `Decode::Rendered` group, as most are) has them taken straight off the record's bytes,
+    /// numbers and `bool` under `{}` as their type, the rest rendered alone, without the
+    /// literal text around them. `false` (then the record takes the general way): fields, a
+    /// value that failed to render, bytes that do not match the site, or a message that could
+    /// pass `max_message_bytes` (the text line would cut it).
+    #[inline]
+    fn take_typed(&mut self, site_message: &crate::format::pattern::SiteMessage<'_>) -> bool {
+        let site = site_message.site;
+        let (Decode::Rendered { items, encode, .. }, []) = (site_message.decode, site.fields)
+        else {
+            return false;
+        };
+        if items.len() != site.message.len() {
+            return false;
+        }
+        self.typed.clear();
+        let mut decoder = Decoder::new(site_message.args);
+        if encode(&mut decoder, site.message, &mut self.typed).is_err()
+            || decoder.is_malformed()
+            || self.typed.items.len() != site.message.len()
+        {
+            return false;
+        }
+        if self.max_message != usize::MAX {
+            // The text line cuts a longer message: measured, with the typed values rendered
+            // (only under a limit).
+            let mut scratch = std::mem::take(&mut self.message);
+            scratch.clear();
+            for item in &self.typed.items {
+                if let MessageValue::Typed(typed) = item {
+                    typed.render(&mut TextBuf::of_string(&mut scratch));
+                }
+            }
+            let literal: usize = site.message.iter().map(|p| p.literal.len()).sum();
+            let len = scratch.len() + literal + site.tail.len() + self.typed.text.len();
+            self.message = scratch;
+            if len > self.max_message {
+                return false;
+            }
+        }
+        true
     }
 
     /// A record stored with its own metadata and its message as text (`self.message`,
@@ -243,6 +313,22 @@ fn put_message_value(out: &mut Vec<u8>, text: &str) {
     }
     out.push(value::STR);
     put_str(out, text);
+}
+
+/// A message value kept as its type.
+fn put_typed(out: &mut Vec<u8>, typed: Typed) {
+    match typed {
+        Typed::U64(v) => put_value(out, FieldValue::U64(v)),
+        Typed::I64(v) => put_value(out, FieldValue::I64(v)),
+        Typed::U128(v) => put_value(out, FieldValue::U128(v)),
+        Typed::I128(v) => put_value(out, FieldValue::I128(v)),
+        Typed::F64(v) => put_value(out, FieldValue::F64(v)),
+        Typed::Bool(v) => put_value(out, FieldValue::Bool(v)),
+        Typed::F32(v) => {
+            out.push(value::F32);
+            out.extend_from_slice(&v.to_bits().to_le_bytes());
+        }
+    }
 }
 
 /// A typed value: its tag, then its payload.

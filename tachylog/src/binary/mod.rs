@@ -50,6 +50,7 @@ pub(crate) mod value {
     pub(crate) const I128: u8 = 0x06;
     pub(crate) const U128: u8 = 0x07;
     pub(crate) const STR: u8 = 0x08;
+    pub(crate) const F32: u8 = 0x09;
 }
 
 /// Record flags.

@@ -44,6 +44,7 @@ pub use crate::error::ReadError;
 pub use reader::Reader;
 
 use crate::binary::decoder::{ArgKind, Decoded};
+use crate::codec::Typed;
 use crate::fields::{FieldValue, Fields};
 use crate::format::pattern::{LineFormatter, Message, Pattern, RecordView};
 use crate::record::TraceContext;
@@ -131,14 +132,20 @@ impl Record {
         self.0.args.len()
     }
 
-    /// The `index`th message value: [`FieldValue::U64`] or [`FieldValue::I64`] when its text
-    /// was an integer's decimal digits, else its text as [`FieldValue::Str`] (with the
-    /// placeholder's spec applied).
+    /// The `index`th message value: typed (an integer, a float, a `bool`) when it was logged
+    /// as one under a plain `{}` or its text was an integer's decimal digits; else its text,
+    /// with the placeholder's spec applied, as [`FieldValue::Str`] (an `f32` is widened to
+    /// [`FieldValue::F64`]).
     pub fn arg(&self, index: usize) -> Option<FieldValue<'_>> {
         let (range, kind) = self.0.args.get(index)?;
         Some(match *kind {
-            ArgKind::U64(v) => FieldValue::U64(v),
-            ArgKind::I64(v) => FieldValue::I64(v),
+            ArgKind::Typed(Typed::U64(v)) => FieldValue::U64(v),
+            ArgKind::Typed(Typed::I64(v)) => FieldValue::I64(v),
+            ArgKind::Typed(Typed::U128(v)) => FieldValue::U128(v),
+            ArgKind::Typed(Typed::I128(v)) => FieldValue::I128(v),
+            ArgKind::Typed(Typed::F64(v)) => FieldValue::F64(v),
+            ArgKind::Typed(Typed::F32(v)) => FieldValue::F64(f64::from(v)),
+            ArgKind::Typed(Typed::Bool(v)) => FieldValue::Bool(v),
             ArgKind::Text => FieldValue::Str(self.0.message.get(range.clone())?),
         })
     }
