@@ -4,7 +4,8 @@
 //! the kernel); then the binary log read back and rendered as text lines in memory, as
 //! `tachylog cat` does, and compared with the text file.
 //!
-//! `cargo run --release -p tachylog --example binary_log [-- COUNT]`
+//! `cargo run --release -p tachylog --example binary_log [-- COUNT [keep]]` (`keep` leaves
+//! both files in place, for timing `tachylog cat` on them).
 
 use std::time::Instant;
 use tachylog::read::{Reader, Renderer};
@@ -84,6 +85,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     );
     let _ = same;
-    std::fs::remove_dir_all(&dir)?;
+    if std::env::args().nth(2).as_deref() == Some("keep") {
+        println!("kept {} and {}", text_path.display(), binary_path.display());
+    } else {
+        std::fs::remove_dir_all(&dir)?;
+    }
     Ok(())
 }

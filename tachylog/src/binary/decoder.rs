@@ -146,13 +146,18 @@ impl BlockDecoder {
                 Ok(false)
             }
             tag::SITE_RECORD => {
-                let site = c.varint().ok_or("bad site reference")?;
-                let site = usize::try_from(site)
+                let index = c.varint().ok_or("bad site reference")?;
+                let index = usize::try_from(index)
                     .ok()
-                    .and_then(|i| self.sites.get(i))
-                    .ok_or("record of an undefined call site")?
-                    .clone();
+                    .filter(|&i| i < self.sites.len())
+                    .ok_or("record of an undefined call site")?;
                 self.header(c, out)?;
+                let site = &self.sites[index];
+                // The same site as the record before (most of the time): no reference count
+                // touched.
+                if !out.site.as_ref().is_some_and(|s| Arc::ptr_eq(s, site)) {
+                    out.site = Some(site.clone());
+                }
                 out.level = site.level;
                 out.message.clear();
                 out.args.clear();
@@ -169,7 +174,6 @@ impl BlockDecoder {
                     out.fields.push_value(key, value);
                 }
                 out.static_metadata = true;
-                out.site = Some(site);
                 Ok(true)
             }
             tag::TEXT_RECORD => {
@@ -206,11 +210,13 @@ impl BlockDecoder {
         self.last_nanos = self.last_nanos.wrapping_add(delta);
         out.unix_nanos = self.last_nanos;
         let thread = c.varint().ok_or("bad thread reference")?;
-        out.thread = usize::try_from(thread)
+        let thread = usize::try_from(thread)
             .ok()
             .and_then(|i| self.threads.get(i))
-            .ok_or("record of an undefined thread")?
-            .clone();
+            .ok_or("record of an undefined thread")?;
+        if !Arc::ptr_eq(&out.thread, thread) {
+            out.thread = thread.clone();
+        }
         let flags = c.u8().ok_or("bad flags")?;
         if flags & !flag::KNOWN != 0 {
             return Err("unknown record flags");
