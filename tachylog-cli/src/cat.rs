@@ -47,6 +47,10 @@ pub(crate) struct CatArgs {
     /// Merges the files by time instead of reading them one after the other.
     #[arg(short, long)]
     merge: bool,
+    /// Keeps reading one file as it grows (`tail -f`), and the new file at its path after a
+    /// rotation or a truncation; stops only when killed.
+    #[arg(short, long, conflicts_with = "merge")]
+    follow: bool,
 }
 
 pub(crate) fn run(args: CatArgs) -> Result<Outcome, String> {
@@ -79,7 +83,12 @@ pub(crate) fn run(args: CatArgs) -> Result<Outcome, String> {
         line: Vec::with_capacity(1024),
         damaged: false,
     };
-    let result = if args.merge {
+    let result = if args.follow {
+        match &args.files[..] {
+            [file] => follow(file, &mut printer),
+            _ => return Err("--follow takes one file".into()),
+        }
+    } else if args.merge {
         merge(&args.files, &mut printer)
     } else {
         args.files
@@ -146,6 +155,53 @@ fn one_file<W: Write>(file: &Path, printer: &mut Printer<W>) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// How often `--follow` looks for more bytes and for a rotation.
+const FOLLOW_POLL: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// `--follow`: reads `file` as it grows; when another file takes its path (a rotation) or it
+/// shrinks below what was read (`copytruncate`), reads what the old one still holds, then the
+/// new one from its start.
+fn follow<W: Write>(file: &Path, printer: &mut Printer<W>) -> io::Result<()> {
+    let mut reader = open(file)?.following(true);
+    let mut id = file_identity(file);
+    let drain = |reader: &mut Reader<_>, printer: &mut Printer<W>| -> io::Result<()> {
+        while let Some(item) = reader.next_record() {
+            match item {
+                Ok(record) => printer.record(record)?,
+                Err(e) => printer.error(file, e)?,
+            }
+        }
+        printer.out.flush()
+    };
+    loop {
+        drain(&mut reader, printer)?;
+        std::thread::sleep(FOLLOW_POLL);
+        let now = file_identity(file);
+        let replaced = match (now, id) {
+            (Some((inode, len)), Some((old_inode, _))) => {
+                inode != old_inode || len < reader.offset()
+            }
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if replaced {
+            drain(&mut reader, printer)?;
+            reader = open(file)?.following(true);
+            id = now;
+        }
+    }
+}
+
+/// The file at `path` now: its inode (0 where there is none) and length.
+fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+    #[cfg(not(unix))]
+    let inode = 0;
+    Some((inode, meta.len()))
 }
 
 /// A k-way merge by time: a heap of each file's next record; equal times keep file order.

@@ -39,6 +39,8 @@ pub struct Reader<R> {
     payload: Vec<u8>,
     block: Option<(BlockDecoder, u64)>,
     record: Record,
+    /// A source still being written: a block cut short at its end is waited for, not damage.
+    follow: bool,
 }
 
 impl Reader<BufReader<File>> {
@@ -70,7 +72,21 @@ impl<R: Read> Reader<R> {
             payload: Vec::new(),
             block: None,
             record: Record::default(),
+            follow: false,
         }
+    }
+
+    /// Reads a source still being written (`tail -f`): at its end, [`Reader::next_record`]
+    /// returns `None` for now, and a block cut short there is left to be completed rather than
+    /// reported; the next call reads on from where it stopped.
+    ///
+    /// ```
+    /// let mut reader = tachylog::read::Reader::new(&[0xF7, b'T'][..]).following(true);
+    /// assert!(reader.next_record().is_none(), "a block begun, not damage");
+    /// ```
+    pub fn following(mut self, follow: bool) -> Self {
+        self.follow = follow;
+        self
     }
 
     /// Bytes of the source consumed so far (whole blocks, and skipped damage).
@@ -85,6 +101,10 @@ impl<R: Read> Reader<R> {
     /// assert!(reader.next_record().is_none());
     /// ```
     pub fn next_record(&mut self) -> Option<Result<&Record, ReadError>> {
+        if self.follow && self.block.is_none() {
+            // What was the end may have grown since.
+            self.eof = false;
+        }
         loop {
             if let Some((decoder, at)) = &mut self.block {
                 match decoder.next(&self.payload, &mut self.record.0) {
@@ -162,6 +182,10 @@ impl<R: Read> Reader<R> {
             return Ok(None);
         }
         let head = &self.buf[self.pos..];
+        let waiting = self.follow && self.eof;
+        if waiting && available < HEADER && SYNC.starts_with(&head[..available.min(SYNC.len())]) {
+            return Ok(None);
+        }
         if head.len() < SYNC.len() || head[..SYNC.len()] != SYNC {
             return Ok(Some(Err(if available < SYNC.len() {
                 "a file cut short in a block header"
@@ -182,6 +206,9 @@ impl<R: Read> Reader<R> {
         }
         self.fill(HEADER + len)?;
         if self.buf.len() - self.pos < HEADER + len {
+            if self.follow {
+                return Ok(None);
+            }
             return Ok(Some(Err("a file cut short in a block")));
         }
         let payload = &self.buf[self.pos + HEADER..self.pos + HEADER + len];
