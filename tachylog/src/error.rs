@@ -63,6 +63,15 @@ pub enum Error {
 
 /// Why a binary log could not be read, or where it was damaged
 /// ([`read::Reader`](crate::read::Reader)).
+///
+/// ```
+/// use tachylog::read::{ReadError, Reader};
+/// let mut reader = Reader::new(&b"text where a block should be"[..]);
+/// match reader.next_record() {
+///     Some(Err(ReadError::Damaged { offset, skipped, .. })) => assert_eq!((offset, skipped), (0, 28)),
+///     _ => unreachable!("damage is reported"),
+/// }
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReadError {

@@ -16,7 +16,7 @@
 //!     .file_with(dir.join("app.tlog"), tachylog::SinkOptions::new().format(tachylog::Format::Binary))
 //!     .init()
 //!     .unwrap();
-//! tachylog::info!("served {} items", 3);
+//! tachylog::info!("served {} items", 3u64);
 //! drop(guard);
 //!
 //! let mut reader = tachylog::read::Reader::open(dir.join("app.tlog")).unwrap();

@@ -90,6 +90,12 @@ impl<R: Read> Reader<R> {
     }
 
     /// Bytes of the source consumed so far (whole blocks, and skipped damage).
+    ///
+    /// ```
+    /// let mut reader = tachylog::read::Reader::new(&b"not a binary log"[..]);
+    /// while reader.next_record().is_some() {}
+    /// assert_eq!(reader.offset(), 16);
+    /// ```
     pub fn offset(&self) -> u64 {
         self.offset
     }
