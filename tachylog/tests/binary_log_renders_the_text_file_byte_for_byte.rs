@@ -160,6 +160,15 @@ fn text_json_and_logfmt_lines_rendered_from_the_binary_log_match_the_files() {
 
     let text = common::read_log(&file("app.log"));
     assert!(text.lines().count() > 100, "{text}");
+    assert!(
+        text.contains("from log with kv user=7 ratio=0.5 admin=false who=bob"),
+        "{text}"
+    );
+    #[cfg(feature = "tracing")]
+    assert!(
+        text.contains(r#"request{id=7 path="/a b"}: served page status=200"#),
+        "{text}"
+    );
     let rendered = render(
         &file("app.tlog"),
         Renderer::text(tachylog::Pattern::default(), TimeZone::utc()),
