@@ -246,3 +246,56 @@ fn a_sink_other_than_a_file_cannot_take_the_binary_format() {
         Ok(_) => panic!("stdout took the binary format"),
     }
 }
+
+#[test]
+fn numbers_of_every_bit_pattern_read_back_as_the_text_file_wrote_them() {
+    let _lock = common::logger_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str| dir.path().join(name);
+    let guard = common::expect_init(
+        tachylog::builder()
+            .utc(true)
+            .file(file("n.log"))
+            .file_with(file("n.tlog"), SinkOptions::new().format(Format::Binary))
+            .init(),
+    );
+    // xorshift64*: every bit pattern of the floats (subnormals, NaNs, huge and tiny values).
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    };
+    for _ in 0..3000 {
+        let bits = next();
+        tachylog::info!(
+            "{} {} {} {} {} {}",
+            f64::from_bits(bits),
+            f32::from_bits(bits as u32),
+            bits,
+            bits as i64,
+            (bits as u128) << 64 | next() as u128,
+            bits as i16
+        );
+        tachylog::info!(
+            "short {} {}",
+            (bits % 1000) as f64 / 8.0,
+            (bits % 100) as f32 / 4.0
+        );
+    }
+    drop(guard);
+    let text = common::read_log(&file("n.log"));
+    assert_eq!(text.lines().count(), 6000);
+    let rendered = render(
+        &file("n.tlog"),
+        Renderer::text(tachylog::Pattern::default(), TimeZone::utc()),
+    );
+    assert!(rendered == text, "the binary log renders other numbers");
+    // Kept typed: no text formatted for them on the back end.
+    let mut reader = Reader::open(file("n.tlog")).unwrap();
+    let record = reader.next_record().unwrap().unwrap();
+    assert!(matches!(record.arg(0), Some(FieldValue::F64(_))));
+    assert!(matches!(record.arg(4), Some(FieldValue::U128(_))));
+    assert!(matches!(record.arg(5), Some(FieldValue::I64(_))));
+}
