@@ -299,3 +299,40 @@ fn numbers_of_every_bit_pattern_read_back_as_the_text_file_wrote_them() {
     assert!(matches!(record.arg(4), Some(FieldValue::U128(_))));
     assert!(matches!(record.arg(5), Some(FieldValue::I64(_))));
 }
+
+#[test]
+fn backtrace_records_keep_their_mark_and_their_earlier_times() {
+    let _lock = common::logger_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str| dir.path().join(name);
+    let guard = common::expect_init(
+        tachylog::builder()
+            .utc(true)
+            .backtrace(tachylog::Level::Debug, 16)
+            .file(file("b.log"))
+            .file_with(file("b.tlog"), SinkOptions::new().format(Format::Binary))
+            .init(),
+    );
+    tachylog::debug!("cache miss for {}", "user:42");
+    tachylog::debug!("retry {} of {}", 1u8, 3u8);
+    tachylog::info!("request served");
+    tachylog::error!("payment failed");
+    drop(guard);
+    let text = common::read_log(&file("b.log"));
+    assert!(
+        text.contains("[backtrace] cache miss for user:42"),
+        "{text}"
+    );
+    assert!(text.contains("[backtrace] retry 1 of 3"), "{text}");
+    let rendered = render(
+        &file("b.tlog"),
+        Renderer::text(tachylog::Pattern::default(), TimeZone::utc()),
+    );
+    assert_eq!(rendered, text);
+    let backtrace = Reader::open(file("b.tlog"))
+        .unwrap()
+        .map(Result::unwrap)
+        .filter(|r| r.is_backtrace())
+        .count();
+    assert_eq!(backtrace, 2);
+}
