@@ -238,8 +238,13 @@ impl<R: Read> Reader<R> {
                 self.consume(i);
                 return Ok(());
             }
-            // A marker may straddle what was read and what is not read yet.
-            let keep = if self.eof { 0 } else { SYNC.len() - 1 };
+            // A marker may straddle what was read and what is not read (or, following, not
+            // written) yet.
+            let keep = if self.eof && !self.follow {
+                0
+            } else {
+                SYNC.len() - 1
+            };
             self.consume(window.len().saturating_sub(keep));
             if self.eof {
                 return Ok(());
@@ -300,5 +305,65 @@ impl<R: Read> Iterator for Reader<R> {
 
     fn next(&mut self) -> Option<Self::Item> {
         Some(self.next_record()?.cloned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// One block holding one text record, "hi", from thread 7 named "t".
+    fn block() -> Vec<u8> {
+        let mut payload = 0i64.to_le_bytes().to_vec();
+        payload.extend_from_slice(&[0x02, 0, 7, 1, b't']);
+        payload.extend_from_slice(&[0x11, 0, 0, 0, 3, 1, b'a', 1, b'f', 1, 2, b'h', b'i', 0, 0]);
+        let mut out = SYNC.to_vec();
+        out.extend_from_slice(&[VERSION, 0]);
+        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        out.extend_from_slice(&payload);
+        out
+    }
+
+    /// A source that another party appends to, as a log file being written.
+    struct Growing(Rc<RefCell<Vec<u8>>>, usize);
+    impl Read for Growing {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let data = self.0.borrow();
+            let n = buf.len().min(data.len() - self.1);
+            buf[..n].copy_from_slice(&data[self.1..self.1 + n]);
+            self.1 += n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_follower_waits_for_a_block_being_written_and_reads_it_whole() {
+        let block = block();
+        for cut in 1..block.len() {
+            let data = Rc::new(RefCell::new(block[..cut].to_vec()));
+            let mut reader = Reader::new(Growing(data.clone(), 0)).following(true);
+            assert!(reader.next_record().is_none(), "cut at {cut}");
+            data.borrow_mut().extend_from_slice(&block[cut..]);
+            data.borrow_mut().extend_from_slice(&block);
+            for _ in 0..2 {
+                let record = reader.next_record().unwrap().unwrap();
+                assert_eq!((record.message(), record.thread_id()), ("hi", 7));
+            }
+            assert!(reader.next_record().is_none());
+        }
+    }
+
+    #[test]
+    fn a_reader_that_does_not_follow_reports_the_cut_block() {
+        let block = block();
+        let mut reader = Reader::new(&block[..block.len() - 1]);
+        assert!(matches!(
+            reader.next_record(),
+            Some(Err(ReadError::Damaged { offset: 0, .. }))
+        ));
+        assert!(reader.next_record().is_none());
     }
 }
