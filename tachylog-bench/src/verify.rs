@@ -1,6 +1,9 @@
 //! The line count that makes every run honest: after a child exits, the parent reads every
 //! file it wrote and counts whole lines containing the workload's marker text. A logger that
-//! lost, tore or never flushed a line fails its run, whatever its timing.
+//! lost, tore or never flushed a line fails its run, whatever its timing. A binary log
+//! (tachylog's `Format::Binary`, known by its first bytes) is read back with `tachylog::read`
+//! and its records counted as the default pattern's text lines; its damaged bytes count as
+//! torn.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -52,6 +55,10 @@ pub fn count_lines(dir: &Path, expected: &Expected) -> Result<Verification, Benc
             continue;
         }
         v.files += 1;
+        if is_binary_log(&path)? {
+            count_binary_records(&path, &marker, &probe, &mut v)?;
+            continue;
+        }
         let file = File::open(&path).map_err(|e| BenchError::io(&path, e))?;
         let mut reader = BufReader::with_capacity(1 << 20, file);
         let mut line = Vec::with_capacity(256);
@@ -78,6 +85,52 @@ pub fn count_lines(dir: &Path, expected: &Expected) -> Result<Verification, Benc
         }
     }
     Ok(v)
+}
+
+/// The first bytes of every block of a binary log.
+const BINARY_SYNC: &[u8] = b"\xF7TLBLK";
+
+/// Whether `path` starts like a binary log.
+fn is_binary_log(path: &Path) -> Result<bool, BenchError> {
+    let mut head = [0u8; 6];
+    let mut file = File::open(path).map_err(|e| BenchError::io(path, e))?;
+    let read = std::io::Read::read(&mut file, &mut head).map_err(|e| BenchError::io(path, e))?;
+    Ok(&head[..read] == BINARY_SYNC)
+}
+
+/// Counts a binary log's records as the text lines they render to.
+fn count_binary_records(
+    path: &Path,
+    marker: &Finder<'_>,
+    probe: &Finder<'_>,
+    v: &mut Verification,
+) -> Result<(), BenchError> {
+    let mut reader = tachylog::read::Reader::open(path)
+        .map_err(|e| BenchError::io(path, std::io::Error::other(e.to_string())))?;
+    let mut renderer =
+        tachylog::read::Renderer::text(tachylog::Pattern::default(), tachylog::TimeZone::utc());
+    let mut line = Vec::with_capacity(256);
+    while let Some(record) = reader.next_record() {
+        match record {
+            Ok(record) => {
+                line.clear();
+                renderer.render(record, &mut line);
+                v.lines += 1;
+                if marker.find(&line).is_some() {
+                    v.marked_lines += 1;
+                    if probe.find(&line).is_some() {
+                        v.probe_found += 1;
+                    }
+                }
+            }
+            Err(tachylog::read::ReadError::Damaged { skipped, .. }) => {
+                v.trailing_bytes += skipped.max(1)
+            }
+            Err(e) => return Err(BenchError::io(path, std::io::Error::other(e.to_string()))),
+        }
+    }
+    v.bytes += reader.offset();
+    Ok(())
 }
 
 #[cfg(test)]

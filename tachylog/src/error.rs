@@ -43,6 +43,14 @@ pub enum Error {
     /// The local time zone could not be determined.
     #[error("cannot determine the local time zone ({0}); set TZ or use .utc(true)")]
     TimeZone(String),
+    /// [`Format::Binary`](crate::Format::Binary) was asked of a sink that cannot take it: only
+    /// a file sink added with [`Builder::file_with`](crate::Builder::file_with) writes the
+    /// binary log.
+    #[error("sink {sink} cannot write Format::Binary: only a file added with Builder::file_with writes the binary log; give this sink Format::Text, Json or Logfmt")]
+    BinaryNeedsFile {
+        /// The sink's description.
+        sink: String,
+    },
     /// A time zone asked for by name, rule or offset does not exist.
     #[error("time zone {zone:?}: {reason}")]
     BadTimeZone {
@@ -51,6 +59,45 @@ pub enum Error {
         /// Why it cannot be used.
         reason: String,
     },
+}
+
+/// Why a binary log could not be read, or where it was damaged
+/// ([`read::Reader`](crate::read::Reader)).
+///
+/// ```
+/// use tachylog::read::{ReadError, Reader};
+/// let mut reader = Reader::new(&b"text where a block should be"[..]);
+/// match reader.next_record() {
+///     Some(Err(ReadError::Damaged { offset, skipped, .. })) => assert_eq!((offset, skipped), (0, 28)),
+///     _ => unreachable!("damage is reported"),
+/// }
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// Bytes that are not an intact block: a torn or partial write, a flipped bit, other data.
+    /// The reader skipped them and goes on at the next intact block.
+    #[error("damaged binary log at byte {offset}: {reason}; {skipped} bytes skipped to the next intact block")]
+    Damaged {
+        /// Where the damage starts, in bytes from the start of the source.
+        offset: u64,
+        /// What was found there.
+        reason: &'static str,
+        /// Bytes skipped.
+        skipped: u64,
+    },
+    /// The file could not be opened.
+    #[error("cannot open binary log {path}: {source}")]
+    Open {
+        /// The file's path.
+        path: PathBuf,
+        /// What the operating system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Reading failed; nothing more is read from this source.
+    #[error("cannot read the binary log: {0}")]
+    Io(#[source] std::io::Error),
 }
 
 /// A line pattern ([`Pattern`](crate::Pattern)) that could not be parsed.

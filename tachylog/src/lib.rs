@@ -81,6 +81,8 @@ mod queue;
 #[cfg(not(loom))]
 mod backend;
 #[cfg(not(loom))]
+mod binary;
+#[cfg(not(loom))]
 mod codec;
 #[cfg(not(loom))]
 mod error;
@@ -111,6 +113,8 @@ mod lifecycle;
 mod logger;
 #[cfg(not(loom))]
 mod panic_guard;
+#[cfg(not(loom))]
+pub mod read;
 #[cfg(not(loom))]
 mod record;
 #[cfg(not(loom))]

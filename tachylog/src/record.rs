@@ -16,8 +16,9 @@
 //! Layer 2 (see `ARCHITECTURE.md`): imports layer 1, `fields` and `codec`.
 
 use crate::codec::render::{Applied, FlagsFn, PushFn, RenderError, RenderFn};
-use crate::codec::{Decoder, TextBuf};
+use crate::codec::{Decoder, TextBuf, Typed};
 use crate::Level;
+use std::ops::Range;
 
 /// Frame kind of a record from a tachylog macro.
 pub(crate) const KIND_CALL_SITE: u32 = 1;
@@ -247,6 +248,84 @@ impl Placeholder {
     }
 }
 
+impl Placeholder {
+    /// [`Placeholder::render_value`] without the literal text: the value alone, spec applied.
+    #[inline(always)]
+    pub(crate) fn render_bare(
+        &self,
+        render: RenderFn,
+        decoder: &mut Decoder<'_>,
+        out: &mut TextBuf<'_>,
+    ) -> Result<(), RenderError> {
+        if self.plain {
+            return render(decoder, &Applied::PLAIN, out);
+        }
+        let precision = self.precision.resolve(decoder);
+        let width = self.width.resolve(decoder);
+        let spec = Applied {
+            width,
+            precision,
+            flags: self.flags,
+        };
+        render(decoder, &spec, out)
+    }
+}
+
+/// A call site's message values one by one, as the binary log stores them (see
+/// `binary/FORMAT.md`): a number or `bool` under a plain `{}` as its [`Typed`] value, anything
+/// else as the text its placeholder rendered, spec applied (a range of `text`). Filled by a
+/// [`Decode::Rendered`] group's [`EncodeFn`] on the back end. Not a public API.
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct MessageValues {
+    pub(crate) text: String,
+    pub(crate) items: Vec<MessageValue>,
+}
+
+/// One value of [`MessageValues`].
+#[doc(hidden)]
+#[derive(Debug, Clone)]
+pub enum MessageValue {
+    /// Kept as its type.
+    Typed(Typed),
+    /// Kept as this range of [`MessageValues`]'s text.
+    Text(Range<usize>),
+}
+
+impl MessageValues {
+    pub(crate) fn clear(&mut self) {
+        self.text.clear();
+        self.items.clear();
+    }
+
+    /// Takes the next value off `decoder` for `placeholder`: typed when `typed` (a `{}`
+    /// marker) allows and the codec has a type, else rendered.
+    #[inline(always)]
+    pub(crate) fn push<C: crate::codec::Codec>(
+        &mut self,
+        typed: bool,
+        placeholder: &Placeholder,
+        render: RenderFn,
+        decoder: &mut Decoder<'_>,
+    ) -> Result<(), RenderError> {
+        if typed && placeholder.plain {
+            if let Some(value) = decoder.typed::<C>() {
+                self.items.push(MessageValue::Typed(value));
+                return Ok(());
+            }
+        }
+        let start = self.text.len();
+        placeholder.render_bare(render, decoder, &mut TextBuf::of_string(&mut self.text))?;
+        self.items.push(MessageValue::Text(start..self.text.len()));
+        Ok(())
+    }
+}
+
+/// Takes a group of message values off the decoder into [`MessageValues`], one per
+/// placeholder, as [`MessagesFn`] renders them: the binary log's writer.
+pub type EncodeFn =
+    fn(&mut Decoder<'_>, &'static [Placeholder], &mut MessageValues) -> Result<(), RenderError>;
+
 /// A width or precision.
 #[derive(Debug, Clone, Copy)]
 pub enum Count {
@@ -297,6 +376,8 @@ pub enum Decode {
         items: &'static [Decode],
         /// Renders the whole group.
         render: MessagesFn,
+        /// Takes the whole group's values for the binary log.
+        encode: EncodeFn,
         /// Every value's text is free of bytes that need escaping (numbers, `bool`): with
         /// clean literal text, the message is not scanned.
         escape_free: bool,
@@ -335,12 +416,14 @@ impl Decode {
     pub const fn rendered_group(
         items: &'static [Decode],
         render: MessagesFn,
+        encode: EncodeFn,
         escape_free: bool,
     ) -> Decode {
         match Decode::group(items) {
             Decode::Messages(items) if !items.is_empty() => Decode::Rendered {
                 items,
                 render,
+                encode,
                 escape_free,
             },
             other => other,

@@ -41,6 +41,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("frontend", 3),
     // 4. Rendering lines.
     ("format", 4),
+    ("binary", 4),
+    ("read", 4),
     // 5. Destinations.
     ("sink", 5),
     // 6. The worker thread.

@@ -64,6 +64,20 @@ impl Tachylog {
     }
 }
 
+impl Tachylog {
+    /// tachylog configured as [`BenchLogger::init`] does, but writing the binary log
+    /// (`throughput_binary`).
+    pub fn binary(file: &Path) -> Result<Self, BenchError> {
+        let options = ::tachylog::SinkOptions::new().format(::tachylog::Format::Binary);
+        let guard = ::tachylog::builder()
+            .file_with(file, options)
+            .on_full(::tachylog::OnFull::Block)
+            .init()
+            .map_err(logger_err(<Self as BenchLogger>::NAME))?;
+        Ok(Tachylog { guard })
+    }
+}
+
 impl BenchLogger for Tachylog {
     const NAME: &'static str = "tachylog";
     const CRATES: &'static [&'static str] = &["tachylog"];

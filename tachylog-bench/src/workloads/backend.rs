@@ -67,17 +67,25 @@ pub enum LineFormat {
     Json,
     /// logfmt.
     Logfmt,
+    /// The binary log, checked by reading it back as default-pattern text lines.
+    Binary,
 }
 
 impl LineFormat {
     /// Every format, in table order.
-    pub const ALL: [LineFormat; 3] = [LineFormat::Text, LineFormat::Json, LineFormat::Logfmt];
+    pub const ALL: [LineFormat; 4] = [
+        LineFormat::Text,
+        LineFormat::Json,
+        LineFormat::Logfmt,
+        LineFormat::Binary,
+    ];
 
     fn tachylog(self) -> tachylog::Format {
         match self {
             LineFormat::Text => tachylog::Format::Text,
             LineFormat::Json => tachylog::Format::Json,
             LineFormat::Logfmt => tachylog::Format::Logfmt,
+            LineFormat::Binary => tachylog::Format::Binary,
         }
     }
 
@@ -87,11 +95,13 @@ impl LineFormat {
             LineFormat::Text => "default pattern",
             LineFormat::Json => "JSON",
             LineFormat::Logfmt => "logfmt",
+            LineFormat::Binary => "binary log",
         }
     }
 }
 
-/// `backend_<shape>` (default pattern), `backend_<shape>_json`, `backend_<shape>_logfmt`.
+/// `backend_<shape>` (default pattern), `backend_<shape>_json`, `backend_<shape>_logfmt`,
+/// `backend_<shape>_binary`.
 pub fn name(shape: Shape, format: LineFormat) -> String {
     let shape = match shape {
         Shape::Payload => "str100".to_string(),
@@ -101,6 +111,7 @@ pub fn name(shape: Shape, format: LineFormat) -> String {
         LineFormat::Text => format!("backend_{shape}"),
         LineFormat::Json => format!("backend_{shape}_json"),
         LineFormat::Logfmt => format!("backend_{shape}_logfmt"),
+        LineFormat::Binary => format!("backend_{shape}_binary"),
     }
 }
 
@@ -137,7 +148,9 @@ pub fn probe(shape: Shape, format: LineFormat, lines: u64) -> (String, u64) {
             let (id, _, _) = latency::request_args(1);
             match format {
                 LineFormat::Json => (format!("\"user_id\":{id},"), 1),
-                LineFormat::Text | LineFormat::Logfmt => (format!("user_id={id} "), 1),
+                LineFormat::Text | LineFormat::Logfmt | LineFormat::Binary => {
+                    (format!("user_id={id} "), 1)
+                }
             }
         }
         _ => (super::seed::iteration_probe(), 1),

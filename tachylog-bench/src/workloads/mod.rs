@@ -130,6 +130,9 @@ pub enum Workload {
     /// `Throughput` with tachylog's line cut to the content of spdlog-rs's default line
     /// (tachylog only).
     ThroughputLikeSpdlog,
+    /// `Throughput` into a binary log (`Format::Binary`) instead of text lines (tachylog
+    /// only).
+    ThroughputBinary,
     /// The floor under `throughput` (`false`) or `throughput_like_spdlog` (`true`): tachylog's
     /// very lines, already formatted, written by one thread in its file sink's batches.
     Floor(bool),
@@ -166,6 +169,7 @@ impl Workload {
             Workload::Batch(2),
             Workload::Throughput,
             Workload::ThroughputLikeSpdlog,
+            Workload::ThroughputBinary,
             Workload::Floor(false),
             Workload::Floor(true),
             Workload::Scaling(1),
@@ -208,6 +212,7 @@ impl Workload {
                 | Workload::Latency(_)
                 | Workload::Throughput
                 | Workload::ThroughputLikeSpdlog
+                | Workload::ThroughputBinary
                 | Workload::Floor(_)
                 | Workload::Scaling(2)
                 | Workload::Backend(_, LineFormat::Text)
@@ -230,9 +235,10 @@ impl Workload {
                     "nolog" | "tachylog" | "tracing_appender" | "mutex_file"
                 )
             }
-            Workload::ThroughputLikeSpdlog | Workload::Floor(_) | Workload::Backend(..) => {
-                logger == "tachylog"
-            }
+            Workload::ThroughputLikeSpdlog
+            | Workload::ThroughputBinary
+            | Workload::Floor(_)
+            | Workload::Backend(..) => logger == "tachylog",
             Workload::Paced(_) | Workload::Threads(_) => true,
             _ => logger != "nolog",
         }
@@ -251,6 +257,7 @@ impl Workload {
             Workload::Batch(t) => format!("batch20_t{t}"),
             Workload::Throughput => "throughput".into(),
             Workload::ThroughputLikeSpdlog => "throughput_like_spdlog".into(),
+            Workload::ThroughputBinary => "throughput_binary".into(),
             Workload::Floor(false) => "floor".into(),
             Workload::Floor(true) => "floor_like_spdlog".into(),
             Workload::Scaling(t) => format!("scaling_t{t}"),
@@ -285,6 +292,7 @@ impl Workload {
             Workload::Batch(_) => Shape::Request,
             Workload::Throughput
             | Workload::ThroughputLikeSpdlog
+            | Workload::ThroughputBinary
             | Workload::Floor(_)
             | Workload::Scaling(_) => Shape::Iteration,
             Workload::Backend(s, _) => s,
@@ -329,9 +337,10 @@ impl Workload {
                 (format!("request {id} took {ms:.3} ms: {path}"), 2)
             }
             Workload::Latency(Shape::Items) => (format!("items {:?}", latency::items()), lines),
-            Workload::Throughput | Workload::ThroughputLikeSpdlog | Workload::Floor(_) => {
-                (seed::iteration_probe(), 1)
-            }
+            Workload::Throughput
+            | Workload::ThroughputLikeSpdlog
+            | Workload::ThroughputBinary
+            | Workload::Floor(_) => (seed::iteration_probe(), 1),
             Workload::Scaling(t) => (seed::iteration_probe(), u64::from(t)),
             Workload::Backend(s, f) => backend::probe(s, f, lines),
             Workload::Limlog(s, threads) => (
@@ -368,9 +377,10 @@ impl Workload {
                 p.warmup + p.calls
             }
             Workload::Batch(t) => u64::from(t) * latency::Batch::for_scale(scale).lines(),
-            Workload::Throughput | Workload::ThroughputLikeSpdlog | Workload::Floor(_) => {
-                seed::throughput_lines(scale)
-            }
+            Workload::Throughput
+            | Workload::ThroughputLikeSpdlog
+            | Workload::ThroughputBinary
+            | Workload::Floor(_) => seed::throughput_lines(scale),
             Workload::Scaling(t) => u64::from(t) * scale.count(seed::SCALING_LINES),
             Workload::Backend(..) => backend::records(scale) + 1,
             Workload::Limlog(_, t) => u64::from(t) * scale.count(limlog::RECORDS),
@@ -407,6 +417,7 @@ impl Workload {
             Workload::Batch(t) => latency::Batch::for_scale(scale).describe(&self.name(), t),
             Workload::Throughput => seed::describe_throughput(scale),
             Workload::ThroughputLikeSpdlog => seed::describe_throughput_like_spdlog(scale),
+            Workload::ThroughputBinary => seed::describe_throughput_binary(scale),
             Workload::Floor(like) => floor::describe(&self.name(), like, scale),
             Workload::Scaling(t) => seed::describe_scaling(t),
             Workload::Backend(s, f) => backend::describe(&self.name(), s, f, scale),
@@ -451,6 +462,13 @@ pub fn run<L: BenchLogger>(
             .map(Measurement::Throughput),
         Workload::ThroughputLikeSpdlog => {
             let logger = Tachylog::with_pattern(file, SPDLOG_LIKE_PATTERN)?;
+            seed::run_with(logger, 1, seed::throughput_lines(scale), |l, i| {
+                l.iteration(i, i as i64 * 2, i as f64 / 2.0)
+            })
+            .map(Measurement::Throughput)
+        }
+        Workload::ThroughputBinary => {
+            let logger = Tachylog::binary(file)?;
             seed::run_with(logger, 1, seed::throughput_lines(scale), |l, i| {
                 l.iteration(i, i as i64 * 2, i as f64 / 2.0)
             })

@@ -83,6 +83,16 @@ pub fn describe_throughput_like_spdlog(scale: Scale) -> String {
 }
 
 /// One line for the report header.
+pub fn describe_throughput_binary(scale: Scale) -> String {
+    format!(
+        "throughput_binary: `throughput` ({} records) into a binary log (`Format::Binary`): \
+         the same calls and ring, no text formatting on the back end; tachylog only; the run \
+         is checked by reading the log back as text lines (`tachylog::read`)",
+        group_digits(throughput_lines(scale))
+    )
+}
+
+/// One line for the report header.
 pub fn describe_scaling(threads: u8) -> String {
     format!(
         "scaling_t{threads}: {threads} thread(s) x {} x info!(\"Iteration: {{}} int: {{}} \

@@ -121,3 +121,40 @@ pub fn rolling_name(pattern: &str, unix_nanos: i64) {
         );
     }
 }
+
+/// Reads `bytes` as a binary log, twice: as they are (the framing: sync markers, lengths,
+/// checksums, resynchronisation), and wrapped in one block with a valid header and checksum
+/// (the payload's tables and records, which random bytes would not otherwise reach). No input
+/// may panic; every record must render as UTF-8 text, JSON and logfmt lines; the reader must
+/// consume its whole input.
+pub fn binary_reader(bytes: &[u8]) {
+    let mut block = Vec::with_capacity(bytes.len() + crate::binary::HEADER);
+    block.extend_from_slice(&crate::binary::SYNC);
+    block.push(crate::binary::VERSION);
+    block.push(0);
+    block.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    block.extend_from_slice(&crc32fast::hash(bytes).to_le_bytes());
+    block.extend_from_slice(bytes);
+    let zone = crate::zone::TimeZone::utc();
+    let mut renderers = [
+        crate::read::Renderer::text(crate::Pattern::default(), zone.clone()),
+        crate::read::Renderer::json(zone.clone()),
+        crate::read::Renderer::logfmt(zone),
+    ];
+    for input in [bytes, &block[..]] {
+        let mut reader = crate::read::Reader::new(input);
+        let mut line = Vec::new();
+        while let Some(item) = reader.next_record() {
+            let Ok(record) = item else { continue };
+            for renderer in &mut renderers {
+                line.clear();
+                renderer.render(record, &mut line);
+                assert!(
+                    std::str::from_utf8(&line).is_ok(),
+                    "a line that is not UTF-8"
+                );
+            }
+        }
+        assert_eq!(reader.offset(), input.len() as u64, "input left unread");
+    }
+}

@@ -377,7 +377,7 @@ impl Output {
             }
             return;
         }
-        formatter.render_message(&record.message, message, fields);
+        let mut rendered = false;
         let mut formatted = [false; FORMATS];
         for (i, sink) in sinks.iter_mut().enumerate() {
             let wanted = match only {
@@ -388,6 +388,15 @@ impl Output {
                 continue;
             }
             let format = sink.format();
+            // The binary log encodes the record itself, without a line.
+            if format == Format::Binary {
+                sink.write_binary(record, only.is_none());
+                continue;
+            }
+            if !rendered {
+                rendered = true;
+                formatter.render_message(&record.message, message, fields);
+            }
             let slot = if sink.colored() {
                 COLORED_TEXT
             } else {
@@ -403,6 +412,7 @@ impl Output {
                     }
                     Format::Json => formatter.format_json(record, message, fields, text),
                     Format::Logfmt => formatter.format_logfmt(record, message, fields, text),
+                    Format::Binary => {}
                 }
             }
             let line = line_of(record, text, message, fields);

@@ -34,7 +34,7 @@ mod views;
 use std::marker::PhantomData;
 use std::mem::{size_of, MaybeUninit};
 
-pub use native::{CopyArg, NativeValue};
+pub use native::{CopyArg, NativeValue, Typed};
 pub use text_buf::TextBuf;
 pub use views::{ListElemCodec, NativeField, View};
 
@@ -73,6 +73,14 @@ pub trait Codec: sealed::Sealed<sealed::tag::Codec> + 'static {
         _out: &mut TextBuf<'_>,
     ) -> bool {
         false
+    }
+
+    /// The value as a [`Typed`] when `{}` of it with a plain spec is that type's fast-path
+    /// text (numbers, `bool`); `None` otherwise, or for a malformed record.
+    #[doc(hidden)]
+    #[inline]
+    fn typed(_bytes: Option<&[MaybeUninit<u8>]>) -> Option<Typed> {
+        None
     }
 
     /// The same for the other traits (`{:x}`, `{:e}`, ...): only text formatted by the
@@ -196,6 +204,11 @@ impl<T: crate::codec::CopyArg> Codec for CopyCodec<T> {
     const ESCAPE_FREE: bool = T::__ESCAPE_FREE.0;
 
     #[inline]
+    fn typed(bytes: Option<&[MaybeUninit<u8>]>) -> Option<Typed> {
+        read_copy::<T>(bytes)?.__typed(sealed::Internal::TOKEN)
+    }
+
+    #[inline]
     fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
         d.take(size_of::<T>())
     }
@@ -244,6 +257,7 @@ fn read_copy<T: CopyArg>(bytes: Option<&[MaybeUninit<u8>]>) -> Option<T> {
 }
 
 /// Walks the argument bytes of one record, for the renderers and field functions.
+#[derive(Clone)]
 pub struct Decoder<'a> {
     rest: &'a [MaybeUninit<u8>],
     /// Set when the bytes ran out early: the record is malformed.
@@ -264,6 +278,16 @@ impl<'a> Decoder<'a> {
     #[inline]
     pub(crate) fn is_malformed(&self) -> bool {
         self.malformed
+    }
+
+    /// The next argument as a [`Typed`] value, if its codec has one (then it is taken off);
+    /// otherwise nothing is taken.
+    #[inline]
+    pub fn typed<C: Codec>(&mut self) -> Option<Typed> {
+        let mut ahead = self.clone();
+        let typed = C::typed(C::take(&mut ahead))?;
+        *self = ahead;
+        Some(typed)
     }
 
     /// The next argument, to be formatted by the caller.

@@ -10,6 +10,44 @@ use super::sealed::{EscapeFree, Internal};
 use super::TextBuf;
 use crate::fields::{FieldValue, Fields};
 
+/// A message value kept as its type rather than its text, for the binary log: what a `{}`
+/// of it writes is its [`CopyArg`] fast path's text, so a reader renders it back to the same
+/// bytes ([`Typed::render`]). Not a public API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Typed {
+    /// An unsigned integer of at most 64 bits.
+    U64(u64),
+    /// A signed integer of at most 64 bits.
+    I64(i64),
+    /// `u128`.
+    U128(u128),
+    /// `i128`.
+    I128(i128),
+    /// `f64`.
+    F64(f64),
+    /// `f32` (its shortest digits are not those of the same value as `f64`).
+    F32(f32),
+    /// `bool`.
+    Bool(bool),
+}
+
+impl Typed {
+    /// Appends `{}` of the value: the text the writer's renderer wrote for it.
+    pub(crate) fn render(self, out: &mut TextBuf<'_>) {
+        let t = Internal::TOKEN;
+        match self {
+            Typed::U64(v) => v.__fast_display(None, out, t),
+            Typed::I64(v) => v.__fast_display(None, out, t),
+            Typed::U128(v) => v.__fast_display(None, out, t),
+            Typed::I128(v) => v.__fast_display(None, out, t),
+            Typed::F64(v) => v.__fast_display(None, out, t),
+            Typed::F32(v) => v.__fast_display(None, out, t),
+            Typed::Bool(v) => v.__fast_display(None, out, t),
+        };
+    }
+}
+
 /// Opts a type into bit-for-bit transport: the calling thread copies the value into the queue
 /// and the back end formats it later with the type's own `Display`/`Debug`/... impls.
 ///
@@ -62,14 +100,27 @@ pub trait CopyArg: Copy + Send + 'static {
     fn __fast_debug(&self, _out: &mut TextBuf<'_>, _: Internal) -> bool {
         false
     }
+
+    /// The value as a [`Typed`], if `{}` of it is its `__fast_display` text: numbers and
+    /// `bool`. Implemented by tachylog only.
+    #[doc(hidden)]
+    #[inline]
+    fn __typed(&self, _: Internal) -> Option<Typed> {
+        None
+    }
 }
 
 /// Integers: `{}` and `{:?}` are the decimal digits (written in place up to 64 bits, see
 /// `codec::decimal`; `itoa` for 128); a precision is left to `core::fmt`.
 macro_rules! integer_args {
-    ($append:ident as $wide:ty: $($t:ty),*) => {$(
+    ($append:ident as $wide:ty, $typed:ident: $($t:ty),*) => {$(
         impl CopyArg for $t {
             const __ESCAPE_FREE: EscapeFree = EscapeFree(true);
+
+            #[inline]
+            fn __typed(&self, _: Internal) -> Option<Typed> {
+                Some(Typed::$typed(*self as $wide))
+            }
 
             #[inline]
             fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>, _: Internal) -> bool {
@@ -87,13 +138,18 @@ macro_rules! integer_args {
         }
     )*};
 }
-integer_args!(append_u64 as u64: u8, u16, u32, u64, usize);
-integer_args!(append_i64 as i64: i8, i16, i32, i64, isize);
+integer_args!(append_u64 as u64, U64: u8, u16, u32, u64, usize);
+integer_args!(append_i64 as i64, I64: i8, i16, i32, i64, isize);
 
 macro_rules! wide_integer_args {
-    ($($t:ty),*) => {$(
+    ($($t:ty: $typed:ident),*) => {$(
         impl CopyArg for $t {
             const __ESCAPE_FREE: EscapeFree = EscapeFree(true);
+
+            #[inline]
+            fn __typed(&self, _: Internal) -> Option<Typed> {
+                Some(Typed::$typed(*self))
+            }
 
             #[inline]
             fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>, _: Internal) -> bool {
@@ -111,13 +167,18 @@ macro_rules! wide_integer_args {
         }
     )*};
 }
-wide_integer_args!(u128, i128);
+wide_integer_args!(u128: U128, i128: I128);
 
 /// Floats: shortest digits, and `{:.N}` where it can be decided exactly (see `plain`).
 macro_rules! float_args {
-    ($($t:ty),*) => {$(
+    ($($t:ty: $typed:ident),*) => {$(
         impl CopyArg for $t {
             const __ESCAPE_FREE: EscapeFree = EscapeFree(true);
+
+            #[inline]
+            fn __typed(&self, _: Internal) -> Option<Typed> {
+                Some(Typed::$typed(*self))
+            }
 
             #[inline]
             fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>, _: Internal) -> bool {
@@ -137,10 +198,15 @@ macro_rules! float_args {
         }
     )*};
 }
-float_args!(f32, f64);
+float_args!(f32: F32, f64: F64);
 
 impl CopyArg for bool {
     const __ESCAPE_FREE: EscapeFree = EscapeFree(true);
+
+    #[inline]
+    fn __typed(&self, _: Internal) -> Option<Typed> {
+        Some(Typed::Bool(*self))
+    }
 
     #[inline]
     fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>, _: Internal) -> bool {

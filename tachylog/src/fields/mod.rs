@@ -61,7 +61,7 @@ struct Entry {
 /// drop(guard);
 /// assert_eq!(*items.lock().unwrap(), [3]);
 /// ```
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Fields {
     /// Keys, string values and span names, back to back.
     text: String,

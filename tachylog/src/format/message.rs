@@ -9,6 +9,7 @@ use crate::codec::render::{RenderError, RenderFn};
 use crate::codec::{Decoder, TextBuf};
 use crate::fields::Fields;
 use crate::record::{Decode, Placeholder, Site};
+use std::ops::Range;
 
 /// Why a message could not be rendered.
 pub(crate) enum Problem {
@@ -58,19 +59,51 @@ pub(crate) fn render(
         next_placeholder: 0,
         out,
         fields,
+        values: None,
     };
     // Fields, counts, nested lists, or a record that does not match its site's table
     // (caught as malformed): value by value.
     walk.list(std::slice::from_ref(decode))?;
-    // Every placeholder and field has had its argument, and the bytes were all there.
-    if walk.next_placeholder != site.message.len()
-        || walk.next_field != site.fields.len()
-        || walk.decoder.is_malformed()
-    {
-        return Err(Problem::Malformed);
+    walk.finish()
+}
+
+/// [`render`], value by value, also noting where each placeholder's value landed in `out`
+/// (`values`, one range per placeholder, in order): the binary log stores the values alone,
+/// and the site's literal pieces once.
+pub(crate) fn render_located(
+    message: &SiteMessage<'_>,
+    out: &mut TextBuf<'_>,
+    fields: &mut Fields,
+    values: &mut Vec<Range<usize>>,
+) -> Result<(), Problem> {
+    let SiteMessage { site, decode, args } = *message;
+    let mut walk = Walk {
+        site,
+        decoder: Decoder::new(args),
+        next_field: 0,
+        next_placeholder: 0,
+        out,
+        fields,
+        values: Some(values),
+    };
+    walk.list(std::slice::from_ref(decode))?;
+    walk.finish()
+}
+
+impl Walk<'_, '_, '_, '_> {
+    /// After the walk: checks that the record matched its site's table, appends the tail.
+    fn finish(self) -> Result<(), Problem> {
+        let site = self.site;
+        // Every placeholder and field has had its argument, and the bytes were all there.
+        if self.next_placeholder != site.message.len()
+            || self.next_field != site.fields.len()
+            || self.decoder.is_malformed()
+        {
+            return Err(Problem::Malformed);
+        }
+        self.out.push_str(site.tail);
+        Ok(())
     }
-    walk.out.push_str(site.tail);
-    Ok(())
 }
 
 /// The state of one record's rendering: where its bytes are, and which field and placeholder
@@ -82,15 +115,22 @@ struct Walk<'s, 'a, 'o, 'b> {
     next_placeholder: usize,
     out: &'o mut TextBuf<'b>,
     fields: &'o mut Fields,
+    /// Where each placeholder's value lands in `out`, when asked for.
+    values: Option<&'o mut Vec<Range<usize>>>,
 }
 
 impl Walk<'_, '_, '_, '_> {
     /// Appends a placeholder's literal text and its value.
     #[inline(always)]
     fn message(&mut self, placeholder: &Placeholder, render: RenderFn) -> Result<(), Problem> {
+        let start = self.out.len() + placeholder.literal.len();
         placeholder
             .render_value(render, &mut self.decoder, self.out)
-            .map_err(Problem::Render)
+            .map_err(Problem::Render)?;
+        if let Some(values) = self.values.as_deref_mut() {
+            values.push(start..self.out.len());
+        }
+        Ok(())
     }
 
     /// Reads a list of arguments one by one, out of line.

@@ -79,6 +79,8 @@ mod site_lines;
 pub(crate) mod time;
 mod view;
 
+pub(crate) use segments::AddressHasher;
+
 /// How a sink's lines are written. Set per sink with
 /// [`SinkOptions::format`](crate::SinkOptions::format).
 ///
@@ -109,4 +111,23 @@ pub enum Format {
     /// logfmt: `ts=... level=info target=... thread=... tid=... msg="..." key=value ...
     /// file=... line=...`, the structured fields after `msg`.
     Logfmt,
+    /// The binary log (file sinks of [`Builder::file_with`](crate::Builder::file_with) only):
+    /// each call site's static parts once per block, then per record a site reference, a time
+    /// delta, a thread reference and the values; read back with [`crate::read`] or the
+    /// `tachylog` command, which render the same text lines.
+    ///
+    /// ```
+    /// use tachylog::{Format, SinkOptions};
+    /// let dir = std::env::temp_dir().join("tachylog-doc-format-binary");
+    /// let guard = tachylog::builder()
+    ///     .file_with(dir.join("app.tlog"), SinkOptions::new().format(Format::Binary))
+    ///     .init()
+    ///     .unwrap();
+    /// tachylog::info!("served {} items", 3);
+    /// drop(guard);
+    /// let mut reader = tachylog::read::Reader::open(dir.join("app.tlog")).unwrap();
+    /// assert_eq!(reader.next_record().unwrap().unwrap().message(), "served 3 items");
+    /// # std::fs::remove_dir_all(dir).unwrap();
+    /// ```
+    Binary,
 }

@@ -171,25 +171,7 @@ impl LineFormatter {
         out: &mut String,
         fields: &mut Fields,
     ) {
-        out.clear();
-        fields.clear();
-        fields.limit_values(self.max_message);
-        let mut text = TextBuf::of_string(out);
-        match message {
-            Message::Text(message) => text.push_str(message),
-            Message::Dynamic {
-                text: message,
-                fields: encoded,
-            } => {
-                text.push_str(message);
-                crate::fields::wire::decode(encoded, fields);
-            }
-            Message::Site(site_message) => {
-                render_site_message(site_message, fields, self.max_message, &mut text);
-                return;
-            }
-        }
-        cut_message(&mut text, 0, self.max_message);
+        render_message(message, out, fields, self.max_message);
     }
 
     /// Appends the record's text line, newline included, to `out`; `message` is the record's
@@ -392,6 +374,66 @@ fn render_site_message(
     };
     cut_message(text, start, max_message);
     rendered
+}
+
+/// [`LineFormatter::render_message`] with the limit `max_message`: also what the binary log
+/// stores of a record without a call site.
+pub(crate) fn render_message(
+    message: &Message<'_>,
+    out: &mut String,
+    fields: &mut Fields,
+    max_message: usize,
+) {
+    out.clear();
+    fields.clear();
+    fields.limit_values(max_message);
+    let mut text = TextBuf::of_string(out);
+    match message {
+        Message::Text(message) => text.push_str(message),
+        Message::Dynamic {
+            text: message,
+            fields: encoded,
+        } => {
+            text.push_str(message);
+            crate::fields::wire::decode(encoded, fields);
+        }
+        Message::Site(site_message) => {
+            render_site_message(site_message, fields, max_message, &mut text);
+            return;
+        }
+    }
+    cut_message(&mut text, 0, max_message);
+}
+
+/// A call-site record's message for the binary log: rendered into `text` (cleared first) with
+/// each placeholder's value located in it (`values`), its fields in `fields`, as
+/// [`LineFormatter::render_message`] would. Returns `false` when the message is not the
+/// site's literal pieces around those values (a failed rendering's marker, a cut message):
+/// `text` then holds the message as the text line shows it.
+pub(crate) fn render_site_values(
+    site_message: &SiteMessage<'_>,
+    fields: &mut Fields,
+    max_message: usize,
+    text: &mut String,
+    values: &mut Vec<std::ops::Range<usize>>,
+) -> bool {
+    text.clear();
+    fields.clear();
+    fields.limit_values(max_message);
+    values.clear();
+    let mut buf = TextBuf::of_string(text);
+    match super::message::render_located(site_message, &mut buf, fields, values) {
+        Ok(()) if buf.len() <= max_message => true,
+        outcome => {
+            if let Err(problem) = outcome {
+                buf.truncate(0);
+                write_problem(problem, site_message.site, &mut buf);
+            }
+            cut_message(&mut buf, 0, max_message);
+            values.clear();
+            false
+        }
+    }
 }
 
 /// Escapes the text line's message, `out[start..]`, in place, through `scratch`.

@@ -22,7 +22,7 @@ use crate::codec::{
     ArgWriter, Codec, CopyArg, CopyCodec, Decoder, ListCodec, LossyCodec, PreformattedCodec,
     StrCodec, TextBuf,
 };
-use crate::record::{Decode, Placeholder};
+use crate::record::{Decode, MessageValues, Placeholder};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt;
@@ -271,6 +271,20 @@ pub trait Args: Encode {
         let _ = (decoder, placeholder, out);
         Err(RenderError::Malformed)
     }
+
+    /// Back end: takes this argument, a message value, off `decoder` into `values` for the
+    /// binary log (see [`MessageValues::push`]). As `render_message`, for a group of message
+    /// values only.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn encode_message(
+        decoder: &mut Decoder<'_>,
+        placeholder: &Placeholder,
+        values: &mut MessageValues,
+    ) -> Result<(), RenderError> {
+        let _ = (decoder, placeholder, values);
+        Err(RenderError::Malformed)
+    }
 }
 
 /// The writing half of [`Args`], apart so that the cold paths can take it as `&dyn Encode`
@@ -293,6 +307,13 @@ pub trait RenderGroup {
         decoder: &mut Decoder<'_>,
         placeholders: &'static [Placeholder],
         out: &mut TextBuf<'_>,
+    ) -> Result<(), RenderError>;
+
+    /// See [`EncodeFn`](crate::record::EncodeFn).
+    fn encode_group(
+        decoder: &mut Decoder<'_>,
+        placeholders: &'static [Placeholder],
+        values: &mut MessageValues,
     ) -> Result<(), RenderError>;
 }
 
@@ -318,6 +339,9 @@ impl<S, M> Marked<S, M> {
 pub trait Decodes<C: Codec>: Sealed<tag::Args> {
     /// The renderer or field function, for [`Args::DECODE`].
     const DECODE: Decode;
+    /// `{}`: a number or `bool` may be kept typed in the binary log (its text is its type's
+    /// fast path).
+    const TYPED: bool = false;
 }
 
 impl<S: Slot, M: Decodes<S::Codec>> Sealed<tag::Args> for Marked<S, M> {}
@@ -348,6 +372,20 @@ impl<S: Slot, M: Decodes<S::Codec>> Args for Marked<S, M> {
             _ => Err(RenderError::Malformed),
         }
     }
+
+    #[inline(always)]
+    fn encode_message(
+        decoder: &mut Decoder<'_>,
+        placeholder: &Placeholder,
+        values: &mut MessageValues,
+    ) -> Result<(), RenderError> {
+        match M::DECODE {
+            Decode::Message(render) => {
+                values.push::<S::Codec>(M::TYPED, placeholder, render, decoder)
+            }
+            _ => Err(RenderError::Malformed),
+        }
+    }
 }
 
 macro_rules! tuple_args {
@@ -369,6 +407,7 @@ macro_rules! tuple_args {
             const DECODE: Decode = Decode::rendered_group(
                 &[$($name::DECODE),*],
                 <Self as RenderGroup>::render_group,
+                <Self as RenderGroup>::encode_group,
                 true $(&& $name::ESCAPE_FREE)*,
             );
         }
@@ -388,6 +427,22 @@ macro_rules! tuple_args {
                 }
                 $(
                     $name::render_message(decoder, &placeholders[$index], out)?;
+                )*
+                Ok(())
+            }
+
+            #[allow(unused_variables, unused_mut)]
+            fn encode_group(
+                decoder: &mut Decoder<'_>,
+                placeholders: &'static [Placeholder],
+                values: &mut MessageValues,
+            ) -> Result<(), RenderError> {
+                const VALUES: &[&str] = &[$(stringify!($name)),*];
+                if placeholders.len() < VALUES.len() {
+                    return Err(RenderError::Malformed);
+                }
+                $(
+                    $name::encode_message(decoder, &placeholders[$index], values)?;
                 )*
                 Ok(())
             }
@@ -612,7 +667,7 @@ pub trait FmtTrait<T: ?Sized> {
 /// through that trait ([`FmtTrait`], for the fallback) and names what the back end does with
 /// the value's bytes ([`Decodes`]: render a message argument, or record a field).
 macro_rules! trait_markers {
-    ($($marker:ident: $trait:ident => $decode:ident($function:ident)),* $(,)?) => {$(
+    ($($marker:ident: $trait:ident => $decode:ident($function:ident) $typed:literal),* $(,)?) => {$(
         pub struct $marker;
         impl $crate::codec::sealed::Sealed<$crate::codec::sealed::tag::Args> for $marker {}
         impl<T: ::std::fmt::$trait + ?Sized> $crate::frontend::args::FmtTrait<T> for $marker {
@@ -627,6 +682,7 @@ macro_rules! trait_markers {
         {
             const DECODE: $crate::record::Decode =
                 $crate::record::Decode::$decode($crate::codec::render::$function::<C>);
+            const TYPED: bool = $typed;
         }
     )*};
 }
@@ -635,15 +691,15 @@ macro_rules! trait_markers {
 #[doc(hidden)]
 pub mod fmt_trait {
     trait_markers!(
-        Display: Display => Message(display),
-        Debug: Debug => Message(debug),
-        LowerHex: LowerHex => Message(lower_hex),
-        UpperHex: UpperHex => Message(upper_hex),
-        Octal: Octal => Message(octal),
-        Binary: Binary => Message(binary),
-        LowerExp: LowerExp => Message(lower_exp),
-        UpperExp: UpperExp => Message(upper_exp),
-        Pointer: Pointer => Message(pointer),
+        Display: Display => Message(display) true,
+        Debug: Debug => Message(debug) false,
+        LowerHex: LowerHex => Message(lower_hex) false,
+        UpperHex: UpperHex => Message(upper_hex) false,
+        Octal: Octal => Message(octal) false,
+        Binary: Binary => Message(binary) false,
+        LowerExp: LowerExp => Message(lower_exp) false,
+        UpperExp: UpperExp => Message(upper_exp) false,
+        Pointer: Pointer => Message(pointer) false,
     );
 }
 
@@ -667,8 +723,8 @@ pub mod field_role {
     }
 
     trait_markers!(
-        Display: Display => Field(push_display),
-        Debug: Debug => Field(push_debug),
+        Display: Display => Field(push_display) false,
+        Debug: Debug => Field(push_debug) false,
     );
 }
 

@@ -7,6 +7,7 @@ use crate::backend::clock::WallClock;
 use crate::backend::worker::{new_merger, Worker};
 use crate::facade::log::LogFacade;
 use crate::format::pattern::{LineFormatter, Pattern};
+use crate::format::Format;
 use crate::frontend::gate::{OnFull, GATE};
 use crate::queue::control::{self, Control};
 use crate::sink::{FileSink, Sink, SinkSlot, Stderr, Stdout};
@@ -559,6 +560,7 @@ impl Builder {
                 SinkSpec::Stderr => Some(2),
                 _ => None,
             };
+            let is_file = matches!(spec, SinkSpec::File(_));
             let sink: Box<dyn Sink> = match spec {
                 SinkSpec::Stdout => Box::new(Stdout::new()),
                 SinkSpec::Stderr => Box::new(Stderr::new()),
@@ -567,7 +569,17 @@ impl Builder {
             };
             let level = level.map_or(most_verbose, |l| l.min(most_verbose));
             #[cfg_attr(not(feature = "color"), allow(unused_mut))]
-            let mut slot = SinkSlot::new(sink, level, format);
+            let mut slot = match format {
+                Format::Binary if is_file => {
+                    SinkSlot::new_binary(sink, level, self.max_message_bytes.unwrap_or(usize::MAX))
+                }
+                Format::Binary => {
+                    return Err(Error::BinaryNeedsFile {
+                        sink: sink.describe(),
+                    })
+                }
+                _ => SinkSlot::new(sink, level, format),
+            };
             #[cfg(feature = "color")]
             if let Some(fd) = console_fd {
                 // Asked only when it decides: on Windows the answer may switch the console's

@@ -40,7 +40,9 @@ pub use rolling::{Compression, FileNamePatternError, Period, RollingFile, Rollin
 #[cfg(feature = "syslog")]
 pub use syslog::{Facility, SyslogBuilder, SyslogSink};
 
+use crate::binary::encoder::Encoder;
 use crate::codec::sealed::Internal;
+use crate::format::pattern::RecordView;
 use crate::format::Format;
 use crate::{Fields, Level};
 use std::{fmt, io};
@@ -361,6 +363,9 @@ pub(crate) struct SinkSlot {
     notice: Option<String>,
     /// The loss the pending notice announces, restored if the sink drops the notice.
     announced: Option<(u64, String)>,
+    /// With [`Format::Binary`]: the open block, handed to the sink as one "line" when full and
+    /// on every flush.
+    binary: Option<Box<Encoder>>,
 }
 
 impl SinkSlot {
@@ -375,6 +380,47 @@ impl SinkSlot {
             unflushed: 0,
             notice: None,
             announced: None,
+            binary: None,
+        }
+    }
+
+    /// A file sink writing the binary log; messages cut past `max_message` bytes, as text
+    /// lines cut them.
+    pub(crate) fn new_binary(sink: Box<dyn Sink>, min_level: Level, max_message: usize) -> Self {
+        let mut slot = SinkSlot::new(sink, min_level, Format::Binary);
+        slot.binary = Some(Box::new(Encoder::new(max_message)));
+        slot
+    }
+
+    /// Encodes `record` into the binary log's open block (a sink of [`Format::Binary`]), with
+    /// the accounting of [`SinkSlot::write_line`]; a notice (`counted` false) is written
+    /// whatever the level and not counted.
+    pub(crate) fn write_binary(&mut self, record: &RecordView<'_>, counted: bool) {
+        if counted && record.level > self.min_level {
+            return;
+        }
+        let Some(encoder) = &mut self.binary else {
+            return;
+        };
+        self.dirty = true;
+        if counted {
+            self.unflushed += 1;
+        }
+        if encoder.encode(record) {
+            self.close_block();
+        }
+    }
+
+    /// Hands the binary log's open block, if any, to the sink.
+    fn close_block(&mut self) {
+        let Some(encoder) = &mut self.binary else {
+            return;
+        };
+        let sink = &mut self.sink;
+        let written =
+            encoder.close_block(|block| sink.write_line(&Line::new(Level::Info, 0, block)));
+        if let Some(Err(e)) = written {
+            self.fail(e);
         }
     }
 
@@ -493,6 +539,7 @@ impl SinkSlot {
             return;
         }
         self.dirty = false;
+        self.close_block();
         match self.sink.flush() {
             Err(e) => self.fail(e),
             // Recovered only when lines went through: a flush after nothing but failed writes

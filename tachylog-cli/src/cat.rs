@@ -1,0 +1,244 @@
+//! `tachylog cat`: files one after the other, or merged by time (`--merge`: a k-way merge
+//! that holds one record per file), through the filters, rendered by `tachylog::read`'s
+//! [`Renderer`] into one large output buffer.
+
+use crate::filter::Filter;
+use crate::time::parse_instant;
+use crate::{LineFormat, Outcome};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use tachylog::read::{ReadError, Reader, Record, Renderer};
+use tachylog::{Level, Pattern, TimeZone};
+
+#[derive(clap::Args)]
+pub(crate) struct CatArgs {
+    /// Binary log files, read in the order given (or merged with `--merge`).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The text line's pattern, as given to `Builder::pattern`.
+    #[arg(long, default_value = tachylog::DEFAULT_PATTERN)]
+    pattern: String,
+    /// The line format.
+    #[arg(long, value_enum, default_value_t = LineFormat::Text)]
+    format: LineFormat,
+    /// Times in UTC (the default is the system's time zone, as the logger's).
+    #[arg(long, conflicts_with = "tz")]
+    utc: bool,
+    /// Times in this zone: a time-zone database name, as `Builder::time_zone` takes.
+    #[arg(long)]
+    tz: Option<String>,
+    /// Only records of this level or more severe (error, warn, info, debug, trace).
+    #[arg(long)]
+    level: Option<Level>,
+    /// Only records whose target is this module path or under it.
+    #[arg(long)]
+    target: Option<String>,
+    /// Only records at or after this instant (RFC 3339 or Unix seconds).
+    #[arg(long, value_parser = parse_instant)]
+    since: Option<i64>,
+    /// Only records before this instant (RFC 3339 or Unix seconds).
+    #[arg(long, value_parser = parse_instant)]
+    until: Option<i64>,
+    /// Only lines that contain this text.
+    #[arg(long)]
+    grep: Option<String>,
+    /// Merges the files by time instead of reading them one after the other.
+    #[arg(short, long)]
+    merge: bool,
+    /// Keeps reading one file as it grows (`tail -f`), and the new file at its path after a
+    /// rotation or a truncation; stops only when killed.
+    #[arg(short, long, conflicts_with = "merge")]
+    follow: bool,
+}
+
+pub(crate) fn run(args: CatArgs) -> Result<Outcome, String> {
+    let zone = if args.utc {
+        TimeZone::utc()
+    } else if let Some(name) = &args.tz {
+        TimeZone::get(name).map_err(|e| e.to_string())?
+    } else {
+        TimeZone::system().map_err(|e| e.to_string())?
+    };
+    let renderer = match args.format {
+        LineFormat::Text => Renderer::text(
+            Pattern::parse(&args.pattern).map_err(|e| e.to_string())?,
+            zone,
+        ),
+        LineFormat::Json => Renderer::json(zone),
+        LineFormat::Logfmt => Renderer::logfmt(zone),
+    };
+    let filter = Filter {
+        level: args.level,
+        target: args.target,
+        since: args.since,
+        until: args.until,
+        grep: args.grep,
+    };
+    let mut printer = Printer {
+        renderer,
+        filter,
+        out: io::BufWriter::with_capacity(1 << 20, io::stdout().lock()),
+        line: Vec::with_capacity(1024),
+        damaged: false,
+    };
+    let result = if args.follow {
+        match &args.files[..] {
+            [file] => follow(file, &mut printer),
+            _ => return Err("--follow takes one file".into()),
+        }
+    } else if args.merge {
+        merge(&args.files, &mut printer)
+    } else {
+        args.files
+            .iter()
+            .try_for_each(|file| one_file(file, &mut printer))
+    };
+    let flushed = printer.out.flush();
+    match result.and(flushed) {
+        Ok(()) => {}
+        // `tachylog cat ... | head`: the reader went away; not an error of ours.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
+        Err(e) => return Err(e.to_string()),
+    }
+    Ok(if printer.damaged {
+        Outcome::Damaged
+    } else {
+        Outcome::Clean
+    })
+}
+
+/// Renders, filters and writes records; reports damage.
+struct Printer<W> {
+    renderer: Renderer,
+    filter: Filter,
+    out: W,
+    line: Vec<u8>,
+    damaged: bool,
+}
+
+impl<W: Write> Printer<W> {
+    fn record(&mut self, record: &Record) -> io::Result<()> {
+        if !self.filter.takes(record) {
+            return Ok(());
+        }
+        self.line.clear();
+        self.renderer.render(record, &mut self.line);
+        if self.filter.takes_line(&self.line) {
+            self.out.write_all(&self.line)?;
+        }
+        Ok(())
+    }
+
+    /// Reports a reading error on standard error; an I/O error ends the command.
+    fn error(&mut self, file: &Path, error: ReadError) -> io::Result<()> {
+        self.damaged = true;
+        eprintln!("tachylog: {}: {error}", file.display());
+        match error {
+            ReadError::Damaged { .. } => Ok(()),
+            other => Err(io::Error::other(other.to_string())),
+        }
+    }
+}
+
+fn open(file: &Path) -> io::Result<Reader<io::BufReader<std::fs::File>>> {
+    Reader::open(file).map_err(|e| io::Error::other(e.to_string()))
+}
+
+fn one_file<W: Write>(file: &Path, printer: &mut Printer<W>) -> io::Result<()> {
+    let mut reader = open(file)?;
+    while let Some(record) = reader.next_record() {
+        match record {
+            Ok(record) => printer.record(record)?,
+            Err(e) => printer.error(file, e)?,
+        }
+    }
+    Ok(())
+}
+
+/// How often `--follow` looks for more bytes and for a rotation.
+const FOLLOW_POLL: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// `--follow`: reads `file` as it grows; when another file takes its path (a rotation) or it
+/// shrinks below what was read (`copytruncate`), reads what the old one still holds, then the
+/// new one from its start.
+fn follow<W: Write>(file: &Path, printer: &mut Printer<W>) -> io::Result<()> {
+    let mut reader = open(file)?.following(true);
+    let mut id = file_identity(file);
+    let drain = |reader: &mut Reader<_>, printer: &mut Printer<W>| -> io::Result<()> {
+        while let Some(item) = reader.next_record() {
+            match item {
+                Ok(record) => printer.record(record)?,
+                Err(e) => printer.error(file, e)?,
+            }
+        }
+        printer.out.flush()
+    };
+    loop {
+        drain(&mut reader, printer)?;
+        std::thread::sleep(FOLLOW_POLL);
+        let now = file_identity(file);
+        let replaced = match (now, id) {
+            (Some((inode, len)), Some((old_inode, _))) => {
+                inode != old_inode || len < reader.offset()
+            }
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if replaced {
+            drain(&mut reader, printer)?;
+            reader = open(file)?.following(true);
+            id = now;
+        }
+    }
+}
+
+/// The file at `path` now: its inode (0 where there is none) and length.
+fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+    #[cfg(not(unix))]
+    let inode = 0;
+    Some((inode, meta.len()))
+}
+
+/// A k-way merge by time: a heap of each file's next record; equal times keep file order.
+fn merge<W: Write>(files: &[PathBuf], printer: &mut Printer<W>) -> io::Result<()> {
+    let mut readers = files
+        .iter()
+        .map(|file| open(file))
+        .collect::<io::Result<Vec<_>>>()?;
+    let mut heap = BinaryHeap::new();
+    let next = |i: usize,
+                readers: &mut [Reader<_>],
+                printer: &mut Printer<W>|
+     -> io::Result<Option<Record>> {
+        for record in readers[i].by_ref() {
+            match record {
+                Ok(record) => return Ok(Some(record)),
+                Err(e) => printer.error(&files[i], e)?,
+            }
+        }
+        Ok(None)
+    };
+    let mut heads: Vec<Option<Record>> = Vec::with_capacity(files.len());
+    for i in 0..files.len() {
+        let head = next(i, &mut readers, printer)?;
+        if let Some(record) = &head {
+            heap.push(Reverse((record.unix_nanos(), i)));
+        }
+        heads.push(head);
+    }
+    while let Some(Reverse((_, i))) = heap.pop() {
+        if let Some(record) = heads[i].take() {
+            printer.record(&record)?;
+        }
+        heads[i] = next(i, &mut readers, printer)?;
+        if let Some(record) = &heads[i] {
+            heap.push(Reverse((record.unix_nanos(), i)));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,308 @@
+//! The binary log's reader side for one block's payload: the call-site and thread tables it
+//! defines and the records that use them. Input is never trusted: any inconsistency ends the
+//! block with an error naming the byte at fault; nothing here panics or allocates more than the
+//! payload's size warrants.
+
+use super::wire::{unzigzag, Cursor};
+use super::{flag, tag, value};
+use crate::codec::{TextBuf, Typed};
+use crate::fields::{FieldValue, Fields};
+use crate::queue::registry::ThreadInfo;
+use crate::record::TraceContext;
+use crate::Level;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// A call site's static parts, as a block defines them.
+#[derive(Debug)]
+pub(crate) struct SiteDef {
+    pub(crate) level: Level,
+    pub(crate) target: String,
+    pub(crate) file: String,
+    pub(crate) line: u32,
+    pub(crate) format: String,
+    pub(crate) literals: Vec<String>,
+    pub(crate) tail: String,
+    pub(crate) keys: Vec<String>,
+}
+
+/// One record read back, with reusable buffers: see [`crate::read::Record`].
+#[derive(Debug, Clone)]
+pub(crate) struct Decoded {
+    pub(crate) unix_nanos: i64,
+    pub(crate) level: Level,
+    pub(crate) site: Option<Arc<SiteDef>>,
+    /// A text record's own metadata (unused for a call-site record).
+    pub(crate) target: String,
+    pub(crate) file: String,
+    pub(crate) line: u32,
+    pub(crate) thread: Arc<ThreadInfo>,
+    pub(crate) message: String,
+    /// Each message value's text in `message`, with its stored type.
+    pub(crate) args: Vec<(Range<usize>, ArgKind)>,
+    pub(crate) fields: Fields,
+    pub(crate) backtrace: bool,
+    pub(crate) trace: Option<TraceContext>,
+    pub(crate) static_metadata: bool,
+}
+
+/// How a message value was stored.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ArgKind {
+    Typed(Typed),
+    Text,
+}
+
+impl Default for Decoded {
+    fn default() -> Self {
+        Decoded {
+            unix_nanos: 0,
+            level: Level::Info,
+            site: None,
+            target: String::new(),
+            file: String::new(),
+            line: 0,
+            thread: Arc::new(ThreadInfo::new("-".into(), 0)),
+            message: String::new(),
+            args: Vec::new(),
+            fields: Fields::new(),
+            backtrace: false,
+            trace: None,
+            static_metadata: false,
+        }
+    }
+}
+
+/// Walks one block's payload.
+pub(crate) struct BlockDecoder {
+    sites: Vec<Arc<SiteDef>>,
+    threads: Vec<Arc<ThreadInfo>>,
+    last_nanos: i64,
+    /// Where the next entry starts in the payload.
+    pos: usize,
+}
+
+impl BlockDecoder {
+    /// A decoder for a payload whose first 8 bytes (the base time) were checked to be there.
+    pub(crate) fn new(payload: &[u8]) -> Option<Self> {
+        let base = i64::from_le_bytes(payload.get(..8)?.try_into().ok()?);
+        Some(BlockDecoder {
+            sites: Vec::new(),
+            threads: Vec::new(),
+            last_nanos: base,
+            pos: 8,
+        })
+    }
+
+    /// The next record of `payload` into `out`: `None` at the end of the block, `Err` with
+    /// the offset in the payload of the entry at fault (the rest of the block is then
+    /// unreadable).
+    pub(crate) fn next(
+        &mut self,
+        payload: &[u8],
+        out: &mut Decoded,
+    ) -> Option<Result<(), (usize, &'static str)>> {
+        loop {
+            let start = self.pos;
+            let rest = payload.get(start..)?;
+            if rest.is_empty() {
+                return None;
+            }
+            let mut cursor = Cursor::new(rest);
+            let outcome = self.entry(&mut cursor, out);
+            self.pos = start + cursor.position();
+            match outcome {
+                Ok(true) => return Some(Ok(())),
+                Ok(false) => continue,
+                Err(why) => {
+                    self.pos = payload.len();
+                    return Some(Err((start, why)));
+                }
+            }
+        }
+    }
+
+    /// One entry; `true` when it was a record.
+    fn entry(&mut self, c: &mut Cursor<'_>, out: &mut Decoded) -> Result<bool, &'static str> {
+        match c.u8().ok_or("empty entry")? {
+            tag::SITE => {
+                let reference = c.varint().ok_or("bad site reference")?;
+                if reference != self.sites.len() as u64 {
+                    return Err("call sites must be defined in order");
+                }
+                let site = site_def(c).ok_or("malformed call site")?;
+                self.sites.push(Arc::new(site));
+                Ok(false)
+            }
+            tag::THREAD => {
+                let reference = c.varint().ok_or("bad thread reference")?;
+                if reference != self.threads.len() as u64 {
+                    return Err("threads must be defined in order");
+                }
+                let id = c.varint().ok_or("bad thread id")?;
+                let name = c.str().ok_or("bad thread name")?;
+                self.threads
+                    .push(Arc::new(ThreadInfo::new(name.to_string(), id)));
+                Ok(false)
+            }
+            tag::SITE_RECORD => {
+                let index = c.varint().ok_or("bad site reference")?;
+                let index = usize::try_from(index)
+                    .ok()
+                    .filter(|&i| i < self.sites.len())
+                    .ok_or("record of an undefined call site")?;
+                self.header(c, out)?;
+                let site = &self.sites[index];
+                // The same site as the record before (most of the time): no reference count
+                // touched.
+                if !out.site.as_ref().is_some_and(|s| Arc::ptr_eq(s, site)) {
+                    out.site = Some(site.clone());
+                }
+                out.level = site.level;
+                out.message.clear();
+                out.args.clear();
+                for literal in &site.literals {
+                    out.message.push_str(literal);
+                    let start = out.message.len();
+                    let kind = message_value(c, &mut out.message).ok_or("malformed value")?;
+                    out.args.push((start..out.message.len(), kind));
+                }
+                out.message.push_str(&site.tail);
+                out.fields.clear();
+                for key in &site.keys {
+                    let value = field_value(c).ok_or("malformed field")?;
+                    out.fields.push_value(key, value);
+                }
+                out.static_metadata = true;
+                Ok(true)
+            }
+            tag::TEXT_RECORD => {
+                let flags = self.header(c, out)?;
+                out.static_metadata = flags & flag::STATIC_METADATA != 0;
+                let level = c.u8().and_then(Level::from_u8).ok_or("bad level")?;
+                out.level = level;
+                out.site = None;
+                out.target.clear();
+                out.target.push_str(c.str().ok_or("bad target")?);
+                out.file.clear();
+                out.file.push_str(c.str().ok_or("bad file")?);
+                out.line = c.varint_u32().ok_or("bad line")?;
+                out.message.clear();
+                out.message.push_str(c.str().ok_or("bad message")?);
+                out.args.clear();
+                out.fields.clear();
+                let spans = c.varint().ok_or("bad span count")?;
+                for _ in 0..spans {
+                    out.fields.begin_span(c.str().ok_or("bad span name")?);
+                    keyed_fields(c, &mut out.fields).ok_or("malformed span field")?;
+                }
+                out.fields.begin_event();
+                keyed_fields(c, &mut out.fields).ok_or("malformed field")?;
+                Ok(true)
+            }
+            _ => Err("unknown entry tag"),
+        }
+    }
+
+    /// The part both kinds of records share: time, thread, flags (returned), trace context.
+    fn header(&mut self, c: &mut Cursor<'_>, out: &mut Decoded) -> Result<u8, &'static str> {
+        let delta = unzigzag(c.varint().ok_or("bad timestamp")?);
+        self.last_nanos = self.last_nanos.wrapping_add(delta);
+        out.unix_nanos = self.last_nanos;
+        let thread = c.varint().ok_or("bad thread reference")?;
+        let thread = usize::try_from(thread)
+            .ok()
+            .and_then(|i| self.threads.get(i))
+            .ok_or("record of an undefined thread")?;
+        if !Arc::ptr_eq(&out.thread, thread) {
+            out.thread = thread.clone();
+        }
+        let flags = c.u8().ok_or("bad flags")?;
+        if flags & !flag::KNOWN != 0 {
+            return Err("unknown record flags");
+        }
+        out.backtrace = flags & flag::BACKTRACE != 0;
+        out.trace = if flags & flag::TRACE != 0 {
+            let bytes = c.take(TraceContext::ENCODED).ok_or("short trace context")?;
+            TraceContext::decode(bytes)
+        } else {
+            None
+        };
+        Ok(flags)
+    }
+}
+
+fn site_def(c: &mut Cursor<'_>) -> Option<SiteDef> {
+    let level = Level::from_u8(c.u8()?)?;
+    let target = c.str()?.to_string();
+    let file = c.str()?.to_string();
+    let line = c.varint_u32()?;
+    let format = c.str()?.to_string();
+    let mut literals = Vec::new();
+    for _ in 0..c.varint()? {
+        literals.push(c.str()?.to_string());
+    }
+    let tail = c.str()?.to_string();
+    let mut keys = Vec::new();
+    for _ in 0..c.varint()? {
+        keys.push(c.str()?.to_string());
+    }
+    Some(SiteDef {
+        level,
+        target,
+        file,
+        line,
+        format,
+        literals,
+        tail,
+        keys,
+    })
+}
+
+/// A message value: its text appended to `message` (a typed value's as the writer's `{}`
+/// wrote it), and how it was stored.
+fn message_value(c: &mut Cursor<'_>, message: &mut String) -> Option<ArgKind> {
+    let typed = match c.u8()? {
+        value::U64 => Typed::U64(c.varint()?),
+        value::I64 => Typed::I64(unzigzag(c.varint()?)),
+        value::U128 => Typed::U128(u128::from_le_bytes(c.array()?)),
+        value::I128 => Typed::I128(i128::from_le_bytes(c.array()?)),
+        value::F64 => Typed::F64(f64::from_bits(u64::from_le_bytes(c.array()?))),
+        value::F32 => Typed::F32(f32::from_bits(u32::from_le_bytes(c.array()?))),
+        value::TRUE => Typed::Bool(true),
+        value::FALSE => Typed::Bool(false),
+        value::STR => {
+            message.push_str(c.str()?);
+            return Some(ArgKind::Text);
+        }
+        _ => return None,
+    };
+    typed.render(&mut TextBuf::of_string(message));
+    Some(ArgKind::Typed(typed))
+}
+
+/// A typed value: tag, then payload.
+fn field_value<'a>(c: &mut Cursor<'a>) -> Option<FieldValue<'a>> {
+    Some(match c.u8()? {
+        value::NULL => FieldValue::Null,
+        value::TRUE => FieldValue::Bool(true),
+        value::FALSE => FieldValue::Bool(false),
+        value::I64 => FieldValue::I64(unzigzag(c.varint()?)),
+        value::U64 => FieldValue::U64(c.varint()?),
+        value::F64 => FieldValue::F64(f64::from_bits(u64::from_le_bytes(c.array()?))),
+        value::I128 => FieldValue::I128(i128::from_le_bytes(c.array()?)),
+        value::U128 => FieldValue::U128(u128::from_le_bytes(c.array()?)),
+        value::STR => FieldValue::Str(c.str()?),
+        _ => return None,
+    })
+}
+
+/// A count, then that many keys with their values.
+fn keyed_fields(c: &mut Cursor<'_>, fields: &mut Fields) -> Option<()> {
+    for _ in 0..c.varint()? {
+        let key = c.str()?;
+        let value = field_value(c)?;
+        fields.push_value(key, value);
+    }
+    Some(())
+}

@@ -1,0 +1,383 @@
+//! The binary log's writer side: one record at a time into an open block, whose call-site and
+//! thread tables start empty, so every block can be read on its own (see `FORMAT.md`). Back end
+//! only; no date-time, pattern or escaping work: a call site's message is walked once to find
+//! its values, which are stored without the literal text around them.
+
+use super::wire::{put_str, put_varint, zigzag};
+use super::{flag, tag, value, BLOCK_TARGET, HEADER, MAX_PAYLOAD, SYNC, VERSION};
+use crate::codec::{Decoder, TextBuf, Typed};
+use crate::fields::{FieldValue, Fields};
+use crate::format::pattern::{render_message, render_site_values, Message, RecordView};
+use crate::format::AddressHasher;
+use crate::queue::registry::ThreadInfo;
+use crate::record::{Decode, MessageValue, MessageValues, Site, TraceContext};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::hash::BuildHasherDefault;
+use std::ops::Range;
+
+/// Tables keyed by addresses and serial numbers: one multiply, not SipHash, per look-up.
+type Table = HashMap<u64, u32, BuildHasherDefault<AddressHasher>>;
+
+/// Encodes records into blocks.
+pub(crate) struct Encoder {
+    /// The open block: header space, then payload; empty between blocks.
+    block: Vec<u8>,
+    /// Call sites defined in the open block, by address, with their reference.
+    sites: Table,
+    /// Threads defined in the open block, by registration serial, with their reference.
+    threads: Table,
+    /// The timestamp of the block's previous record (its base before the first).
+    last_nanos: i64,
+    /// Bytes of formatted message kept, as the text line keeps them.
+    max_message: usize,
+    message: String,
+    values: Vec<Range<usize>>,
+    fields: Fields,
+    /// A call site's values taken straight off the record's bytes (the fast path).
+    typed: MessageValues,
+}
+
+impl Encoder {
+    pub(crate) fn new(max_message: usize) -> Self {
+        Encoder {
+            block: Vec::new(),
+            sites: Table::default(),
+            threads: Table::default(),
+            last_nanos: 0,
+            max_message,
+            message: String::new(),
+            values: Vec::new(),
+            fields: Fields::new(),
+            typed: MessageValues::default(),
+        }
+    }
+
+    /// Appends one record to the open block; returns whether the block is due to be closed.
+    pub(crate) fn encode(&mut self, record: &RecordView<'_>) -> bool {
+        if self.block.is_empty() {
+            self.block.resize(HEADER, 0);
+            self.block
+                .extend_from_slice(&record.unix_nanos.to_le_bytes());
+            self.last_nanos = record.unix_nanos;
+            self.sites.clear();
+            self.threads.clear();
+        }
+        let thread = self.thread_ref(record.thread);
+        let delta = zigzag(record.unix_nanos.wrapping_sub(self.last_nanos));
+        self.last_nanos = record.unix_nanos;
+        let mut flags = 0;
+        if record.backtrace {
+            flags |= flag::BACKTRACE;
+        }
+        if record.trace.is_some() {
+            flags |= flag::TRACE;
+        }
+        if let Message::Site(site_message) = &record.message {
+            if self.take_typed(site_message) {
+                let site = self.site_ref(site_message.site);
+                let out = &mut self.block;
+                out.push(tag::SITE_RECORD);
+                put_varint(out, u64::from(site));
+                put_varint(out, delta);
+                put_varint(out, u64::from(thread));
+                out.push(flags);
+                put_trace(out, record.trace.as_ref());
+                for item in &self.typed.items {
+                    match item {
+                        MessageValue::Typed(typed) => put_typed(out, *typed),
+                        MessageValue::Text(range) => {
+                            out.push(value::STR);
+                            put_str(out, self.typed.text.get(range.clone()).unwrap_or(""));
+                        }
+                    }
+                }
+                return self.block.len() >= HEADER + BLOCK_TARGET;
+            }
+        }
+        let site_record = match &record.message {
+            Message::Site(site_message) => {
+                render_site_values(
+                    site_message,
+                    &mut self.fields,
+                    self.max_message,
+                    &mut self.message,
+                    &mut self.values,
+                ) && !self.fields.has_spans()
+                    && self.fields.iter().count() == site_message.site.fields.len()
+                    && self.values.len() == site_message.site.message.len()
+            }
+            other => {
+                render_message(other, &mut self.message, &mut self.fields, self.max_message);
+                false
+            }
+        };
+        let site = match &record.message {
+            Message::Site(site_message) if site_record => Some(self.site_ref(site_message.site)),
+            _ => None,
+        };
+        let record_start = self.block.len();
+        match site {
+            Some(site) => {
+                let out = &mut self.block;
+                out.push(tag::SITE_RECORD);
+                put_varint(out, u64::from(site));
+                put_varint(out, delta);
+                put_varint(out, u64::from(thread));
+                out.push(flags);
+                put_trace(out, record.trace.as_ref());
+                for range in &self.values {
+                    put_message_value(out, self.message.get(range.clone()).unwrap_or(""));
+                }
+                for field in self.fields.iter() {
+                    put_value(out, field.value);
+                }
+            }
+            None => self.text_record(record, delta, thread, flags),
+        }
+        if self.block.len() - HEADER > MAX_PAYLOAD {
+            // One record larger than a reader takes (a message or field of hundreds of MiB
+            // with no `max_message_bytes`): its message cut, its fields left out.
+            self.block.truncate(record_start);
+            let mut keep = MAX_PAYLOAD / 2;
+            while !self.message.is_char_boundary(keep) {
+                keep -= 1;
+            }
+            let removed = self.message.len() - keep;
+            self.message.truncate(keep);
+            let _ = write!(self.message, "…[truncated {removed} bytes]");
+            self.fields.clear();
+            self.text_record(record, delta, thread, flags);
+        }
+        self.block.len() >= HEADER + BLOCK_TARGET
+    }
+
+    /// The fast path: a call site without fields whose arguments are message values only (a
+    /// `Decode::Rendered` group, as most are) has them taken straight off the record's bytes,
+    /// numbers and `bool` under `{}` as their type, the rest rendered alone, without the
+    /// literal text around them. `false` (then the record takes the general way): fields, a
+    /// value that failed to render, bytes that do not match the site, or a message that could
+    /// pass `max_message_bytes` (the text line would cut it).
+    #[inline]
+    fn take_typed(&mut self, site_message: &crate::format::pattern::SiteMessage<'_>) -> bool {
+        let site = site_message.site;
+        let (Decode::Rendered { items, encode, .. }, []) = (site_message.decode, site.fields)
+        else {
+            return false;
+        };
+        if items.len() != site.message.len() {
+            return false;
+        }
+        self.typed.clear();
+        let mut decoder = Decoder::new(site_message.args);
+        if encode(&mut decoder, site.message, &mut self.typed).is_err()
+            || decoder.is_malformed()
+            || self.typed.items.len() != site.message.len()
+        {
+            return false;
+        }
+        if self.max_message != usize::MAX {
+            // The text line cuts a longer message: measured, with the typed values rendered
+            // (only under a limit).
+            let mut scratch = std::mem::take(&mut self.message);
+            scratch.clear();
+            for item in &self.typed.items {
+                if let MessageValue::Typed(typed) = item {
+                    typed.render(&mut TextBuf::of_string(&mut scratch));
+                }
+            }
+            let literal: usize = site.message.iter().map(|p| p.literal.len()).sum();
+            let len = scratch.len() + literal + site.tail.len() + self.typed.text.len();
+            self.message = scratch;
+            if len > self.max_message {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// A record stored with its own metadata and its message as text (`self.message`,
+    /// `self.fields`).
+    fn text_record(&mut self, record: &RecordView<'_>, delta: u64, thread: u32, mut flags: u8) {
+        if record.static_metadata {
+            flags |= flag::STATIC_METADATA;
+        }
+        let out = &mut self.block;
+        out.push(tag::TEXT_RECORD);
+        put_varint(out, delta);
+        put_varint(out, u64::from(thread));
+        out.push(flags);
+        put_trace(out, record.trace.as_ref());
+        out.push(record.level as u8);
+        put_str(out, record.target);
+        put_str(out, record.file);
+        put_varint(out, u64::from(record.line));
+        put_str(out, &self.message);
+        put_fields(out, &self.fields);
+    }
+
+    /// Closes the open block and hands its bytes (header and payload) to `write`; nothing when
+    /// no record is open.
+    pub(crate) fn close_block<R>(&mut self, write: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        if self.block.is_empty() {
+            return None;
+        }
+        let payload = (self.block.len() - HEADER) as u32;
+        let crc = crc32fast::hash(&self.block[HEADER..]);
+        self.block[..6].copy_from_slice(&SYNC);
+        self.block[6] = VERSION;
+        self.block[7] = 0;
+        self.block[8..12].copy_from_slice(&payload.to_le_bytes());
+        self.block[12..16].copy_from_slice(&crc.to_le_bytes());
+        let result = write(&self.block);
+        self.block.clear();
+        if self.block.capacity() > 4 * BLOCK_TARGET {
+            self.block = Vec::new();
+        }
+        Some(result)
+    }
+
+    /// The reference of `thread` in the open block, defining it first if new.
+    fn thread_ref(&mut self, thread: &ThreadInfo) -> u32 {
+        let next = self.threads.len() as u32;
+        let reference = *self.threads.entry(thread.serial).or_insert(next);
+        if reference == next {
+            self.block.push(tag::THREAD);
+            put_varint(&mut self.block, u64::from(reference));
+            put_varint(&mut self.block, thread.id);
+            put_str(&mut self.block, &thread.name);
+        }
+        reference
+    }
+
+    /// The reference of `site` in the open block, defining it first if new.
+    fn site_ref(&mut self, site: &'static Site) -> u32 {
+        let next = self.sites.len() as u32;
+        let reference = *self
+            .sites
+            .entry(site as *const Site as usize as u64)
+            .or_insert(next);
+        if reference == next {
+            let out = &mut self.block;
+            out.push(tag::SITE);
+            put_varint(out, u64::from(reference));
+            out.push(site.level as u8);
+            put_str(out, site.target);
+            put_str(out, site.file);
+            put_varint(out, u64::from(site.line));
+            put_str(out, site.format);
+            put_varint(out, site.message.len() as u64);
+            for placeholder in site.message {
+                put_str(out, placeholder.literal);
+            }
+            put_str(out, site.tail);
+            put_varint(out, site.fields.len() as u64);
+            for key in site.fields {
+                put_str(out, key);
+            }
+        }
+        reference
+    }
+}
+
+fn put_trace(out: &mut Vec<u8>, trace: Option<&TraceContext>) {
+    if let Some(trace) = trace {
+        out.extend_from_slice(&trace.encode());
+    }
+}
+
+/// A message value as its text shows it: the canonical decimal of a 64-bit integer (what
+/// `{}` of any integer type writes) is stored as that integer, anything else as text.
+fn put_message_value(out: &mut Vec<u8>, text: &str) {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, text),
+    };
+    let canonical = !digits.is_empty()
+        && digits.len() <= 20
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'))
+        && !(negative && digits == "0");
+    if canonical {
+        if negative {
+            if let Ok(v) = text.parse::<i64>() {
+                out.push(value::I64);
+                put_varint(out, zigzag(v));
+                return;
+            }
+        } else if let Ok(v) = digits.parse::<u64>() {
+            out.push(value::U64);
+            put_varint(out, v);
+            return;
+        }
+    }
+    out.push(value::STR);
+    put_str(out, text);
+}
+
+/// A message value kept as its type.
+fn put_typed(out: &mut Vec<u8>, typed: Typed) {
+    match typed {
+        Typed::U64(v) => put_value(out, FieldValue::U64(v)),
+        Typed::I64(v) => put_value(out, FieldValue::I64(v)),
+        Typed::U128(v) => put_value(out, FieldValue::U128(v)),
+        Typed::I128(v) => put_value(out, FieldValue::I128(v)),
+        Typed::F64(v) => put_value(out, FieldValue::F64(v)),
+        Typed::Bool(v) => put_value(out, FieldValue::Bool(v)),
+        Typed::F32(v) => {
+            out.push(value::F32);
+            out.extend_from_slice(&v.to_bits().to_le_bytes());
+        }
+    }
+}
+
+/// A typed value: its tag, then its payload.
+fn put_value(out: &mut Vec<u8>, v: FieldValue<'_>) {
+    match v {
+        FieldValue::Null => out.push(value::NULL),
+        FieldValue::Bool(true) => out.push(value::TRUE),
+        FieldValue::Bool(false) => out.push(value::FALSE),
+        FieldValue::I64(v) => {
+            out.push(value::I64);
+            put_varint(out, zigzag(v));
+        }
+        FieldValue::U64(v) => {
+            out.push(value::U64);
+            put_varint(out, v);
+        }
+        FieldValue::F64(v) => {
+            out.push(value::F64);
+            out.extend_from_slice(&v.to_bits().to_le_bytes());
+        }
+        FieldValue::I128(v) => {
+            out.push(value::I128);
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        FieldValue::U128(v) => {
+            out.push(value::U128);
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        FieldValue::Str(s) => {
+            out.push(value::STR);
+            put_str(out, s);
+        }
+    }
+}
+
+/// A text record's fields: the spans with theirs, then the record's own, keyed.
+fn put_fields(out: &mut Vec<u8>, fields: &Fields) {
+    put_varint(out, fields.spans().count() as u64);
+    for span in fields.spans() {
+        put_str(out, span.name());
+        put_varint(out, span.fields().count() as u64);
+        for field in span.fields() {
+            put_str(out, field.key);
+            put_value(out, field.value);
+        }
+    }
+    put_varint(out, fields.iter().count() as u64);
+    for field in fields.iter() {
+        put_str(out, field.key);
+        put_value(out, field.value);
+    }
+}

@@ -1,0 +1,369 @@
+//! [`Reader`]: the framing of a binary log (blocks behind a sync marker, with a length and a
+//! CRC-32), resynchronising at the next intact block after damage.
+
+use super::{ReadError, Record};
+use crate::binary::decoder::BlockDecoder;
+use crate::binary::{HEADER, MAX_PAYLOAD, SYNC, VERSION};
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::Path;
+
+/// Bytes asked of the source per read.
+const CHUNK: usize = 256 << 10;
+
+/// Reads the records of a binary log from any [`Read`], in file order.
+///
+/// [`Reader::next_record`] lends each record (its buffers are reused: the fast way);
+/// the [`Iterator`] impl yields owned copies. A damaged stretch yields one
+/// [`ReadError::Damaged`] and the reader goes on at the next intact block; an I/O error ends
+/// the reading.
+///
+/// ```
+/// let damaged = [0xF7, b'T', b'L', b'B', b'L', b'K', 1, 0, 9, 0, 0, 0];
+/// let mut reader = tachylog::read::Reader::new(&damaged[..]);
+/// assert!(matches!(
+///     reader.next(),
+///     Some(Err(tachylog::read::ReadError::Damaged { offset: 0, .. }))
+/// ));
+/// assert!(reader.next().is_none());
+/// ```
+pub struct Reader<R> {
+    source: R,
+    /// Bytes read but not consumed start at `pos`.
+    buf: Vec<u8>,
+    pos: usize,
+    /// The offset in the source of `buf[pos]`.
+    offset: u64,
+    eof: bool,
+    /// The current block's payload, its decoder and the payload's offset in the source.
+    payload: Vec<u8>,
+    block: Option<(BlockDecoder, u64)>,
+    record: Record,
+    /// A source still being written: a block cut short at its end is waited for, not damage.
+    follow: bool,
+}
+
+impl Reader<BufReader<File>> {
+    /// Opens the binary log at `path`.
+    ///
+    /// ```
+    /// let missing = tachylog::read::Reader::open("/nonexistent/app.tlog");
+    /// assert!(missing.is_err());
+    /// ```
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, ReadError> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|source| ReadError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(Reader::new(BufReader::with_capacity(0, file)))
+    }
+}
+
+impl<R: Read> Reader<R> {
+    /// Reads a binary log from `source`.
+    pub fn new(source: R) -> Self {
+        Reader {
+            source,
+            buf: Vec::new(),
+            pos: 0,
+            offset: 0,
+            eof: false,
+            payload: Vec::new(),
+            block: None,
+            record: Record::default(),
+            follow: false,
+        }
+    }
+
+    /// Reads a source still being written (`tail -f`): at its end, [`Reader::next_record`]
+    /// returns `None` for now, and a block cut short there is left to be completed rather than
+    /// reported; the next call reads on from where it stopped.
+    ///
+    /// ```
+    /// let mut reader = tachylog::read::Reader::new(&[0xF7, b'T'][..]).following(true);
+    /// assert!(reader.next_record().is_none(), "a block begun, not damage");
+    /// ```
+    pub fn following(mut self, follow: bool) -> Self {
+        self.follow = follow;
+        self
+    }
+
+    /// Bytes of the source consumed so far (whole blocks, and skipped damage).
+    ///
+    /// ```
+    /// let mut reader = tachylog::read::Reader::new(&b"not a binary log"[..]);
+    /// while reader.next_record().is_some() {}
+    /// assert_eq!(reader.offset(), 16);
+    /// ```
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The next record, lent until the next call; `None` at the end of the source.
+    ///
+    /// ```
+    /// let mut reader = tachylog::read::Reader::new(&b""[..]);
+    /// assert!(reader.next_record().is_none());
+    /// ```
+    pub fn next_record(&mut self) -> Option<Result<&Record, ReadError>> {
+        if self.follow && self.block.is_none() {
+            // What was the end may have grown since.
+            self.eof = false;
+        }
+        loop {
+            if let Some((decoder, at)) = &mut self.block {
+                match decoder.next(&self.payload, &mut self.record.0) {
+                    Some(Ok(())) => return Some(Ok(&self.record)),
+                    Some(Err((entry, reason))) => {
+                        let offset = *at + entry as u64;
+                        let skipped = (self.payload.len() - entry) as u64;
+                        self.block = None;
+                        return Some(Err(ReadError::Damaged {
+                            offset,
+                            reason,
+                            skipped,
+                        }));
+                    }
+                    None => self.block = None,
+                }
+            }
+            if let Err(e) = self.next_block()? {
+                return Some(Err(e));
+            }
+        }
+    }
+
+    /// Loads the next intact block: `None` at a clean end, an error for the damage skipped to
+    /// reach it (the block, if any, is then read after it).
+    fn next_block(&mut self) -> Option<Result<(), ReadError>> {
+        let mut damaged: Option<(u64, &'static str)> = None;
+        loop {
+            let here = self.offset;
+            let outcome = match self.try_block() {
+                Ok(outcome) => outcome,
+                Err(e) => {
+                    self.stop();
+                    return Some(Err(ReadError::Io(e)));
+                }
+            };
+            match outcome {
+                Some(Ok(())) => {
+                    return Some(match damaged {
+                        Some((offset, reason)) => Err(ReadError::Damaged {
+                            offset,
+                            reason,
+                            skipped: here - offset,
+                        }),
+                        None => Ok(()),
+                    })
+                }
+                None => {
+                    return damaged.map(|(offset, reason)| {
+                        Err(ReadError::Damaged {
+                            offset,
+                            reason,
+                            skipped: here - offset,
+                        })
+                    })
+                }
+                Some(Err(reason)) => {
+                    damaged.get_or_insert((here, reason));
+                    self.consume(1);
+                    if let Err(e) = self.skip_to_sync() {
+                        self.stop();
+                        return Some(Err(ReadError::Io(e)));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The block at the current offset: loaded (`Ok`), not one (`Err`, nothing consumed), or
+    /// the end of the source (`None`).
+    fn try_block(&mut self) -> io::Result<Option<Result<(), &'static str>>> {
+        self.fill(HEADER)?;
+        let available = self.buf.len() - self.pos;
+        if available == 0 {
+            return Ok(None);
+        }
+        let head = &self.buf[self.pos..];
+        let waiting = self.follow && self.eof;
+        if waiting && available < HEADER && SYNC.starts_with(&head[..available.min(SYNC.len())]) {
+            return Ok(None);
+        }
+        if head.len() < SYNC.len() || head[..SYNC.len()] != SYNC {
+            return Ok(Some(Err(if available < SYNC.len() {
+                "a file cut short in a block header"
+            } else {
+                "not a block header"
+            })));
+        }
+        if available < HEADER {
+            return Ok(Some(Err("a file cut short in a block header")));
+        }
+        if head[6] != VERSION || head[7] != 0 {
+            return Ok(Some(Err("a block of an unknown format version")));
+        }
+        let len = u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize;
+        let crc = u32::from_le_bytes([head[12], head[13], head[14], head[15]]);
+        if !(8..=MAX_PAYLOAD).contains(&len) {
+            return Ok(Some(Err("an impossible block length")));
+        }
+        self.fill(HEADER + len)?;
+        if self.buf.len() - self.pos < HEADER + len {
+            if self.follow {
+                return Ok(None);
+            }
+            return Ok(Some(Err("a file cut short in a block")));
+        }
+        let payload = &self.buf[self.pos + HEADER..self.pos + HEADER + len];
+        if crc32fast::hash(payload) != crc {
+            return Ok(Some(Err("a block whose checksum does not match")));
+        }
+        self.payload.clear();
+        self.payload.extend_from_slice(payload);
+        let at = self.offset + HEADER as u64;
+        self.consume(HEADER + len);
+        // The length check above leaves room for the base time.
+        self.block = BlockDecoder::new(&self.payload).map(|decoder| (decoder, at));
+        Ok(Some(Ok(())))
+    }
+
+    /// Consumes bytes up to the next sync marker, or to the end.
+    fn skip_to_sync(&mut self) -> io::Result<()> {
+        loop {
+            let window = &self.buf[self.pos..];
+            if let Some(i) = window.windows(SYNC.len()).position(|w| w == SYNC) {
+                self.consume(i);
+                return Ok(());
+            }
+            // A marker may straddle what was read and what is not read (or, following, not
+            // written) yet.
+            let keep = if self.eof && !self.follow {
+                0
+            } else {
+                SYNC.len() - 1
+            };
+            self.consume(window.len().saturating_sub(keep));
+            if self.eof {
+                return Ok(());
+            }
+            let want = self.buf.len() - self.pos + 1;
+            self.fill(want.max(SYNC.len()))?;
+        }
+    }
+
+    /// Reads until `n` bytes are available past `pos`, or to the end.
+    fn fill(&mut self, n: usize) -> io::Result<()> {
+        if self.buf.len() - self.pos >= n {
+            return Ok(());
+        }
+        if self.pos > 0 {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        while self.buf.len() < n && !self.eof {
+            let start = self.buf.len();
+            // Grown a chunk at a time, as bytes arrive: a damaged length field cannot make the
+            // reader allocate more than the source holds.
+            self.buf
+                .resize(start + CHUNK.min(n - start).max(CHUNK / 4), 0);
+            match self.source.read(&mut self.buf[start..]) {
+                Ok(0) => {
+                    self.buf.truncate(start);
+                    self.eof = true;
+                }
+                Ok(read) => self.buf.truncate(start + read),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => self.buf.truncate(start),
+                Err(e) => {
+                    self.buf.truncate(start);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn consume(&mut self, n: usize) {
+        let n = n.min(self.buf.len() - self.pos);
+        self.pos += n;
+        self.offset += n as u64;
+    }
+
+    /// After an I/O error: nothing more is read.
+    fn stop(&mut self) {
+        self.eof = true;
+        self.buf.clear();
+        self.pos = 0;
+        self.block = None;
+    }
+}
+
+impl<R: Read> Iterator for Reader<R> {
+    type Item = Result<Record, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(self.next_record()?.cloned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// One block holding one text record, "hi", from thread 7 named "t".
+    fn block() -> Vec<u8> {
+        let mut payload = 0i64.to_le_bytes().to_vec();
+        payload.extend_from_slice(&[0x02, 0, 7, 1, b't']);
+        payload.extend_from_slice(&[0x11, 0, 0, 0, 3, 1, b'a', 1, b'f', 1, 2, b'h', b'i', 0, 0]);
+        let mut out = SYNC.to_vec();
+        out.extend_from_slice(&[VERSION, 0]);
+        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        out.extend_from_slice(&payload);
+        out
+    }
+
+    /// A source that another party appends to, as a log file being written.
+    struct Growing(Rc<RefCell<Vec<u8>>>, usize);
+    impl Read for Growing {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let data = self.0.borrow();
+            let n = buf.len().min(data.len() - self.1);
+            buf[..n].copy_from_slice(&data[self.1..self.1 + n]);
+            self.1 += n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_follower_waits_for_a_block_being_written_and_reads_it_whole() {
+        let block = block();
+        for cut in 1..block.len() {
+            let data = Rc::new(RefCell::new(block[..cut].to_vec()));
+            let mut reader = Reader::new(Growing(data.clone(), 0)).following(true);
+            assert!(reader.next_record().is_none(), "cut at {cut}");
+            data.borrow_mut().extend_from_slice(&block[cut..]);
+            data.borrow_mut().extend_from_slice(&block);
+            for _ in 0..2 {
+                let record = reader.next_record().unwrap().unwrap();
+                assert_eq!((record.message(), record.thread_id()), ("hi", 7));
+            }
+            assert!(reader.next_record().is_none());
+        }
+    }
+
+    #[test]
+    fn a_reader_that_does_not_follow_reports_the_cut_block() {
+        let block = block();
+        let mut reader = Reader::new(&block[..block.len() - 1]);
+        assert!(matches!(
+            reader.next_record(),
+            Some(Err(ReadError::Damaged { offset: 0, .. }))
+        ));
+        assert!(reader.next_record().is_none());
+    }
+}

@@ -1,0 +1,338 @@
+//! One process logs every kind of record to a text file, a JSON file, a logfmt file and a
+//! binary log at once; the binary log read back and rendered with the same pattern (JSON,
+//! logfmt) gives exactly the bytes of each of the other files. Escaping, failed and panicking
+//! `Display`s, cut messages, fields of every type, widths, counts, `log` records and (with the
+//! feature) `tracing` events and spans included.
+
+mod common;
+
+use std::fmt;
+use std::path::Path;
+use tachylog::read::{Reader, Renderer};
+use tachylog::{FieldValue, Format, SinkOptions, TimeZone};
+
+struct Panics;
+impl fmt::Display for Panics {
+    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+        panic!("display of Panics");
+    }
+}
+
+struct Fails;
+impl fmt::Display for Fails {
+    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Err(fmt::Error)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct OrderId(u64);
+impl fmt::Display for OrderId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "order-{}", self.0)
+    }
+}
+impl tachylog::CopyArg for OrderId {}
+
+fn log_everything() {
+    tachylog::info!("Iteration: {} int: {} double: {}", 7u64, -42i64, 2.5f64);
+    tachylog::info!(
+        "ints {} {} {} {} {} {} {}",
+        0u8,
+        u64::MAX,
+        i64::MIN,
+        -1i32,
+        u128::MAX,
+        i128::MIN,
+        usize::MAX
+    );
+    tachylog::info!(
+        "floats {:.3} {:?} {} {} {:e}",
+        1.0f64 / 3.0,
+        0.1f32,
+        1e300f64,
+        f64::NAN,
+        1234.5f64
+    );
+    tachylog::info!(
+        "typed {} {} {} {} {} {} {:?} {}",
+        0.1f32,
+        -0.0f64,
+        f64::INFINITY,
+        1.5e10f64,
+        true,
+        u128::MAX,
+        7u8,
+        f32::MAX
+    );
+    tachylog::info!("cut by the limit: {}", 1e-300f64);
+    tachylog::warn!("escaped {} and \"{}\"", "two\nlines", "tab\tbell\x07");
+    tachylog::info!("unicode {} ✓ {} {}", "Ünïcödé", '\u{2028}', 'x');
+    tachylog::info!(
+        "bools {} {:?} text {} {:?}",
+        true,
+        false,
+        String::from("owned"),
+        "dbg\"q"
+    );
+    tachylog::info!(
+        "width [{:>8}] [{:<6}] [{:^7.2}] [{:+}] [{:#x}] [{:08.2}] [{:.*}]",
+        "r",
+        5u8,
+        1.23456f64,
+        9i32,
+        255u32,
+        -2.71f64,
+        2,
+        1.5f64
+    );
+    tachylog::info!("leading zeros {:03} {:+} {}", 7u32, 5i64, "0012");
+    tachylog::info!("custom {} {:?}", OrderId(7), OrderId(8));
+    tachylog::info!(
+        "debug {:?} {:?} {:?}",
+        vec![1u32, 2, 3],
+        Some("a\nb"),
+        std::time::Duration::from_millis(1500)
+    );
+    tachylog::error!(user = "ann", attempts = 3u32, ok = false, ratio = 0.25, delta = -3i32,
+        big = u128::MAX, order = %OrderId(9), dbg = ?Some(1), nothing = None::<u8>, grade = 'A';
+        "with fields {}", 1);
+    tachylog::info!(only = 1u8; "fields and no placeholder");
+    tachylog::info!("panics {}", Panics);
+    tachylog::info!("fails {}", Fails);
+    tachylog::info!("long {}", "x".repeat(300));
+    tachylog::info!("static, no arguments");
+    tachylog::info!("");
+    tachylog::debug!("filtered out at INFO {}", 1);
+    log::info!(user = 7, ratio = 0.5, admin = false, who = "bob"; "from log {}", "with kv");
+    log::warn!(target: "plain", "log without key-values\tand a tab");
+    #[cfg(feature = "tracing")]
+    {
+        let span = tracing::info_span!("request", id = 7u64, path = "/a b");
+        let _entered = span.enter();
+        tracing::info!(status = 200u16, "served {}", "page");
+    }
+    for i in 0..50u64 {
+        tachylog::info!("loop {} of {}", i, 50u64);
+    }
+}
+
+fn render(path: &Path, mut renderer: Renderer) -> String {
+    let mut reader = Reader::open(path).unwrap();
+    let mut out = Vec::new();
+    while let Some(record) = reader.next_record() {
+        renderer.render(record.unwrap(), &mut out);
+    }
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn text_json_and_logfmt_lines_rendered_from_the_binary_log_match_the_files() {
+    let _lock = common::logger_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str| dir.path().join(name);
+    let builder = tachylog::builder()
+        .utc(true)
+        .max_message_bytes(200)
+        .level(tachylog::Level::Info)
+        .file(file("app.log"))
+        .file_with(file("app.jsonl"), SinkOptions::new().format(Format::Json))
+        .file_with(
+            file("app.logfmt"),
+            SinkOptions::new().format(Format::Logfmt),
+        )
+        .file_with(file("app.tlog"), SinkOptions::new().format(Format::Binary));
+    #[cfg(feature = "tracing")]
+    let builder = builder.log_facade(tachylog::LogFacade::Required);
+    let guard = common::expect_init(builder.init());
+    #[cfg(feature = "tracing")]
+    let _subscriber = {
+        use tracing_subscriber::layer::SubscriberExt;
+        tracing::subscriber::set_default(
+            tracing_subscriber::registry().with(tachylog::tracing_layer()),
+        )
+    };
+    log_everything();
+    tachylog::flush();
+    // A second block, with its own tables.
+    log_everything();
+    drop(guard);
+
+    let text = common::read_log(&file("app.log"));
+    assert!(text.lines().count() > 100, "{text}");
+    assert!(
+        text.contains("from log with kv user=7 ratio=0.5 admin=false who=bob"),
+        "{text}"
+    );
+    #[cfg(feature = "tracing")]
+    assert!(
+        text.contains(r#"request{id=7 path="/a b"}: served page status=200"#),
+        "{text}"
+    );
+    let rendered = render(
+        &file("app.tlog"),
+        Renderer::text(tachylog::Pattern::default(), TimeZone::utc()),
+    );
+    assert_eq!(rendered, text);
+    let json = common::read_log(&file("app.jsonl"));
+    assert_eq!(
+        render(&file("app.tlog"), Renderer::json(TimeZone::utc())),
+        json
+    );
+    let logfmt = common::read_log(&file("app.logfmt"));
+    assert_eq!(
+        render(&file("app.tlog"), Renderer::logfmt(TimeZone::utc())),
+        logfmt
+    );
+
+    // The values are typed where their text allows, and the fields are typed.
+    let mut reader = Reader::open(file("app.tlog")).unwrap();
+    let first = reader.next_record().unwrap().unwrap();
+    assert_eq!(first.format(), Some("Iteration: {} int: {} double: {}"));
+    assert_eq!(first.arg(0), Some(FieldValue::U64(7)));
+    assert_eq!(first.arg(1), Some(FieldValue::I64(-42)));
+    assert_eq!(first.arg(2), Some(FieldValue::F64(2.5)));
+    let floats = Reader::open(file("app.tlog"))
+        .unwrap()
+        .map(Result::unwrap)
+        .find(|r| r.message().starts_with("typed "))
+        .unwrap();
+    assert_eq!(floats.arg(0), Some(FieldValue::F64(f64::from(0.1f32))));
+    assert_eq!(floats.arg(4), Some(FieldValue::Bool(true)));
+    assert_eq!(floats.arg(5), Some(FieldValue::U128(u128::MAX)));
+    assert_eq!(
+        floats.arg(6),
+        Some(FieldValue::Str("7")),
+        "{{:?}} is kept as text"
+    );
+    let with_fields = Reader::open(file("app.tlog"))
+        .unwrap()
+        .map(Result::unwrap)
+        .find(|r| r.message() == "with fields 1")
+        .unwrap();
+    assert_eq!(
+        with_fields.fields().get("attempts"),
+        Some(FieldValue::U64(3))
+    );
+    assert_eq!(
+        with_fields.fields().get("ratio"),
+        Some(FieldValue::F64(0.25))
+    );
+    assert_eq!(
+        with_fields.fields().get("big"),
+        Some(FieldValue::U128(u128::MAX))
+    );
+
+    // Smaller than the text: a quarter of it at most for records like the first.
+    let binary = std::fs::metadata(file("app.tlog")).unwrap().len();
+    assert!(
+        binary < text.len() as u64,
+        "{binary} bytes against {}",
+        text.len()
+    );
+}
+
+#[test]
+fn a_sink_other_than_a_file_cannot_take_the_binary_format() {
+    let _lock = common::logger_lock();
+    let result = tachylog::builder()
+        .stdout_with(SinkOptions::new().format(Format::Binary))
+        .init();
+    match result {
+        Err(e @ tachylog::Error::BinaryNeedsFile { .. }) => {
+            assert!(e.to_string().contains("file_with"), "{e}")
+        }
+        Err(e) => panic!("wrong error: {e}"),
+        Ok(_) => panic!("stdout took the binary format"),
+    }
+}
+
+#[test]
+fn numbers_of_every_bit_pattern_read_back_as_the_text_file_wrote_them() {
+    let _lock = common::logger_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str| dir.path().join(name);
+    let guard = common::expect_init(
+        tachylog::builder()
+            .utc(true)
+            .file(file("n.log"))
+            .file_with(file("n.tlog"), SinkOptions::new().format(Format::Binary))
+            .init(),
+    );
+    // xorshift64*: every bit pattern of the floats (subnormals, NaNs, huge and tiny values).
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    };
+    for _ in 0..3000 {
+        let bits = next();
+        tachylog::info!(
+            "{} {} {} {} {} {}",
+            f64::from_bits(bits),
+            f32::from_bits(bits as u32),
+            bits,
+            bits as i64,
+            (bits as u128) << 64 | next() as u128,
+            bits as i16
+        );
+        tachylog::info!(
+            "short {} {}",
+            (bits % 1000) as f64 / 8.0,
+            (bits % 100) as f32 / 4.0
+        );
+    }
+    drop(guard);
+    let text = common::read_log(&file("n.log"));
+    assert_eq!(text.lines().count(), 6000);
+    let rendered = render(
+        &file("n.tlog"),
+        Renderer::text(tachylog::Pattern::default(), TimeZone::utc()),
+    );
+    assert!(rendered == text, "the binary log renders other numbers");
+    // Kept typed: no text formatted for them on the back end.
+    let mut reader = Reader::open(file("n.tlog")).unwrap();
+    let record = reader.next_record().unwrap().unwrap();
+    assert!(matches!(record.arg(0), Some(FieldValue::F64(_))));
+    assert!(matches!(record.arg(4), Some(FieldValue::U128(_))));
+    assert!(matches!(record.arg(5), Some(FieldValue::I64(_))));
+}
+
+#[test]
+fn backtrace_records_keep_their_mark_and_their_earlier_times() {
+    let _lock = common::logger_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str| dir.path().join(name);
+    let guard = common::expect_init(
+        tachylog::builder()
+            .utc(true)
+            .backtrace(tachylog::Level::Debug, 16)
+            .file(file("b.log"))
+            .file_with(file("b.tlog"), SinkOptions::new().format(Format::Binary))
+            .init(),
+    );
+    tachylog::debug!("cache miss for {}", "user:42");
+    tachylog::debug!("retry {} of {}", 1u8, 3u8);
+    tachylog::info!("request served");
+    tachylog::error!("payment failed");
+    drop(guard);
+    let text = common::read_log(&file("b.log"));
+    assert!(
+        text.contains("[backtrace] cache miss for user:42"),
+        "{text}"
+    );
+    assert!(text.contains("[backtrace] retry 1 of 3"), "{text}");
+    let rendered = render(
+        &file("b.tlog"),
+        Renderer::text(tachylog::Pattern::default(), TimeZone::utc()),
+    );
+    assert_eq!(rendered, text);
+    let backtrace = Reader::open(file("b.tlog"))
+        .unwrap()
+        .map(Result::unwrap)
+        .filter(|r| r.is_backtrace())
+        .count();
+    assert_eq!(backtrace, 2);
+}
