@@ -232,23 +232,9 @@ impl Placeholder {
         } else {
             out.push_str(self.literal);
         }
-        // `{}` (most placeholders): the renderer gets the constant plain spec, so its spec
-        // checks fold away once it is inlined, and no spec is built per record.
-        if self.plain {
-            return render(decoder, &Applied::PLAIN, out);
-        }
-        let precision = self.precision.resolve(decoder);
-        let width = self.width.resolve(decoder);
-        let spec = Applied {
-            width,
-            precision,
-            flags: self.flags,
-        };
-        render(decoder, &spec, out)
+        self.render_bare(render, decoder, out)
     }
-}
 
-impl Placeholder {
     /// [`Placeholder::render_value`] without the literal text: the value alone, spec applied.
     #[inline(always)]
     pub(crate) fn render_bare(
@@ -257,6 +243,8 @@ impl Placeholder {
         decoder: &mut Decoder<'_>,
         out: &mut TextBuf<'_>,
     ) -> Result<(), RenderError> {
+        // `{}` (most placeholders): the renderer gets the constant plain spec, so its spec
+        // checks fold away once it is inlined, and no spec is built per record.
         if self.plain {
             return render(decoder, &Applied::PLAIN, out);
         }

@@ -409,6 +409,14 @@ mod tests {
         );
     }
 
+    /// The `latency` row of `logger` in the report `md`.
+    fn latency_row(md: &str, logger: &str) -> String {
+        md.lines()
+            .find(|l| l.starts_with(&format!("| {logger} | latency |")))
+            .unwrap_or_else(|| panic!("no {logger} row in\n{md}"))
+            .to_string()
+    }
+
     #[test]
     fn a_single_run_far_beyond_the_bars_is_ranked_and_one_within_them_is_not() {
         // One run each: `far` is further from tachylog than both bars; `near` is within both.
@@ -419,12 +427,7 @@ mod tests {
             lat_run("near", 1, 31, 100),
         ]);
         let md = r.markdown();
-        let line = |logger: &str| {
-            md.lines()
-                .find(|l| l.starts_with(&format!("| {logger} | latency |")))
-                .unwrap_or_else(|| panic!("no {logger} row in\n{md}"))
-                .to_string()
-        };
+        let line = |logger: &str| latency_row(&md, logger);
         assert!(
             line("far").contains("| tachylog faster |"),
             "{}",
@@ -456,12 +459,7 @@ mod tests {
             lat_run("slow", 3, 1_000, 100),
         ]);
         let md = r.markdown();
-        let line = |logger: &str| {
-            md.lines()
-                .find(|l| l.starts_with(&format!("| {logger} | latency |")))
-                .unwrap_or_else(|| panic!("no {logger} row in\n{md}"))
-                .to_string()
-        };
+        let line = |logger: &str| latency_row(&md, logger);
         assert!(
             line("peer").contains("| not separable: spreads overlap |"),
             "{}",
