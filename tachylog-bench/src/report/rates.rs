@@ -120,13 +120,7 @@ pub(super) fn throughput_table(rows: &[Row]) -> String {
                     total_s * 1e6 / lines.max(1) as f64,
                     cpu(cpu_s),
                     ratio(total_s, base),
-                    versus_tachylog(
-                        rows,
-                        row,
-                        &[("total", compare::total_s, &noise::WHOLE_RUN)],
-                        Better::Lower,
-                        ("faster", "slower"),
-                    ),
+                    versus_on_total_time(rows, row),
                     rss(row),
                 );
             }
@@ -195,13 +189,7 @@ pub(super) fn scaling_table(rows: &[Row], cpus: usize) -> String {
                     cpu(cpu_s),
                     ratio(rate, one),
                     ratio(total_s, base),
-                    versus_tachylog(
-                        rows,
-                        row,
-                        &[("total", compare::total_s, &noise::WHOLE_RUN)],
-                        Better::Lower,
-                        ("faster", "slower"),
-                    ),
+                    versus_on_total_time(rows, row),
                     rss(row),
                 );
             }
@@ -279,4 +267,15 @@ pub(super) fn backend_table(rows: &[Row]) -> String {
         }
     }
     out
+}
+
+/// The ranking of a whole-run row: its total time against tachylog's, with the whole-run bar.
+fn versus_on_total_time(rows: &[Row], row: &Row) -> String {
+    versus_tachylog(
+        rows,
+        row,
+        &[("total", compare::total_s, &noise::WHOLE_RUN)],
+        Better::Lower,
+        ("faster", "slower"),
+    )
 }

@@ -77,12 +77,7 @@ impl Encoder {
             if self.take_typed(site_message) {
                 let site = self.site_ref(site_message.site);
                 let out = &mut self.block;
-                out.push(tag::SITE_RECORD);
-                put_varint(out, u64::from(site));
-                put_varint(out, delta);
-                put_varint(out, u64::from(thread));
-                out.push(flags);
-                put_trace(out, record.trace.as_ref());
+                put_site_record_head(out, site, delta, thread, flags, record.trace.as_ref());
                 for item in &self.typed.items {
                     match item {
                         MessageValue::Typed(typed) => put_typed(out, *typed),
@@ -120,12 +115,7 @@ impl Encoder {
         match site {
             Some(site) => {
                 let out = &mut self.block;
-                out.push(tag::SITE_RECORD);
-                put_varint(out, u64::from(site));
-                put_varint(out, delta);
-                put_varint(out, u64::from(thread));
-                out.push(flags);
-                put_trace(out, record.trace.as_ref());
+                put_site_record_head(out, site, delta, thread, flags, record.trace.as_ref());
                 for range in &self.values {
                     put_message_value(out, self.message.get(range.clone()).unwrap_or(""));
                 }
@@ -278,6 +268,23 @@ impl Encoder {
         }
         reference
     }
+}
+
+/// What every call-site record starts with, on both of its paths (typed values or text).
+fn put_site_record_head(
+    out: &mut Vec<u8>,
+    site: u32,
+    delta: u64,
+    thread: u32,
+    flags: u8,
+    trace: Option<&TraceContext>,
+) {
+    out.push(tag::SITE_RECORD);
+    put_varint(out, u64::from(site));
+    put_varint(out, delta);
+    put_varint(out, u64::from(thread));
+    out.push(flags);
+    put_trace(out, trace);
 }
 
 fn put_trace(out: &mut Vec<u8>, trace: Option<&TraceContext>) {
