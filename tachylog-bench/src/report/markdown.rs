@@ -147,6 +147,11 @@ impl Report {
                 out.push_str(&table(&rows));
             }
         }
+        let binary = super::binary::section(&rows);
+        if !binary.is_empty() {
+            out.push('\n');
+            out.push_str(&binary);
+        }
         let failures = self.failures();
         if !failures.is_empty() {
             let _ = writeln!(out, "\n## FAILED runs\n");

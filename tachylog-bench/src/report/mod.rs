@@ -7,6 +7,7 @@
 //! only where the runs, or for a single run this machine's measured run-to-run noise
 //! (`noise`), tell them apart.
 
+mod binary;
 mod charts;
 mod compare;
 mod load;

@@ -14,6 +14,7 @@ use crate::report::Measurement;
 use crate::verify::Expected;
 
 pub mod backend;
+mod cat;
 mod floor;
 mod idle;
 mod latency;
@@ -133,6 +134,12 @@ pub enum Workload {
     /// `Throughput` into a binary log (`Format::Binary`) instead of text lines (tachylog
     /// only).
     ThroughputBinary,
+    /// `scaling_t2` into a binary log: 2 threads × 1M `Iteration` records (tachylog only).
+    ScalingBinary,
+    /// How fast `tachylog cat` turns the binary log of `throughput_binary` back into the text
+    /// lines of the default pattern: written first, untimed, then read and rendered, timed
+    /// (tachylog only).
+    CatBinary,
     /// The floor under `throughput` (`false`) or `throughput_like_spdlog` (`true`): tachylog's
     /// very lines, already formatted, written by one thread in its file sink's batches.
     Floor(bool),
@@ -176,6 +183,8 @@ impl Workload {
             Workload::Scaling(2),
             Workload::Scaling(4),
             Workload::Scaling(8),
+            Workload::ScalingBinary,
+            Workload::CatBinary,
         ];
         for format in LineFormat::ALL {
             all.extend(backend::SHAPES.map(|s| Workload::Backend(s, format)));
@@ -213,6 +222,8 @@ impl Workload {
                 | Workload::Throughput
                 | Workload::ThroughputLikeSpdlog
                 | Workload::ThroughputBinary
+                | Workload::ScalingBinary
+                | Workload::CatBinary
                 | Workload::Floor(_)
                 | Workload::Scaling(2)
                 | Workload::Backend(_, LineFormat::Text)
@@ -237,6 +248,8 @@ impl Workload {
             }
             Workload::ThroughputLikeSpdlog
             | Workload::ThroughputBinary
+            | Workload::ScalingBinary
+            | Workload::CatBinary
             | Workload::Floor(_)
             | Workload::Backend(..) => logger == "tachylog",
             Workload::Paced(_) | Workload::Threads(_) => true,
@@ -258,6 +271,8 @@ impl Workload {
             Workload::Throughput => "throughput".into(),
             Workload::ThroughputLikeSpdlog => "throughput_like_spdlog".into(),
             Workload::ThroughputBinary => "throughput_binary".into(),
+            Workload::ScalingBinary => "scaling_t2_binary".into(),
+            Workload::CatBinary => "cat_binary".into(),
             Workload::Floor(false) => "floor".into(),
             Workload::Floor(true) => "floor_like_spdlog".into(),
             Workload::Scaling(t) => format!("scaling_t{t}"),
@@ -293,6 +308,8 @@ impl Workload {
             Workload::Throughput
             | Workload::ThroughputLikeSpdlog
             | Workload::ThroughputBinary
+            | Workload::ScalingBinary
+            | Workload::CatBinary
             | Workload::Floor(_)
             | Workload::Scaling(_) => Shape::Iteration,
             Workload::Backend(s, _) => s,
@@ -340,8 +357,10 @@ impl Workload {
             Workload::Throughput
             | Workload::ThroughputLikeSpdlog
             | Workload::ThroughputBinary
+            | Workload::CatBinary
             | Workload::Floor(_) => (seed::iteration_probe(), 1),
             Workload::Scaling(t) => (seed::iteration_probe(), u64::from(t)),
+            Workload::ScalingBinary => (seed::iteration_probe(), 2),
             Workload::Backend(s, f) => backend::probe(s, f, lines),
             Workload::Limlog(s, threads) => (
                 limlog::probe(LIMLOG_SIZES[s as usize]),
@@ -380,8 +399,10 @@ impl Workload {
             Workload::Throughput
             | Workload::ThroughputLikeSpdlog
             | Workload::ThroughputBinary
+            | Workload::CatBinary
             | Workload::Floor(_) => seed::throughput_lines(scale),
             Workload::Scaling(t) => u64::from(t) * scale.count(seed::SCALING_LINES),
+            Workload::ScalingBinary => 2 * scale.count(seed::SCALING_LINES),
             Workload::Backend(..) => backend::records(scale) + 1,
             Workload::Limlog(_, t) => u64::from(t) * scale.count(limlog::RECORDS),
             Workload::Server(_) => 0,
@@ -418,6 +439,8 @@ impl Workload {
             Workload::Throughput => seed::describe_throughput(scale),
             Workload::ThroughputLikeSpdlog => seed::describe_throughput_like_spdlog(scale),
             Workload::ThroughputBinary => seed::describe_throughput_binary(scale),
+            Workload::ScalingBinary => seed::describe_scaling_binary(),
+            Workload::CatBinary => cat::describe(scale),
             Workload::Floor(like) => floor::describe(&self.name(), like, scale),
             Workload::Scaling(t) => seed::describe_scaling(t),
             Workload::Backend(s, f) => backend::describe(&self.name(), s, f, scale),
@@ -473,6 +496,20 @@ pub fn run<L: BenchLogger>(
                 l.iteration(i, i as i64 * 2, i as f64 / 2.0)
             })
             .map(Measurement::Throughput)
+        }
+        Workload::ScalingBinary => {
+            let logger = Tachylog::binary(file)?;
+            seed::run_with(logger, 2, scale.count(seed::SCALING_LINES), |l, i| {
+                l.iteration(i, i as i64 * 2, i as f64 / 2.0)
+            })
+            .map(Measurement::Throughput)
+        }
+        Workload::CatBinary => {
+            let logger = Tachylog::binary(file)?;
+            seed::run_with(logger, 1, seed::throughput_lines(scale), |l, i| {
+                l.iteration(i, i as i64 * 2, i as f64 / 2.0)
+            })?;
+            cat::run(file).map(Measurement::Throughput)
         }
         Workload::Floor(like) => floor::run(file, like, scale).map(Measurement::Throughput),
         Workload::Scaling(t) => {

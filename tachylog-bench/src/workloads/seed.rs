@@ -102,6 +102,15 @@ pub fn describe_scaling(threads: u8) -> String {
     )
 }
 
+/// One line for the report header.
+pub fn describe_scaling_binary() -> String {
+    format!(
+        "scaling_t2_binary: `scaling_t2` (2 threads x {} records) into a binary log \
+         (`Format::Binary`); tachylog only, beside its `scaling_t2` row",
+        group_digits(SCALING_LINES)
+    )
+}
+
 /// Installs `L` writing to `file` and runs [`run_with`].
 pub fn run<L: BenchLogger>(
     file: &Path,

@@ -88,6 +88,7 @@ pub fn verdicts(rows: &[Row], machine: &Machine, baseline_run: Option<&str>) -> 
         "2 threads × 1M (`scaling_t2`): records/s ≥ 2 × best peer's",
     ));
     out.push(backend(rows));
+    out.extend(binary(rows));
     out.extend(latency_vs_baseline(
         rows,
         machine,
@@ -268,6 +269,53 @@ fn backend(rows: &[Row]) -> Verdict {
         }
         _ => not_measured(target),
     }
+}
+
+/// The binary log's goals: `throughput_binary` ≥ 20 M records/s and ≥ 2 × `throughput` of the
+/// same run, its bytes per record ≤ 25 % of the text line's, and `cat_binary` ≥ 10 M/s.
+fn binary(rows: &[Row]) -> Vec<Verdict> {
+    use super::binary::rate_and_size;
+    let mut out = Vec::new();
+    let speed = "binary log, one thread (`throughput_binary`): records/s ≥ 20 M and ≥ 2 × \
+                 `throughput`'s"
+        .to_string();
+    let size = "binary log: bytes/record ≤ 25 % of `throughput`'s text line".to_string();
+    match (
+        rate_and_size(rows, "throughput_binary"),
+        rate_and_size(rows, "throughput"),
+    ) {
+        (Some((bin_rate, bin_size)), Some((text_rate, text_size))) => {
+            out.push(Verdict {
+                target: speed,
+                ours: format!(
+                    "{:.2} M/s ({:.2}× text)",
+                    bin_rate / 1e6,
+                    bin_rate / text_rate
+                ),
+                best_peer: format!("text: {:.2} M/s", text_rate / 1e6),
+                met: Some(bin_rate >= 20e6 && bin_rate >= 2.0 * text_rate),
+            });
+            let share = bin_size / text_size.max(1e-9);
+            out.push(Verdict {
+                target: size,
+                ours: format!("{bin_size:.1} B ({:.1} %)", share * 100.0),
+                best_peer: format!("text: {text_size:.1} B"),
+                met: Some(share <= 0.25),
+            });
+        }
+        _ => out.extend([not_measured(speed), not_measured(size)]),
+    }
+    let cat = "`tachylog cat` (`cat_binary`): records/s ≥ 10 M".to_string();
+    out.push(match rate_and_size(rows, "cat_binary") {
+        Some((rate, _)) => Verdict {
+            target: cat,
+            ours: format!("{:.2} M/s", rate / 1e6),
+            best_peer: "target: 10 M/s".into(),
+            met: Some(rate >= 10e6),
+        },
+        None => not_measured(cat),
+    });
+    out
 }
 
 /// tachylog's `latency` figures recorded at a reference commit (`baselines/latency.json`): the
