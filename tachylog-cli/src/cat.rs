@@ -3,6 +3,7 @@
 //! [`Renderer`] into one large output buffer.
 
 use crate::filter::Filter;
+use crate::progress::Progress;
 use crate::time::parse_instant;
 use crate::{LineFormat, Outcome};
 use std::cmp::Reverse;
@@ -76,12 +77,18 @@ pub(crate) fn run(args: CatArgs) -> Result<Outcome, String> {
         until: args.until,
         grep: args.grep,
     };
+    let progress = if args.follow {
+        Progress::hidden()
+    } else {
+        Progress::on_stderr(crate::progress::total_bytes(&args.files))
+    };
     let mut printer = Printer {
         renderer,
         filter,
         out: io::BufWriter::with_capacity(1 << 20, io::stdout().lock()),
         line: Vec::with_capacity(1024),
         damaged: false,
+        progress,
     };
     let result = if args.follow {
         match &args.files[..] {
@@ -91,10 +98,12 @@ pub(crate) fn run(args: CatArgs) -> Result<Outcome, String> {
     } else if args.merge {
         merge(&args.files, &mut printer)
     } else {
-        args.files
-            .iter()
-            .try_for_each(|file| one_file(file, &mut printer))
+        let mut done_before = 0;
+        args.files.iter().try_for_each(|file| {
+            one_file(file, &mut printer, done_before).map(|read| done_before += read)
+        })
     };
+    printer.progress.erase();
     let flushed = printer.out.flush();
     match result.and(flushed) {
         Ok(()) => {}
@@ -116,6 +125,7 @@ struct Printer<W> {
     out: W,
     line: Vec<u8>,
     damaged: bool,
+    progress: Progress,
 }
 
 impl<W: Write> Printer<W> {
@@ -134,6 +144,7 @@ impl<W: Write> Printer<W> {
     /// Reports a reading error on standard error; an I/O error ends the command.
     fn error(&mut self, file: &Path, error: ReadError) -> io::Result<()> {
         self.damaged = true;
+        self.progress.erase();
         eprintln!("tachylog: {}: {error}", file.display());
         match error {
             ReadError::Damaged { .. } => Ok(()),
@@ -146,15 +157,18 @@ fn open(file: &Path) -> io::Result<Reader<io::BufReader<std::fs::File>>> {
     Reader::open(file).map_err(|e| io::Error::other(e.to_string()))
 }
 
-fn one_file<W: Write>(file: &Path, printer: &mut Printer<W>) -> io::Result<()> {
+/// Prints one file; returns the bytes it read. `done_before`: bytes of the files before it,
+/// for the progress line.
+fn one_file<W: Write>(file: &Path, printer: &mut Printer<W>, done_before: u64) -> io::Result<u64> {
     let mut reader = open(file)?;
     while let Some(record) = reader.next_record() {
         match record {
             Ok(record) => printer.record(record)?,
             Err(e) => printer.error(file, e)?,
         }
+        printer.progress.record(|| done_before + reader.offset());
     }
-    Ok(())
+    Ok(reader.offset())
 }
 
 /// How often `--follow` looks for more bytes and for a rotation.
@@ -235,6 +249,9 @@ fn merge<W: Write>(files: &[PathBuf], printer: &mut Printer<W>) -> io::Result<()
         if let Some(record) = heads[i].take() {
             printer.record(&record)?;
         }
+        printer
+            .progress
+            .record(|| readers.iter().map(Reader::offset).sum());
         heads[i] = next(i, &mut readers, printer)?;
         if let Some(record) = &heads[i] {
             heap.push(Reverse((record.unix_nanos(), i)));

@@ -3,12 +3,15 @@
 //! `tachylog cat FILE...` prints the records as the text file sink would have written them,
 //! byte for byte with the default pattern (or `--pattern`), or as JSON or logfmt lines;
 //! filters by level, target, time and text; `--merge` interleaves several files by time,
-//! holding one record per file; `--follow` reads one file as it grows, across rotations. `tachylog stats FILE...` counts. Exit status: 0 when every
+//! holding one record per file; `--follow` reads one file as it grows, across rotations.
+//! `tachylog stats FILE...` counts. Reading large files at a terminal shows how far it has
+//! come on standard error. Exit status: 0 when every
 //! byte was read, 1 when damage was found (each stretch reported on standard error with its
 //! byte offset; the records around it are still printed), 2 on a usage or I/O error.
 
 mod cat;
 mod filter;
+mod progress;
 mod stats;
 mod time;
 

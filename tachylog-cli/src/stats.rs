@@ -1,6 +1,7 @@
 //! `tachylog stats`: per file, the records by level, the time they span, the bytes per
 //! record, the call sites and threads seen, and the damage found.
 
+use crate::progress::{total_bytes, Progress};
 use crate::Outcome;
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -10,6 +11,7 @@ pub(crate) fn run(files: &[PathBuf]) -> Result<Outcome, String> {
     let mut outcome = Outcome::Clean;
     for file in files {
         let mut reader = Reader::open(file).map_err(|e| e.to_string())?;
+        let mut progress = Progress::on_stderr(total_bytes(std::slice::from_ref(file)));
         let mut by_level = [0u64; 5];
         let (mut records, mut damaged, mut skipped) = (0u64, 0u64, 0u64);
         let (mut first, mut last) = (i64::MAX, i64::MIN);
@@ -43,6 +45,7 @@ pub(crate) fn run(files: &[PathBuf]) -> Result<Outcome, String> {
                     reason,
                     skipped: bytes,
                 }) => {
+                    progress.erase();
                     eprintln!(
                         "tachylog: {}: damaged at byte {offset}: {reason} ({bytes} bytes skipped)",
                         file.display()
@@ -53,7 +56,9 @@ pub(crate) fn run(files: &[PathBuf]) -> Result<Outcome, String> {
                 }
                 Err(e) => return Err(format!("{}: {e}", file.display())),
             }
+            progress.record(|| reader.offset());
         }
+        progress.erase();
         let bytes = reader.offset();
         println!("{}", file.display());
         println!("  records      {records}");
