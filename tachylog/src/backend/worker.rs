@@ -348,6 +348,14 @@ impl Output {
                 return;
             }
         }
+        // A binary log alone: straight to its encoder, which checks the level itself (the
+        // sinks loop of `write_to` was a tenth of the binary back end's time).
+        if let [sink] = &mut sinks[..] {
+            if sink.format() == Format::Binary {
+                sink.write_binary(record, true);
+                return;
+            }
+        }
         self.write_to(record, None);
     }
 
