@@ -192,6 +192,8 @@ pub mod __private {
     pub use crate::frontend::gate::enabled;
     pub use crate::frontend::limit;
     pub use crate::frontend::producer::log_record;
+    #[cfg(all(unix, not(loom)))]
+    pub use crate::backend::spool_cut::kill_before_next_commit;
     pub use crate::queue::control::hold_backend;
     pub use crate::record::{Count, Decode, Placeholder, Site};
     pub use tachylog_macros::__log;

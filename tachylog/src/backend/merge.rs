@@ -65,11 +65,15 @@ struct Source {
     snapshot: usize,
     /// Frames advanced over but not yet released to the producer.
     unreleased: usize,
+    /// The ring is in the spool: frames are released only once a cut has written them to the
+    /// files and committed (see `backend::spool_cut`), not as they are read.
+    held: bool,
 }
 
 impl Source {
     fn new(adopted: Adopted) -> Self {
         let created = adopted.queue.created_ticks;
+        let adopted_held = adopted.queue.rings.is_spooled();
         let snapshot = adopted.cursor.position();
         Source {
             last_activity: adopted.queue.rings.activity(&adopted.cursor) & !1,
@@ -81,6 +85,7 @@ impl Source {
             head: None,
             snapshot,
             unreleased: 0,
+            held: adopted_held,
         }
     }
 
@@ -269,7 +274,7 @@ impl Merger {
                 frame.read_body(|body| emit(&s.queue, body, frame.kind()));
                 frame.advance();
                 s.unreleased += 1;
-                if s.unreleased >= 64 {
+                if s.unreleased >= 64 && !s.held {
                     s.release();
                 }
                 s.peek();
@@ -284,10 +289,33 @@ impl Merger {
                 }
             }
         }
-        for s in &mut self.sources {
+        for s in self.sources.iter_mut().filter(|s| !s.held) {
             s.release();
         }
         drained
+    }
+
+    /// Whether any ring is in the spool.
+    pub(crate) fn has_held(&self) -> bool {
+        self.sources.iter().any(|s| s.held)
+    }
+
+    /// Writes every spooled ring's slot of cut `seq`: how far it has been read, all of which the
+    /// cut wrote. Then [`Merger::release_held`] once the cut is committed.
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) fn commit_held(&self, seq: u64) {
+        for s in self.sources.iter().filter(|s| s.held) {
+            if let Some(file) = s.queue.rings.spool_file() {
+                file.commit(seq, s.cursor.position());
+            }
+        }
+    }
+
+    /// Gives the spooled rings' frames read so far back to their producers.
+    pub(crate) fn release_held(&mut self) {
+        for s in self.sources.iter_mut().filter(|s| s.held) {
+            s.release();
+        }
     }
 
     /// Drops the rings of exited threads that are fully drained.
