@@ -71,7 +71,11 @@ fn recover_reads_a_spool_of_another_build() {
     }
     let dir = tempfile::tempdir().unwrap();
     let status = Command::new(std::env::current_exe().unwrap())
-        .args(["recover_reads_a_spool_of_another_build", "--exact", "--nocapture"])
+        .args([
+            "recover_reads_a_spool_of_another_build",
+            "--exact",
+            "--nocapture",
+        ])
         .env(ROLE, dir.path())
         .status()
         .expect("runs the writer");
@@ -86,7 +90,10 @@ fn recover_reads_a_spool_of_another_build() {
         .expect("runs tachylog recover");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("recovered 200 record(s) of 1 process(es)"), "{stderr}");
+    assert!(
+        stderr.contains("recovered 200 record(s) of 1 process(es)"),
+        "{stderr}"
+    );
 
     let text = std::fs::read_to_string(dir.path().join("app.log")).unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -109,11 +116,17 @@ fn recover_reads_a_spool_of_another_build() {
         .find(|l| l.contains("retry 0x1a"))
         .expect("record 26");
     assert!(retry_26.contains(" WARN "), "{retry_26}");
-    assert!(retry_26.contains("[recovered] retry 0x1a attempt=26 ok=false"), "{retry_26}");
+    assert!(
+        retry_26.contains("[recovered] retry 0x1a attempt=26 ok=false"),
+        "{retry_26}"
+    );
 
     let json = std::fs::read_to_string(dir.path().join("app.jsonl")).unwrap();
     assert_eq!(json.lines().count(), 200);
-    assert!(json.lines().all(|l| l.contains("\"recovered\":true")), "{json}");
+    assert!(
+        json.lines().all(|l| l.contains("\"recovered\":true")),
+        "{json}"
+    );
     assert!(
         json.contains("\"fields\":{\"attempt\":26,\"ok\":false}"),
         "fields keep their types: {json}"

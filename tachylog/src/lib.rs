@@ -179,6 +179,8 @@ pub use zone::TimeZone;
 /// What the macros expand to. Not a public API: may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    #[cfg(all(unix, not(loom)))]
+    pub use crate::backend::spool_cut::kill_before_next_commit;
     pub use crate::codec::render::{self, Applied, Fmt};
     pub use crate::codec::{ArgWriter, Codec, Decoder, NativeField, View};
     pub use crate::filter::Interest;
@@ -192,8 +194,6 @@ pub mod __private {
     pub use crate::frontend::gate::enabled;
     pub use crate::frontend::limit;
     pub use crate::frontend::producer::log_record;
-    #[cfg(all(unix, not(loom)))]
-    pub use crate::backend::spool_cut::kill_before_next_commit;
     pub use crate::queue::control::hold_backend;
     pub use crate::record::{Count, Decode, Placeholder, Site};
     pub use tachylog_macros::__log;

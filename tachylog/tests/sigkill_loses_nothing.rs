@@ -58,15 +58,13 @@ fn progress_counters(path: &Path, create: bool) -> &'static [AtomicU64] {
     }
 }
 
+/// The child that logs and is killed (a no-op in the parent).
 #[test]
-fn records_whose_call_returned_survive_sigkill() {
+fn sigkill_writer() {
     if let Some(log) = common::child_role("sigkill_writer") {
         let progress = progress_counters(&progress_path(&log), false);
         std::mem::forget(common::expect_init(
-            tachylog::builder()
-                .file(&log)
-                .spool(spool_dir(&log))
-                .init(),
+            tachylog::builder().file(&log).spool(spool_dir(&log)).init(),
         ));
         let delay: u64 = std::env::var("TACHYLOG_TEST_KILL_AFTER_US")
             .ok()
@@ -95,15 +93,24 @@ fn records_whose_call_returned_survive_sigkill() {
         }
         common::await_fatal_signal(Duration::from_secs(30));
     }
+}
+
+/// The child that starts a logger on the dead one's spool (a no-op in the parent).
+#[test]
+fn sigkill_recoverer() {
     if let Some(log) = common::child_role("sigkill_recoverer") {
-        let guard = common::expect_init(
-            tachylog::builder()
-                .file(&log)
-                .spool(spool_dir(&log))
-                .init(),
-        );
+        let guard =
+            common::expect_init(tachylog::builder().file(&log).spool(spool_dir(&log)).init());
         tachylog::info!("recovery done");
         drop(guard);
+    }
+}
+
+#[test]
+fn records_whose_call_returned_survive_sigkill() {
+    if common::child_role("sigkill_writer").is_some()
+        || common::child_role("sigkill_recoverer").is_some()
+    {
         return;
     }
     let runs: usize = std::env::var("TACHYLOG_SIGKILL_RUNS")
@@ -126,11 +133,12 @@ fn records_whose_call_returned_survive_sigkill() {
             },
             Duration::from_secs(60),
         );
-        assert_eq!(writer.status.signal(), Some(libc::SIGKILL), "run {run}: {writer}");
-        let returned: Vec<u64> = progress
-            .iter()
-            .map(|c| c.load(Ordering::Acquire))
-            .collect();
+        assert_eq!(
+            writer.status.signal(),
+            Some(libc::SIGKILL),
+            "run {run}: {writer}"
+        );
+        let returned: Vec<u64> = progress.iter().map(|c| c.load(Ordering::Acquire)).collect();
         let recoverer =
             common::run_child_with_log("sigkill_recoverer", &log, Duration::from_secs(60));
         assert!(recoverer.status.success(), "run {run}: {recoverer}");
@@ -165,7 +173,10 @@ fn records_whose_call_returned_survive_sigkill() {
             );
         }
         let duplicates: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
-        assert!(duplicates.is_empty(), "run {run}: written twice: {duplicates:?}");
+        assert!(
+            duplicates.is_empty(),
+            "run {run}: written twice: {duplicates:?}"
+        );
         for (t, returned) in returned.iter().enumerate() {
             returned_total += returned;
             let missing: Vec<u64> = (0..*returned)

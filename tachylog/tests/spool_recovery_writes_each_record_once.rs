@@ -33,7 +33,12 @@ fn numbered<'a>(lines: &[common::Line<'a>], scope: &str) -> Vec<(u64, bool)> {
                 Some(rest) => (rest, true),
                 None => (l.message, false),
             };
-            let n = message.strip_prefix(&prefix)?.split(' ').next()?.parse().ok()?;
+            let n = message
+                .strip_prefix(&prefix)?
+                .split(' ')
+                .next()?
+                .parse()
+                .ok()?;
             Some((n, recovered))
         })
         .collect()
@@ -43,27 +48,27 @@ fn assert_once_each(records: &[(u64, bool)], count: u64, context: &str) {
     let mut numbers: Vec<u64> = records.iter().map(|(n, _)| *n).collect();
     numbers.sort_unstable();
     let expected: Vec<u64> = (0..count).collect();
-    assert_eq!(numbers, expected, "{context}: not every record exactly once");
+    assert_eq!(
+        numbers, expected,
+        "{context}: not every record exactly once"
+    );
+}
+
+/// Child roles, each a no-op in the parent.
+#[test]
+fn spool_recoverer() {
+    if let Some(log) = common::child_role("spool_recoverer") {
+        let guard =
+            common::expect_init(tachylog::builder().file(&log).spool(spool_dir(&log)).init());
+        drop(guard);
+    }
 }
 
 #[test]
-fn roles() {
-    if let Some(log) = common::child_role("spool_recoverer") {
-        let guard = common::expect_init(
-            tachylog::builder()
-                .file(&log)
-                .spool(spool_dir(&log))
-                .init(),
-        );
-        drop(guard);
-        return;
-    }
+fn killed_before_commit() {
     if let Some(log) = common::child_role("killed_before_commit") {
         std::mem::forget(common::expect_init(
-            tachylog::builder()
-                .file(&log)
-                .spool(spool_dir(&log))
-                .init(),
+            tachylog::builder().file(&log).spool(spool_dir(&log)).init(),
         ));
         for i in 0..1_000u64 {
             tachylog::info!("batch {} of the committed cut", i);
@@ -76,6 +81,10 @@ fn roles() {
         tachylog::flush();
         common::await_fatal_signal(Duration::from_secs(30));
     }
+}
+
+#[test]
+fn killed_while_held() {
     if let Some(log) = common::child_role("killed_while_held") {
         std::mem::forget(common::expect_init(
             tachylog::builder()
@@ -115,11 +124,15 @@ fn a_batch_written_but_not_committed_is_written_once() {
             "run {run}: the uncommitted batch was not in the file before recovery"
         );
         assert!(
-            records.iter().any(|(n, recovered)| *n >= 1_000 && *recovered),
+            records
+                .iter()
+                .any(|(n, recovered)| *n >= 1_000 && *recovered),
             "run {run}: nothing was recovered"
         );
         assert!(
-            records.iter().all(|(n, recovered)| *n >= 1_000 || !recovered),
+            records
+                .iter()
+                .all(|(n, recovered)| *n >= 1_000 || !recovered),
             "run {run}: a committed record was written again"
         );
     }
@@ -145,7 +158,10 @@ fn records_still_in_the_rings_are_all_recovered() {
         .find(|l| l.message.contains("held 7 at"))
         .expect("record 7");
     assert_eq!(first.level, "WARN");
-    assert_eq!(first.message, "[recovered] held 7 at   1.40% user=\"ada\" attempt=7");
+    assert_eq!(
+        first.message,
+        "[recovered] held 7 at   1.40% user=ada attempt=7"
+    );
     let facade = lines
         .iter()
         .find(|l| l.message.contains("held 507 through log"))

@@ -61,7 +61,7 @@ fn a_damaged_dead_spool_is_set_aside_with_a_warning() {
 
 #[test]
 fn a_file_system_that_refuses_a_ring_is_a_warning() {
-    if let Some(log) = common::child_role("ring_refused") {
+    if let Some(log) = common::child_role("a_file_system_that_refuses_a_ring_is_a_warning") {
         // Files past 64 KiB are refused (EFBIG, SIGXFSZ ignored): the spool's state fits, a
         // 1 MiB ring does not; the log file is opened before the limit.
         let guard = common::expect_init(
@@ -93,7 +93,10 @@ fn a_file_system_that_refuses_a_ring_is_a_warning() {
         drop(guard);
         return;
     }
-    let child = common::run_child("ring_refused", Duration::from_secs(60));
+    let child = common::run_child(
+        "a_file_system_that_refuses_a_ring_is_a_warning",
+        Duration::from_secs(60),
+    );
     assert!(child.status.success(), "{child}");
     let lines = common::parse_log(&child.log);
     assert!(

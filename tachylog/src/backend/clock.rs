@@ -111,7 +111,11 @@ impl WallClock {
     /// The conversion now, for another process to apply: ticks at the base, the wall time then
     /// in ns since the Unix epoch, and ns per tick.
     pub(crate) fn calibration(&self) -> (u64, i64, f64) {
-        (self.base.ticks, self.base.wall_nanos as i64, self.nanos_per_tick)
+        (
+            self.base.ticks,
+            self.base.wall_nanos as i64,
+            self.nanos_per_tick,
+        )
     }
 
     pub(crate) fn ticks_per_micro(&self) -> u64 {

@@ -298,7 +298,6 @@ pub trait Args: Encode {
 /// The shape of `A`'s arguments (`codec/SHAPES.md`): what a process without this build's code
 /// needs to read their bytes back. Built once per distinct argument list, when a call site's
 /// arguments are first described; allocates.
-#[allow(dead_code)] // Called by the spool, which defines a record's shape before its first use.
 pub(crate) fn shape_of<A: Args>() -> Vec<u8> {
     let mut slots = Vec::new();
     let count = A::__describe(&mut slots, Internal::TOKEN);

@@ -15,7 +15,7 @@
 
 use super::args::{Args, Encode, Stage};
 use super::clock;
-use super::gate::{enabled, synchronous, write_through, OnFull, GATE};
+use super::gate::{synchronous, write_through, OnFull, GATE};
 use crate::codec::ArgWriter;
 use crate::queue::chain::ChainProducer;
 use crate::queue::control::{self, wake_backend};

@@ -696,6 +696,11 @@ impl Builder {
             ),
             None => None,
         };
+        // Before any record can be published: recovery dates records with it.
+        #[cfg(unix)]
+        if let Some(cuts) = &spool {
+            cuts.publish_clock(&clock);
+        }
         let worker = Worker {
             control: control.clone(),
             merger: new_merger(&clock),
@@ -787,8 +792,7 @@ impl Builder {
 /// what went wrong become records of the new process.
 #[cfg(unix)]
 fn recover_before_init(dir: &std::path::Path, notices: &mut Vec<(Level, String)>) {
-    let recovered =
-        crate::read::recover_spool(dir, &mut std::io::stdout(), &mut std::io::stderr());
+    let recovered = crate::read::recover_spool(dir, &mut std::io::stdout(), &mut std::io::stderr());
     match recovered {
         Ok(recovery) => {
             if recovery.processes > 0 {

@@ -85,9 +85,7 @@ pub(crate) fn os_thread_id() -> u64 {
 /// when the spool cannot take one more ring (a full or damaged directory), which is noted for
 /// the back end to report; the thread then logs into a heap ring, unprotected.
 #[cfg(all(unix, not(loom)))]
-fn spooled_chain(
-    thread: &ThreadInfo,
-) -> Option<(RingChain, ChainProducer, ConsumerCursor)> {
+fn spooled_chain(thread: &ThreadInfo) -> Option<(RingChain, ChainProducer, ConsumerCursor)> {
     let spool = super::spool::active()?;
     match spool.ring_file(thread.serial, thread.id, &thread.name) {
         Ok(file) => Some(RingChain::spooled(file)),
@@ -105,9 +103,7 @@ fn spooled_chain(
 }
 
 #[cfg(not(all(unix, not(loom))))]
-fn spooled_chain(
-    _thread: &ThreadInfo,
-) -> Option<(RingChain, ChainProducer, ConsumerCursor)> {
+fn spooled_chain(_thread: &ThreadInfo) -> Option<(RingChain, ChainProducer, ConsumerCursor)> {
     None
 }
 

@@ -258,13 +258,20 @@ impl Ring {
         storage_offset: usize,
         capacity: usize,
         start: usize,
-    ) -> (std::ptr::NonNull<Ring>, ProducerCursor, ConsumerCursor, usize, usize) {
+    ) -> (
+        std::ptr::NonNull<Ring>,
+        ProducerCursor,
+        ConsumerCursor,
+        usize,
+        usize,
+    ) {
         assert!(capacity.is_power_of_two() && capacity >= 64);
         assert!(std::mem::size_of::<Ring>() <= storage_offset / 2);
         assert!(std::mem::align_of::<Ring>() <= PAGE);
         let start = start & !(FRAME_ALIGN - 1);
         // SAFETY: inside the mapping (contract), page-aligned.
-        let storage_ptr = unsafe { std::ptr::NonNull::new_unchecked(mapping.as_ptr().add(storage_offset)) };
+        let storage_ptr =
+            unsafe { std::ptr::NonNull::new_unchecked(mapping.as_ptr().add(storage_offset)) };
         let ring = Ring {
             producer: CachePadded::new(ProducerSide {
                 head: AtomicUsize::new(start),

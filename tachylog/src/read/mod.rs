@@ -45,9 +45,9 @@ mod spool;
 pub use crate::error::ReadError;
 pub use reader::Reader;
 #[cfg(all(unix, not(loom)))]
-pub use spool::{recover_spool, Recovery};
-#[cfg(all(unix, not(loom)))]
 pub(crate) use spool::{manifest, ManifestTarget};
+#[cfg(all(unix, not(loom)))]
+pub use spool::{recover_spool, Recovery};
 
 use crate::binary::decoder::{ArgKind, Decoded};
 use crate::codec::Typed;

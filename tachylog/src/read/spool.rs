@@ -21,8 +21,8 @@ use crate::binary::decoder::{Decoded, SiteDef};
 use crate::codec::shape::Shape;
 use crate::error::ShapeError;
 use crate::fields::Fields;
-use crate::format::shaped::{decode, SiteText};
 use crate::format::pattern::{render_message, Message};
+use crate::format::shaped::{decode, SiteText};
 use crate::queue::registry::ThreadInfo;
 use crate::queue::spool::layout::*;
 use crate::queue::spool::set_lock;
@@ -368,7 +368,10 @@ impl DeadSpool {
             let offset = (pos & mask) as usize;
             let (Some(len), Some(kind)) = (u32_at(storage, offset), u32_at(storage, offset + 4))
             else {
-                warn(format!("thread {}: a frame header past the ring", ring.thread.name));
+                warn(format!(
+                    "thread {}: a frame header past the ring",
+                    ring.thread.name
+                ));
                 return;
             };
             let len = len as usize;
@@ -414,7 +417,12 @@ impl DeadSpool {
         }
     }
 
-    fn decode_body(&self, ring: &RingImage, kind: u32, body: &[u8]) -> Result<Decoded, Undecodable> {
+    fn decode_body(
+        &self,
+        ring: &RingImage,
+        kind: u32,
+        body: &[u8],
+    ) -> Result<Decoded, Undecodable> {
         let damaged = |why: &'static str| Undecodable::Damaged(why);
         let ticks = u64_at(body, 0).ok_or(damaged("no timestamp"))?;
         let mut record = Decoded {
@@ -433,7 +441,10 @@ impl DeadSpool {
                     let bytes = body
                         .get(prefix..prefix + TraceContext::ENCODED)
                         .ok_or(damaged("a cut trace context"))?;
-                    (TraceContext::decode(bytes), prefix + (TRACED_PREFIX - CALL_SITE_PREFIX))
+                    (
+                        TraceContext::decode(bytes),
+                        prefix + (TRACED_PREFIX - CALL_SITE_PREFIX),
+                    )
                 } else {
                     (None, prefix)
                 };
@@ -558,9 +569,10 @@ impl RingImage {
             }
         }
         let tid = u64_at(&bytes, h + RH_TID)?;
-        let name_len = (u16::from_le_bytes(bytes.get(h + RH_NAME..h + RH_NAME + 2)?.try_into().ok()?)
-            as usize)
-            .min(MAX_NAME);
+        let name_len =
+            (u16::from_le_bytes(bytes.get(h + RH_NAME..h + RH_NAME + 2)?.try_into().ok()?)
+                as usize)
+                .min(MAX_NAME);
         let name = String::from_utf8_lossy(bytes.get(h + RH_NAME + 2..h + RH_NAME + 2 + name_len)?)
             .into_owned();
         if head.wrapping_sub(from) > capacity as u64 {
@@ -679,8 +691,16 @@ impl Manifest {
 const MANIFEST_HEADER: &str = "tachylog spool manifest 1";
 
 /// A manifest (see `SPOOL.md`): tab-separated lines, `\t`, `\n` and `\\` escaped.
-pub(crate) fn manifest(pattern: &str, utc: bool, sinks: &[(Format, Level, ManifestTarget)]) -> Vec<u8> {
-    let mut out = format!("{MANIFEST_HEADER}\npattern\t{}\nutc\t{}\n", escape(pattern), utc as u8);
+pub(crate) fn manifest(
+    pattern: &str,
+    utc: bool,
+    sinks: &[(Format, Level, ManifestTarget)],
+) -> Vec<u8> {
+    let mut out = format!(
+        "{MANIFEST_HEADER}\npattern\t{}\nutc\t{}\n",
+        escape(pattern),
+        utc as u8
+    );
     for (format, level, target) in sinks {
         let format = match format {
             Format::Text => "text",
@@ -847,11 +867,15 @@ fn read_clock(state: &[u8]) -> Result<(u64, i64, f64), String> {
 }
 
 fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(bytes.get(at..at.checked_add(4)?)?.try_into().ok()?))
+    Some(u32::from_le_bytes(
+        bytes.get(at..at.checked_add(4)?)?.try_into().ok()?,
+    ))
 }
 
 fn u64_at(bytes: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(bytes.get(at..at.checked_add(8)?)?.try_into().ok()?))
+    Some(u64::from_le_bytes(
+        bytes.get(at..at.checked_add(8)?)?.try_into().ok()?,
+    ))
 }
 
 /// A `usize` of the dead process, `width` bytes.

@@ -13,8 +13,6 @@ pub(crate) const MANIFEST: &str = "manifest";
 pub(crate) const DEFS: &str = "defs";
 /// Ring files: `ring-<serial>`.
 pub(crate) const RING_PREFIX: &str = "ring-";
-/// Oversize record bodies: `big-<serial>-<position>`.
-pub(crate) const BIG_PREFIX: &str = "big-";
 
 /// The page everything is aligned to.
 pub(crate) const PAGE: usize = 4096;

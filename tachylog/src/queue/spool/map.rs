@@ -60,13 +60,12 @@ impl Mapping {
         self.ptr.as_ptr()
     }
 
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
     /// Stores `bytes` at `offset`.
     pub(crate) fn write(&self, offset: usize, bytes: &[u8]) {
-        assert!(offset + bytes.len() <= self.len, "spool write out of bounds");
+        assert!(
+            offset + bytes.len() <= self.len,
+            "spool write out of bounds"
+        );
         // SAFETY: in bounds (checked); the mapping's writer is the only one writing this range.
         unsafe {
             std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr().add(offset), bytes.len())
@@ -75,7 +74,10 @@ impl Mapping {
 
     /// The `u64` at `offset` (8-aligned), as an atomic.
     pub(crate) fn atomic_u64(&self, offset: usize) -> &std::sync::atomic::AtomicU64 {
-        assert!(offset % 8 == 0 && offset + 8 <= self.len, "misplaced spool word");
+        assert!(
+            offset % 8 == 0 && offset + 8 <= self.len,
+            "misplaced spool word"
+        );
         // SAFETY: aligned, in bounds, and the mapping lives as long as `self`; the word is only
         // ever accessed atomically.
         unsafe { &*(self.ptr().add(offset) as *const std::sync::atomic::AtomicU64) }

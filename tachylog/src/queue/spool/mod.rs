@@ -128,11 +128,6 @@ impl Spool {
         &self.dir
     }
 
-    /// The capacity of every spooled ring.
-    pub(crate) fn capacity(&self) -> usize {
-        self.capacity
-    }
-
     /// A ring file for the thread `serial` (OS id `tid`, `name`), its pages allocated and
     /// touched.
     pub(crate) fn ring_file(&self, serial: u64, tid: u64, name: &str) -> io::Result<RingFile> {
@@ -270,9 +265,12 @@ impl RingFile {
     /// at, which is committed until the first cut says otherwise.
     pub(crate) fn set_positions(&mut self, head: usize, tail: usize, start: usize) {
         let h = RING_HEADER;
-        self.mapping.write(h + RH_HEAD_OFFSET, &(head as u64).to_le_bytes());
-        self.mapping.write(h + RH_TAIL_OFFSET, &(tail as u64).to_le_bytes());
-        self.mapping.write(h + RH_START, &(start as u64).to_le_bytes());
+        self.mapping
+            .write(h + RH_HEAD_OFFSET, &(head as u64).to_le_bytes());
+        self.mapping
+            .write(h + RH_TAIL_OFFSET, &(tail as u64).to_le_bytes());
+        self.mapping
+            .write(h + RH_START, &(start as u64).to_le_bytes());
     }
 
     /// Writes this ring's slot of cut `seq`: every record before `position` is in the files
@@ -291,7 +289,3 @@ impl Drop for RingFile {
         let _ = std::fs::remove_file(&self.path);
     }
 }
-
-
-
-
