@@ -201,3 +201,17 @@ pub fn spool_args(bytes: &[u8]) {
         }
     }
 }
+
+/// Recovers a dead process's spool from untrusted bytes (`read/spool.rs`): `bytes[0..2]` the
+/// length of a `defs` file (LE), then those bytes, then a ring's frames. No input may panic,
+/// and every recovered record must render as UTF-8 text, JSON and logfmt lines.
+#[cfg(unix)]
+pub fn spool_recovery(bytes: &[u8]) {
+    let Some(len) = bytes.get(..2) else {
+        return;
+    };
+    let len = usize::from(u16::from_le_bytes([len[0], len[1]]));
+    let rest = &bytes[2..];
+    let (defs, storage) = rest.split_at(len.min(rest.len()));
+    crate::read::fuzz_spool(defs, storage);
+}

@@ -110,6 +110,7 @@ impl WallClock {
     /// Clock ticks in one microsecond, at least 1.
     /// The conversion now, for another process to apply: ticks at the base, the wall time then
     /// in ns since the Unix epoch, and ns per tick.
+    #[cfg(all(unix, not(loom)))]
     pub(crate) fn calibration(&self) -> (u64, i64, f64) {
         (
             self.base.ticks,

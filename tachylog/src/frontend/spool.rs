@@ -44,6 +44,7 @@ pub(crate) fn arm(site: &'static Site, decode: &'static Decode, describe: fn() -
 }
 
 /// `DEF_SITE`: the site's address (the key records use), then its static parts.
+#[cfg(all(unix, not(loom)))]
 fn site_definition(site: &'static Site) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     out.push(crate::queue::spool::layout::DEF_SITE);
@@ -67,6 +68,7 @@ fn site_definition(site: &'static Site) -> Vec<u8> {
 }
 
 /// `DEF_ARGS`: the argument list's address, then its shape (`codec/SHAPES.md`).
+#[cfg(all(unix, not(loom)))]
 fn args_definition(decode: &'static Decode, describe: fn() -> Vec<u8>) -> Vec<u8> {
     let mut out = Vec::with_capacity(64);
     out.push(crate::queue::spool::layout::DEF_ARGS);
@@ -76,6 +78,7 @@ fn args_definition(decode: &'static Decode, describe: fn() -> Vec<u8>) -> Vec<u8
 }
 
 /// A `u32` byte length, then the bytes.
+#[cfg(all(unix, not(loom)))]
 fn put_str(out: &mut Vec<u8>, text: &str) {
     out.extend_from_slice(&(text.len() as u32).to_le_bytes());
     out.extend_from_slice(text.as_bytes());

@@ -603,16 +603,27 @@ impl Builder {
         };
         // What dead processes left in the spool goes to their files before anything of ours.
         let mut notices: Vec<(Level, String)> = Vec::new();
-        #[cfg(unix)]
+        #[cfg(all(unix, not(loom)))]
         if let Some(dir) = &self.spool {
             recover_before_init(dir, &mut notices);
+        }
+        #[cfg(not(all(unix, not(loom))))]
+        if let Some(dir) = &self.spool {
+            notices.push((
+                Level::Warn,
+                format!(
+                    "spool {}: not supported on this platform (Unix only); records are not \
+                     protected against the process's death",
+                    dir.display()
+                ),
+            ));
         }
         let mut specs = self.sinks;
         if specs.is_empty() {
             specs.push((SinkSpec::Stdout, SinkOptions::new()));
         }
         let mut sinks = Vec::with_capacity(specs.len());
-        #[cfg(unix)]
+        #[cfg(all(unix, not(loom)))]
         let mut manifest = Vec::with_capacity(specs.len());
         for (spec, SinkOptions { level, format }) in specs {
             #[cfg(feature = "color")]
@@ -622,7 +633,7 @@ impl Builder {
                 _ => None,
             };
             let is_file = matches!(spec, SinkSpec::File(_));
-            #[cfg(unix)]
+            #[cfg(all(unix, not(loom)))]
             let target = match &spec {
                 SinkSpec::Stdout => crate::read::ManifestTarget::Stdout,
                 SinkSpec::Stderr => crate::read::ManifestTarget::Stderr,
@@ -638,7 +649,7 @@ impl Builder {
                 SinkSpec::Custom(sink) => sink,
             };
             let level = level.map_or(most_verbose, |l| l.min(most_verbose));
-            #[cfg(unix)]
+            #[cfg(all(unix, not(loom)))]
             manifest.push((format, level, target));
             #[cfg_attr(not(feature = "color"), allow(unused_mut))]
             let mut slot = match format {
@@ -684,7 +695,7 @@ impl Builder {
         );
         let control = Arc::new(Control::new());
         Control::publish_for_signals(&control);
-        #[cfg(unix)]
+        #[cfg(all(unix, not(loom)))]
         let spool = match &self.spool {
             Some(dir) => open_spool(
                 dir,
@@ -697,7 +708,7 @@ impl Builder {
             None => None,
         };
         // Before any record can be published: recovery dates records with it.
-        #[cfg(unix)]
+        #[cfg(all(unix, not(loom)))]
         if let Some(cuts) = &spool {
             cuts.publish_clock(&clock);
         }
@@ -713,7 +724,7 @@ impl Builder {
                 capacity,
                 trigger: self.backtrace_trigger,
             }),
-            #[cfg(unix)]
+            #[cfg(all(unix, not(loom)))]
             spool,
         };
         GATE.ring_capacity
@@ -790,7 +801,7 @@ impl Builder {
 
 /// Recovers the dead processes' spools under `dir` (see [`Builder::spool`]); what it did and
 /// what went wrong become records of the new process.
-#[cfg(unix)]
+#[cfg(all(unix, not(loom)))]
 fn recover_before_init(dir: &std::path::Path, notices: &mut Vec<(Level, String)>) {
     let recovered = crate::read::recover_spool(dir, &mut std::io::stdout(), &mut std::io::stderr());
     match recovered {
@@ -817,7 +828,7 @@ fn recover_before_init(dir: &std::path::Path, notices: &mut Vec<(Level, String)>
 
 /// Opens this process's spool under `dir` and installs it; `None`, with a WARN notice, when it
 /// cannot be made (logging then goes on without it).
-#[cfg(unix)]
+#[cfg(all(unix, not(loom)))]
 fn open_spool(
     dir: &std::path::Path,
     ring_capacity: usize,

@@ -252,7 +252,7 @@ impl Ring {
     /// as the ring lives, page-aligned, with `storage_offset` a multiple of a page no smaller
     /// than the ring itself, and nothing else uses those bytes. The ring must be dropped in
     /// place (`drop_in_place`), never through a `Box`.
-    #[cfg(not(loom))]
+    #[cfg(all(unix, not(loom)))]
     pub(crate) unsafe fn in_mapping(
         mapping: std::ptr::NonNull<u8>,
         storage_offset: usize,

@@ -78,7 +78,7 @@ impl Storage {
     /// # Safety
     /// `ptr` is valid for reads and writes of `len` bytes, aligned to [`STORAGE_ALIGN`], for as
     /// long as the storage lives, and nothing but the ring protocol touches those bytes.
-    #[cfg(not(loom))]
+    #[cfg(all(unix, not(loom)))]
     pub(crate) unsafe fn in_mapping(ptr: std::ptr::NonNull<u8>, len: usize) -> Self {
         debug_assert_eq!(ptr.as_ptr() as usize % STORAGE_ALIGN, 0);
         Storage {

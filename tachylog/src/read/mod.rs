@@ -44,6 +44,8 @@ mod spool;
 
 pub use crate::error::ReadError;
 pub use reader::Reader;
+#[cfg(all(unix, not(loom), fuzzing))]
+pub(crate) use spool::fuzz as fuzz_spool;
 #[cfg(all(unix, not(loom)))]
 pub(crate) use spool::{manifest, ManifestTarget};
 #[cfg(all(unix, not(loom)))]

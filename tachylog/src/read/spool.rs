@@ -399,7 +399,7 @@ impl DeadSpool {
                 Err(Undecodable::ArgsUndefined(record)) => {
                     last_nanos = record.unix_nanos;
                     undefined += 1;
-                    out.push(record);
+                    out.push(*record);
                 }
                 Err(Undecodable::Damaged(why)) => warn(format!(
                     "thread {}: a record not recovered ({why})",
@@ -468,7 +468,7 @@ impl DeadSpool {
                     (Some(Err(_)), _) => Err(damaged("an argument list whose shape is damaged")),
                     _ => {
                         record.message = unknown_values(site);
-                        Err(Undecodable::ArgsUndefined(record))
+                        Err(Undecodable::ArgsUndefined(Box::new(record)))
                     }
                 }
             }
@@ -533,7 +533,7 @@ impl DeadSpool {
 
 enum Undecodable {
     /// The site is known, its values are not: the record keeps the site's text.
-    ArgsUndefined(Decoded),
+    ArgsUndefined(Box<Decoded>),
     Damaged(&'static str),
 }
 
@@ -884,5 +884,58 @@ fn uint_at(bytes: &[u8], at: usize, width: usize) -> Option<u64> {
         8 => u64_at(bytes, at),
         4 => u32_at(bytes, at).map(u64::from),
         _ => None,
+    }
+}
+
+/// The fuzz target `spool_recovery`: `defs` as a `defs` file and `storage` as a ring's frames
+/// from position 0 to its length (rounded down to a frame), decoded and rendered in every
+/// format as recovery does; `storage` is also read as a whole ring file and as a state file.
+#[cfg(fuzzing)]
+pub(crate) fn fuzz(defs: &[u8], storage: &[u8]) {
+    let _ = RingImage::parse(storage.to_vec(), 1, 8);
+    let _ = read_clock(storage);
+    let _ = Manifest::parse(storage);
+    let (sites, args) = parse_defs(defs);
+    let capacity = storage.len().max(64).next_power_of_two();
+    let mut bytes = vec![0u8; PAGE + capacity];
+    bytes[PAGE..PAGE + storage.len()].copy_from_slice(storage);
+    let ring = RingImage {
+        bytes,
+        capacity,
+        head: (storage.len() & !7) as u64,
+        from: 0,
+        thread: Arc::new(ThreadInfo::new("fuzz".into(), 1)),
+    };
+    let spool = DeadSpool {
+        manifest: Manifest {
+            pattern: crate::format::pattern::DEFAULT_PATTERN.to_string(),
+            utc: true,
+            sinks: [Format::Text, Format::Json, Format::Logfmt, Format::Binary]
+                .into_iter()
+                .map(|format| ManifestSink {
+                    kind: SinkKind::Stdout,
+                    format,
+                    level: Level::Trace,
+                })
+                .collect(),
+        },
+        lengths: Vec::new(),
+        current: 1,
+        clock: (0, 0, 1.0),
+        sites,
+        args,
+        rings: Vec::new(),
+        usize_bytes: 8,
+    };
+    let mut records = Vec::new();
+    spool.decode_ring(&ring, &mut records, &mut |_| {});
+    for sink in &spool.manifest.sinks {
+        let bytes = render_all(sink, &spool.manifest, &records);
+        if sink.format != Format::Binary {
+            assert!(
+                std::str::from_utf8(&bytes).is_ok(),
+                "a line that is not UTF-8"
+            );
+        }
     }
 }
