@@ -202,3 +202,49 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+#[test]
+fn a_live_process_keeps_its_spool_while_a_dead_one_is_recovered() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    let spool = spool_dir(&log);
+    // This process is the live instance: its directory's lock is held while its logger runs.
+    let guard = common::expect_init(
+        tachylog::builder()
+            .file(dir.path().join("live.log"))
+            .spool(&spool)
+            .init(),
+    );
+    tachylog::info!("the live instance logs");
+    tachylog::flush();
+    let live: Vec<_> = std::fs::read_dir(&spool)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(live.len(), 1);
+    let child = common::run_child_with_log("killed_while_held", &log, Duration::from_secs(60));
+    assert_eq!(child.status.signal(), Some(libc::SIGKILL), "{child}");
+    assert_eq!(
+        std::fs::read_dir(&spool).unwrap().count(),
+        2,
+        "two instances, two directories"
+    );
+    let text = recover(&log);
+    assert_once_each(
+        &numbered(&common::parse_log(&text), "held"),
+        1_000,
+        "the dead one",
+    );
+    assert!(
+        live[0].join("lock").exists(),
+        "the live instance's spool was left alone"
+    );
+    assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 1);
+    drop(guard);
+    assert_eq!(
+        std::fs::read_dir(&spool).unwrap().count(),
+        0,
+        "a clean end removes its directory"
+    );
+    assert!(common::read_log(&dir.path().join("live.log")).contains("the live instance logs"));
+}

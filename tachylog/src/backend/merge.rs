@@ -71,9 +71,9 @@ struct Source {
 }
 
 impl Source {
-    fn new(adopted: Adopted) -> Self {
+    fn new(adopted: Adopted, hold: bool) -> Self {
         let created = adopted.queue.created_ticks;
-        let adopted_held = adopted.queue.rings.is_spooled();
+        let adopted_held = hold && adopted.queue.rings.is_spooled();
         let snapshot = adopted.cursor.position();
         Source {
             last_activity: adopted.queue.rings.activity(&adopted.cursor) & !1,
@@ -165,6 +165,9 @@ fn read_short_timestamp(body: &[MaybeUninit<u8>]) -> u64 {
 /// The set of rings the back end drains, and the merge over them.
 pub(crate) struct Merger {
     sources: Vec<Source>,
+    /// Whether spooled rings are held until a cut (a back end with a spool); a back end
+    /// without one (a later logger that adopted them) releases them as it reads.
+    hold: bool,
     slack: u64,
     stall: u64,
 }
@@ -182,13 +185,16 @@ impl Merger {
     pub(crate) fn new(slack_ticks: u64, stall_ticks: u64) -> Self {
         Merger {
             sources: Vec::new(),
+            hold: false,
             slack: slack_ticks,
             stall: stall_ticks,
         }
     }
 
     pub(crate) fn adopt(&mut self, queues: Vec<Adopted>) {
-        self.sources.extend(queues.into_iter().map(Source::new));
+        let hold = self.hold;
+        self.sources
+            .extend(queues.into_iter().map(|queue| Source::new(queue, hold)));
     }
 
     /// Gives every queue back, with its cursor, for the next back end.
@@ -295,7 +301,14 @@ impl Merger {
         drained
     }
 
-    /// Whether any ring is in the spool.
+    /// Makes spooled rings adopted from now on wait for a cut before their space is released
+    /// (a back end with a spool's cuts).
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) fn hold_spooled(&mut self) {
+        self.hold = true;
+    }
+
+    /// Whether any ring is held until the next cut.
     pub(crate) fn has_held(&self) -> bool {
         self.sources.iter().any(|s| s.held)
     }

@@ -676,6 +676,10 @@ impl Worker {
         } = self;
         #[cfg(all(unix, not(loom)))]
         let mut cuts: Cuts = spool;
+        #[cfg(all(unix, not(loom)))]
+        if cuts.is_some() {
+            merger.hold_spooled();
+        }
         #[cfg(not(all(unix, not(loom))))]
         let mut cuts: Cuts = None;
         let most_verbose_sink = sinks
