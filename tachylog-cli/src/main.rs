@@ -4,7 +4,8 @@
 //! byte for byte with the default pattern (or `--pattern`), or as JSON or logfmt lines;
 //! filters by level, target, time and text; `--merge` interleaves several files by time,
 //! holding one record per file; `--follow` reads one file as it grows, across rotations.
-//! `tachylog stats FILE...` counts. Reading large files at a terminal shows how far it has
+//! `tachylog stats FILE...` counts. `tachylog recover DIR` writes what processes that died
+//! left in a spool directory (`Builder::spool`). Reading large files at a terminal shows how far it has
 //! come on standard error. Exit status: 0 when every
 //! byte was read, 1 when damage was found (each stretch reported on standard error with its
 //! byte offset; the records around it are still printed), 2 on a usage or I/O error.
@@ -12,6 +13,8 @@
 mod cat;
 mod filter;
 mod progress;
+#[cfg(unix)]
+mod recover;
 mod stats;
 mod time;
 
@@ -35,6 +38,13 @@ enum Command {
         /// Binary log files.
         #[arg(required = true)]
         files: Vec<PathBuf>,
+    },
+    /// Writes what dead processes left in a spool directory (`Builder::spool`) to their files,
+    /// as their next start would.
+    #[cfg(unix)]
+    Recover {
+        /// The directory given to `Builder::spool`.
+        dir: PathBuf,
     },
 }
 
@@ -62,6 +72,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Cat(args) => cat::run(args),
         Command::Stats { files } => stats::run(&files),
+        #[cfg(unix)]
+        Command::Recover { dir } => recover::run(&dir),
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,

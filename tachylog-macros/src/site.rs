@@ -103,6 +103,7 @@ pub(crate) fn table(
             message: &[#(#entries),*],
             tail: #tail,
             fields: &[#(#keys),*],
+            gate: ::core::sync::atomic::AtomicU8::new(#krate::__private::Site::UNARMED),
         };
     }
 }

@@ -124,3 +124,55 @@ pub struct FilterError {
     pub(crate) directive: String,
     pub(crate) reason: String,
 }
+
+/// Why a record could not be read back from its call site's data and its arguments' shape
+/// (`codec/SHAPES.md`), as recovering a record another process left behind does. Each names
+/// where the bad byte or placeholder is, so that a damaged spool can be reported precisely.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[allow(dead_code)] // Its producers' caller is the spool's recovery.
+pub(crate) enum ShapeError {
+    /// The shape bytes are malformed.
+    #[error("malformed argument shape at byte {offset}: {reason}")]
+    Shape {
+        /// Where in the shape.
+        offset: usize,
+        /// What was wrong.
+        reason: &'static str,
+    },
+    /// The call site's format string could not be split into literal text and placeholders.
+    #[error("malformed format string at byte {offset}: {reason}")]
+    Format {
+        /// Where in the format string.
+        offset: usize,
+        /// What was wrong.
+        reason: &'static str,
+    },
+    /// A placeholder's spec (what follows `:`) could not be parsed.
+    #[error("placeholder {placeholder} has an unreadable spec {spec:?}: {reason}")]
+    Spec {
+        /// Its index in the message.
+        placeholder: usize,
+        /// The spec's text.
+        spec: String,
+        /// What was wrong.
+        reason: &'static str,
+    },
+    /// The shape's slots do not fit the call site's placeholders and fields.
+    #[error("slot {slot} of the shape does not fit the call site: {reason}")]
+    Mismatch {
+        /// The slot's index in the shape.
+        slot: usize,
+        /// What does not fit.
+        reason: &'static str,
+    },
+    /// The record's argument bytes are malformed for its shape.
+    #[error("malformed argument bytes at byte {offset} (slot {slot}): {reason}")]
+    Args {
+        /// The slot being read.
+        slot: usize,
+        /// Where in the argument bytes.
+        offset: usize,
+        /// What was wrong.
+        reason: &'static str,
+    },
+}

@@ -149,6 +149,18 @@ pub struct Site {
     pub tail: &'static str,
     /// The structured fields' keys, in the order their values come first in the arguments.
     pub fields: &'static [&'static str],
+    /// [`Site::UNARMED`] until the site's first record, then `level`: the level the log call
+    /// tests, so that its first call, and only that one, takes the cold path that defines the
+    /// site in the spool (see `frontend::spool`) before the record is published.
+    #[doc(hidden)]
+    pub gate: std::sync::atomic::AtomicU8,
+}
+
+impl Site {
+    /// The gate of a site whose first record has not been logged: above every level, so the
+    /// level test fails and leads to the cold path.
+    #[doc(hidden)]
+    pub const UNARMED: u8 = u8::MAX;
 }
 
 /// One `{...}` of a call site's format string, made by [`Placeholder::new`].

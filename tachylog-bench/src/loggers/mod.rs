@@ -24,6 +24,7 @@ mod nolog;
 mod slog;
 mod spdlog_rs;
 mod tachylog;
+mod tachylog_spool;
 mod tachylog_tracing;
 mod ticklog;
 mod tracing_appender;
@@ -206,6 +207,7 @@ impl Entry {
 /// (the reference of the workloads that subtract what running without a logger costs).
 pub const ALL: &[Entry] = &[
     Entry::of::<tachylog::Tachylog>(),
+    Entry::of::<tachylog_spool::TachylogSpool>(),
     Entry::of::<bufwriter::BufWriterFloor>(),
     Entry::of::<mutex_file::MutexFile>(),
     Entry::of::<spdlog_rs::SpdlogRs>(),

@@ -252,8 +252,12 @@ impl Workload {
             | Workload::CatBinary
             | Workload::Floor(_)
             | Workload::Backend(..) => logger == "tachylog",
-            Workload::Paced(_) | Workload::Threads(_) => true,
-            _ => logger != "nolog",
+            Workload::Paced(_) | Workload::Threads(_) => logger != "tachylog_spool",
+            // The spool's cost to the caller and to the whole run, beside the rows without it.
+            Workload::Latency(Shape::Request) | Workload::Throughput | Workload::Scaling(2) => {
+                logger != "nolog"
+            }
+            _ => logger != "nolog" && logger != "tachylog_spool",
         }
     }
 

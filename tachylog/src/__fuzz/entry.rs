@@ -158,3 +158,60 @@ pub fn binary_reader(bytes: &[u8]) {
         assert_eq!(reader.offset(), input.len() as u64, "input left unread");
     }
 }
+
+/// Reads a record the way recovering a spool does (`format::shaped`): a format string, a shape
+/// and argument bytes, all untrusted. Layout: `bytes[0]` the format string's length `f`, then
+/// its bytes; then a byte `s`, the shape's length, then its bytes; the rest are the argument
+/// bytes. The shape is read as it is and again behind a valid header (this target's `usize`,
+/// little-endian, the slot count from its first byte), so random bytes reach the slots. No
+/// input may panic; an error must leave the message and fields as they were.
+pub fn spool_args(bytes: &[u8]) {
+    use crate::codec::shape::Shape;
+    use crate::format::shaped::{decode, SiteText};
+    let take = |bytes: &[u8], at: usize| -> Option<(usize, usize)> {
+        let len = usize::from(*bytes.get(at)?);
+        (at + 1 + len <= bytes.len()).then_some((at + 1, at + 1 + len))
+    };
+    let Some((format_start, format_end)) = take(bytes, 0) else {
+        return;
+    };
+    let Some((shape_start, shape_end)) = take(bytes, format_end) else {
+        return;
+    };
+    let Ok(format) = std::str::from_utf8(&bytes[format_start..format_end]) else {
+        return;
+    };
+    let shape = &bytes[shape_start..shape_end];
+    let args = &bytes[shape_end..];
+    let keys = vec!["a".to_string(), "b".to_string()];
+    let sites = [0, 1, 2].map(|k| SiteText::parse(format, keys[..k].to_vec()));
+    let mut headed = vec![1, std::mem::size_of::<usize>() as u8, 0];
+    headed.extend_from_slice(shape);
+    for candidate in [shape, &headed[..]] {
+        let Ok(shape) = Shape::parse(candidate) else {
+            continue;
+        };
+        for site in sites.iter().flatten() {
+            let mut message = String::from("before");
+            let mut fields = Fields::new();
+            if decode(site, &shape, args, &mut message, &mut fields).is_err() {
+                assert_eq!(message, "before", "an error left part of a message");
+                assert!(fields.is_empty(), "an error left fields");
+            }
+        }
+    }
+}
+
+/// Recovers a dead process's spool from untrusted bytes (`read/spool.rs`): `bytes[0..2]` the
+/// length of a `defs` file (LE), then those bytes, then a ring's frames. No input may panic,
+/// and every recovered record must render as UTF-8 text, JSON and logfmt lines.
+#[cfg(unix)]
+pub fn spool_recovery(bytes: &[u8]) {
+    let Some(len) = bytes.get(..2) else {
+        return;
+    };
+    let len = usize::from(u16::from_le_bytes([len[0], len[1]]));
+    let rest = &bytes[2..];
+    let (defs, storage) = rest.split_at(len.min(rest.len()));
+    crate::read::fuzz_spool(defs, storage);
+}

@@ -108,6 +108,17 @@ impl WallClock {
 
     /// Ticks that correspond to `duration`.
     /// Clock ticks in one microsecond, at least 1.
+    /// The conversion now, for another process to apply: ticks at the base, the wall time then
+    /// in ns since the Unix epoch, and ns per tick.
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) fn calibration(&self) -> (u64, i64, f64) {
+        (
+            self.base.ticks,
+            self.base.wall_nanos as i64,
+            self.nanos_per_tick,
+        )
+    }
+
     pub(crate) fn ticks_per_micro(&self) -> u64 {
         ((1_000.0 / self.nanos_per_tick) as u64).max(1)
     }

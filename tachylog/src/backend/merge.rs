@@ -65,11 +65,15 @@ struct Source {
     snapshot: usize,
     /// Frames advanced over but not yet released to the producer.
     unreleased: usize,
+    /// The ring is in the spool: frames are released only once a cut has written them to the
+    /// files and committed (see `backend::spool_cut`), not as they are read.
+    held: bool,
 }
 
 impl Source {
-    fn new(adopted: Adopted) -> Self {
+    fn new(adopted: Adopted, hold: bool) -> Self {
         let created = adopted.queue.created_ticks;
+        let adopted_held = hold && adopted.queue.rings.is_spooled();
         let snapshot = adopted.cursor.position();
         Source {
             last_activity: adopted.queue.rings.activity(&adopted.cursor) & !1,
@@ -81,6 +85,7 @@ impl Source {
             head: None,
             snapshot,
             unreleased: 0,
+            held: adopted_held,
         }
     }
 
@@ -160,6 +165,9 @@ fn read_short_timestamp(body: &[MaybeUninit<u8>]) -> u64 {
 /// The set of rings the back end drains, and the merge over them.
 pub(crate) struct Merger {
     sources: Vec<Source>,
+    /// Whether spooled rings are held until a cut (a back end with a spool); a back end
+    /// without one (a later logger that adopted them) releases them as it reads.
+    hold: bool,
     slack: u64,
     stall: u64,
 }
@@ -177,13 +185,16 @@ impl Merger {
     pub(crate) fn new(slack_ticks: u64, stall_ticks: u64) -> Self {
         Merger {
             sources: Vec::new(),
+            hold: false,
             slack: slack_ticks,
             stall: stall_ticks,
         }
     }
 
     pub(crate) fn adopt(&mut self, queues: Vec<Adopted>) {
-        self.sources.extend(queues.into_iter().map(Source::new));
+        let hold = self.hold;
+        self.sources
+            .extend(queues.into_iter().map(|queue| Source::new(queue, hold)));
     }
 
     /// Gives every queue back, with its cursor, for the next back end.
@@ -269,7 +280,7 @@ impl Merger {
                 frame.read_body(|body| emit(&s.queue, body, frame.kind()));
                 frame.advance();
                 s.unreleased += 1;
-                if s.unreleased >= 64 {
+                if s.unreleased >= 64 && !s.held {
                     s.release();
                 }
                 s.peek();
@@ -284,10 +295,41 @@ impl Merger {
                 }
             }
         }
-        for s in &mut self.sources {
+        for s in self.sources.iter_mut().filter(|s| !s.held) {
             s.release();
         }
         drained
+    }
+
+    /// Makes spooled rings adopted from now on wait for a cut before their space is released
+    /// (a back end with a spool's cuts).
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) fn hold_spooled(&mut self) {
+        self.hold = true;
+    }
+
+    /// Whether any ring is held until the next cut.
+    pub(crate) fn has_held(&self) -> bool {
+        self.sources.iter().any(|s| s.held)
+    }
+
+    /// Writes every spooled ring's slot of cut `seq`: how far it has been read, all of which the
+    /// cut wrote. Then [`Merger::release_held`] once the cut is committed.
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) fn commit_held(&self, seq: u64) {
+        for s in self.sources.iter().filter(|s| s.held) {
+            if let Some(file) = s.queue.rings.spool_file() {
+                file.commit(seq, s.cursor.position());
+            }
+        }
+    }
+
+    /// Gives the spooled rings' frames read so far back to their producers.
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) fn release_held(&mut self) {
+        for s in self.sources.iter_mut().filter(|s| s.held) {
+            s.release();
+        }
     }
 
     /// Drops the rings of exited threads that are fully drained.

@@ -10,5 +10,7 @@
 pub(crate) mod backtrace;
 pub(crate) mod clock;
 pub(crate) mod merge;
+#[cfg(all(unix, not(loom)))]
+pub(crate) mod spool_cut;
 pub(crate) mod stats;
 pub(crate) mod worker;

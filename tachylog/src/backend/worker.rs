@@ -91,6 +91,44 @@ pub(crate) struct Worker {
     pub(crate) clock: WallClock,
     pub(crate) flush_interval: Duration,
     pub(crate) backtrace: Option<BacktraceConfig>,
+    /// The spool's cuts, when `Builder::spool` installed one.
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) spool: Option<super::spool_cut::SpoolCut>,
+}
+
+/// The spool's cuts, or nothing where there is no spool.
+#[cfg(all(unix, not(loom)))]
+type Cuts = Option<super::spool_cut::SpoolCut>;
+#[cfg(not(all(unix, not(loom))))]
+type Cuts = Option<std::convert::Infallible>;
+
+/// After the sinks were flushed: commits a cut if records went to them since the last one.
+#[allow(unused_variables)]
+fn cut(cuts: &mut Cuts, merger: &mut Merger) {
+    #[cfg(all(unix, not(loom)))]
+    if let Some(cuts) = cuts {
+        if cuts.pending() {
+            cuts.commit(merger);
+        }
+    }
+}
+
+/// Notes that records went to the sinks (a cut is due after the next flush).
+#[allow(unused_variables)]
+fn note_written(cuts: &mut Cuts) {
+    #[cfg(all(unix, not(loom)))]
+    if let Some(cuts) = cuts {
+        cuts.records_written();
+    }
+}
+
+/// Publishes the clock's calibration to the spool, if there is one.
+#[allow(unused_variables)]
+fn publish_clock(cuts: &Cuts, clock: &WallClock) {
+    #[cfg(all(unix, not(loom)))]
+    if let Some(cuts) = cuts {
+        cuts.publish_clock(clock);
+    }
 }
 
 /// Formats records and hands them to the sinks.
@@ -215,6 +253,7 @@ impl Output {
                     message: Message::Site(SiteMessage { site, decode, args }),
                     static_metadata: true,
                     backtrace: from_backtrace,
+                    recovered: false,
                     trace,
                 });
             }
@@ -258,7 +297,28 @@ impl Output {
             },
             static_metadata: false,
             backtrace: from_backtrace,
+            recovered: false,
             trace,
+        });
+    }
+
+    /// A record of the back end's own, on its thread.
+    #[cfg(all(unix, not(loom)))]
+    fn backend_notice(&mut self, level: Level, message: &str) {
+        let unix_nanos = self.wall_time(crate::frontend::clock::now());
+        let thread = self.backend_thread.clone();
+        self.write(&RecordView {
+            unix_nanos,
+            level,
+            target: "tachylog",
+            file: file!(),
+            line: line!(),
+            thread: &thread,
+            message: Message::Text(message),
+            static_metadata: true,
+            backtrace: false,
+            recovered: false,
+            trace: None,
         });
     }
 
@@ -274,6 +334,7 @@ impl Output {
             message: Message::Text(message),
             static_metadata: true,
             backtrace: false,
+            recovered: false,
             trace: None,
         });
     }
@@ -310,6 +371,7 @@ impl Output {
             },
             static_metadata: false,
             backtrace: false,
+            recovered: false,
             trace: None,
         });
     }
@@ -474,6 +536,7 @@ impl Output {
                     message: Message::Text(&message),
                     static_metadata: true,
                     backtrace: false,
+                    recovered: false,
                     trace: None,
                 },
                 Some(i),
@@ -608,7 +671,17 @@ impl Worker {
             clock,
             flush_interval,
             backtrace,
+            #[cfg(all(unix, not(loom)))]
+            spool,
         } = self;
+        #[cfg(all(unix, not(loom)))]
+        let mut cuts: Cuts = spool;
+        #[cfg(all(unix, not(loom)))]
+        if cuts.is_some() {
+            merger.hold_spooled();
+        }
+        #[cfg(not(all(unix, not(loom))))]
+        let mut cuts: Cuts = None;
         let most_verbose_sink = sinks
             .iter()
             .map(|s| s.min_level())
@@ -640,6 +713,7 @@ impl Worker {
         // Whether the sinks had their `before_exit`: once, as the process ends.
         let mut gave_last_chance = false;
         let mut limits = LimitScan::new(out.clock.ticks_for(flush_interval));
+        publish_clock(&cuts, &out.clock);
         loop {
             // Bench-only hold (`__private::hold_backend`): no drain, no flush until released;
             // a shutdown ends it.
@@ -656,7 +730,12 @@ impl Worker {
             }
             if last_resync.elapsed() >= RESYNC_INTERVAL {
                 out.clock.resync();
+                publish_clock(&cuts, &out.clock);
                 last_resync = Instant::now();
+            }
+            #[cfg(all(unix, not(loom)))]
+            if let Some(warning) = crate::queue::spool::take_warning() {
+                out.backend_notice(Level::Warn, &warning);
             }
             let until_timer = out.run_timers(now);
             let flush_target = control.flush.requested();
@@ -680,7 +759,14 @@ impl Worker {
                     .emitted
                     > 0
                 {
+                    note_written(&mut cuts);
                     out.release_huge_buffers();
+                    if merger.has_held() {
+                        // The spooled rings are not released until their records are in the
+                        // files: a cut per batch keeps their producers going.
+                        out.flush();
+                        cut(&mut cuts, &mut merger);
+                    }
                 }
                 merger.report_drops(|q, n| report_drop(&mut out, q, n));
                 // Skipped calls that no later call reported, up to now: `flush()`, shutdown and
@@ -694,6 +780,7 @@ impl Worker {
                     out.dump_backtrace();
                 }
                 out.flush();
+                cut(&mut cuts, &mut merger);
                 // `reopen()` requests a reopen, then a flush: everything logged before it went
                 // to the old files, and it returns once the new ones are open.
                 reopen_if_requested(&control, &mut reopened_up_to, &mut out);
@@ -732,10 +819,14 @@ impl Worker {
             }
             if drained.emitted > 0 {
                 dirty = true;
+                note_written(&mut cuts);
                 // Writing may have moved a sink to another file, with another deadline.
                 out.refresh_deadline();
-                if last_flush.elapsed() >= flush_interval {
+                // The spooled rings are not released until their records are in the files:
+                // a cut per batch keeps their producers going.
+                if last_flush.elapsed() >= flush_interval || merger.has_held() {
                     out.flush();
+                    cut(&mut cuts, &mut merger);
                     dirty = false;
                     last_flush = Instant::now();
                 }
@@ -749,6 +840,7 @@ impl Worker {
             // The queues ran empty: hand what we have to the sinks.
             if dirty {
                 out.flush();
+                cut(&mut cuts, &mut merger);
                 dirty = false;
                 last_flush = Instant::now();
             }
@@ -773,6 +865,11 @@ impl Worker {
             GATE.backend_sleeping.store(false, Ordering::Relaxed);
         }
         out.flush();
+        cut(&mut cuts, &mut merger);
+        #[cfg(all(unix, not(loom)))]
+        if let Some(cuts) = cuts {
+            cuts.finish();
+        }
         REGISTRY.give_back(merger.into_queues());
         stats::backend_ended();
     }

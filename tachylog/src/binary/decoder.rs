@@ -42,6 +42,8 @@ pub(crate) struct Decoded {
     pub(crate) args: Vec<(Range<usize>, ArgKind)>,
     pub(crate) fields: Fields,
     pub(crate) backtrace: bool,
+    /// Recovered from a dead process's spool.
+    pub(crate) recovered: bool,
     pub(crate) trace: Option<TraceContext>,
     pub(crate) static_metadata: bool,
 }
@@ -67,6 +69,7 @@ impl Default for Decoded {
             args: Vec::new(),
             fields: Fields::new(),
             backtrace: false,
+            recovered: false,
             trace: None,
             static_metadata: false,
         }
@@ -222,6 +225,7 @@ impl BlockDecoder {
             return Err("unknown record flags");
         }
         out.backtrace = flags & flag::BACKTRACE != 0;
+        out.recovered = flags & flag::RECOVERED != 0;
         out.trace = if flags & flag::TRACE != 0 {
             let bytes = c.take(TraceContext::ENCODED).ok_or("short trace context")?;
             TraceContext::decode(bytes)

@@ -83,6 +83,9 @@ impl Encoder {
         if record.trace.is_some() {
             flags |= flag::TRACE;
         }
+        if record.recovered {
+            flags |= flag::RECOVERED;
+        }
         if let Message::Site(site_message) = &record.message {
             if self.take_typed(site_message) {
                 let site = self.site_ref(site_message.site);

@@ -61,6 +61,8 @@ pub(crate) mod flag {
     pub(crate) const TRACE: u8 = 2;
     /// The target and file come from a compiled-in call site (text records only).
     pub(crate) const STATIC_METADATA: u8 = 4;
+    /// Written by a later process from the spool of one that died.
+    pub(crate) const RECOVERED: u8 = 8;
     /// Every flag a reader of this version knows.
-    pub(crate) const KNOWN: u8 = BACKTRACE | TRACE | STATIC_METADATA;
+    pub(crate) const KNOWN: u8 = BACKTRACE | TRACE | STATIC_METADATA | RECOVERED;
 }

@@ -19,6 +19,9 @@
 //! The decoder never trusts the bytes: a short or malformed buffer yields a visible `<?>`
 //! instead of reading out of bounds.
 //!
+//! These bytes are not self-describing (a `CopyArg` value has no length or tag): the [`shape`]
+//! of an argument list (`SHAPES.md`) describes them for a reader without this build's code.
+//!
 //! Layer 2 (see `ARCHITECTURE.md`): imports layer 1 and `fields` (decoded native values are
 //! pushed into a [`Fields`](crate::fields::Fields)).
 
@@ -27,6 +30,9 @@ mod native;
 mod plain;
 pub mod render;
 pub(crate) mod sealed;
+// The reading half of shapes is for the spool's recovery (`format::shaped`).
+#[allow(dead_code)]
+pub(crate) mod shape;
 pub(crate) mod short_copy;
 mod text_buf;
 mod views;
@@ -51,6 +57,11 @@ pub trait Codec: sealed::Sealed<sealed::tag::Codec> + 'static {
     /// Splits this codec's bytes off the front of the decoder.
     #[doc(hidden)]
     fn take<'a>(decoder: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]>;
+
+    /// Appends this codec's description to a shape (`codec/SHAPES.md`, "Codecs"), for a
+    /// reader without this build's code.
+    #[doc(hidden)]
+    fn describe(out: &mut Vec<u8>);
 
     /// Appends `{}` of the value without `core::fmt` if this codec knows how for `spec`;
     /// `false` (nothing written) otherwise. `None` bytes: a malformed record.
@@ -136,15 +147,24 @@ impl<C: Codec> Codec for ListCodec<C> {
     fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
         d.take_length_prefixed()
     }
+
+    fn describe(out: &mut Vec<u8>) {
+        out.push(shape::codec::LIST);
+        C::describe(out);
+    }
 }
 
 /// Text travels as a `usize` length followed by the bytes; `{}` of it is the text itself.
 macro_rules! text_codec {
-    ($($codec:ty),*) => {$(
+    ($($codec:ty: $tag:ident),*) => {$(
         impl Codec for $codec {
             #[inline]
             fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
                 d.take_length_prefixed()
+            }
+
+            fn describe(out: &mut Vec<u8>) {
+                out.push(shape::codec::$tag);
             }
 
             #[inline]
@@ -160,7 +180,7 @@ macro_rules! text_codec {
         }
     )*};
 }
-text_codec!(StrCodec, LossyCodec);
+text_codec!(StrCodec: STR, LossyCodec: LOSSY);
 
 /// Text the caller formatted with the placeholder's whole spec: written as it is, whatever
 /// the trait and spec.
@@ -168,6 +188,10 @@ impl Codec for PreformattedCodec {
     #[inline]
     fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
         d.take_length_prefixed()
+    }
+
+    fn describe(out: &mut Vec<u8>) {
+        out.push(shape::codec::PREFORMATTED);
     }
 
     #[inline]
@@ -211,6 +235,10 @@ impl<T: crate::codec::CopyArg> Codec for CopyCodec<T> {
     #[inline]
     fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
         d.take(size_of::<T>())
+    }
+
+    fn describe(out: &mut Vec<u8>) {
+        shape::put_copy(out, size_of::<T>(), T::__PRIM.0, std::any::type_name::<T>());
     }
 
     #[inline]

@@ -6,7 +6,8 @@
 //! ([`crate::frontend`]) pick them at compile time, and the back end's decoders
 //! ([`super::views`]) read them back. Imports only [`crate::fields`] (to push typed values).
 
-use super::sealed::{EscapeFree, Internal};
+use super::sealed::{EscapeFree, Internal, PrimKind};
+use super::shape::Prim;
 use super::TextBuf;
 use crate::fields::{FieldValue, Fields};
 
@@ -80,6 +81,13 @@ pub trait CopyArg: Copy + Send + 'static {
     #[doc(hidden)]
     const __ESCAPE_FREE: EscapeFree = EscapeFree(false);
 
+    /// How a reader without this build's code reads the value's bytes (see `codec/SHAPES.md`):
+    /// a primitive whose layout tachylog knows, or opaque bytes shown with the type's name.
+    /// Set by tachylog for numbers, `bool`, `char`, `()` and the `NonZero` integers; its type
+    /// is private to tachylog, so no other type can claim a layout.
+    #[doc(hidden)]
+    const __PRIM: PrimKind = PrimKind(Prim::Opaque);
+
     /// Appends `{}` (or `{:.N}` when `precision` is set) of the value without `core::fmt`, if
     /// the type has such a fast path; `false` (nothing written) otherwise. Implemented by
     /// tachylog for numbers, `bool` and `char`; the [`Internal`] argument keeps it so.
@@ -113,9 +121,10 @@ pub trait CopyArg: Copy + Send + 'static {
 /// Integers: `{}` and `{:?}` are the decimal digits (written in place up to 64 bits, see
 /// `codec::decimal`; `itoa` for 128); a precision is left to `core::fmt`.
 macro_rules! integer_args {
-    ($append:ident as $wide:ty, $typed:ident: $($t:ty),*) => {$(
+    ($append:ident as $wide:ty, $typed:ident: $($t:ty => $prim:expr),*) => {$(
         impl CopyArg for $t {
             const __ESCAPE_FREE: EscapeFree = EscapeFree(true);
+            const __PRIM: PrimKind = PrimKind($prim);
 
             #[inline]
             fn __typed(&self, _: Internal) -> Option<Typed> {
@@ -138,13 +147,16 @@ macro_rules! integer_args {
         }
     )*};
 }
-integer_args!(append_u64 as u64, U64: u8, u16, u32, u64, usize);
-integer_args!(append_i64 as i64, I64: i8, i16, i32, i64, isize);
+integer_args!(append_u64 as u64, U64:
+    u8 => Prim::U8, u16 => Prim::U16, u32 => Prim::U32, u64 => Prim::U64, usize => Prim::USIZE);
+integer_args!(append_i64 as i64, I64:
+    i8 => Prim::I8, i16 => Prim::I16, i32 => Prim::I32, i64 => Prim::I64, isize => Prim::ISIZE);
 
 macro_rules! wide_integer_args {
     ($($t:ty: $typed:ident),*) => {$(
         impl CopyArg for $t {
             const __ESCAPE_FREE: EscapeFree = EscapeFree(true);
+            const __PRIM: PrimKind = PrimKind(Prim::$typed);
 
             #[inline]
             fn __typed(&self, _: Internal) -> Option<Typed> {
@@ -174,6 +186,7 @@ macro_rules! float_args {
     ($($t:ty: $typed:ident),*) => {$(
         impl CopyArg for $t {
             const __ESCAPE_FREE: EscapeFree = EscapeFree(true);
+            const __PRIM: PrimKind = PrimKind(Prim::$typed);
 
             #[inline]
             fn __typed(&self, _: Internal) -> Option<Typed> {
@@ -202,6 +215,7 @@ float_args!(f32: F32, f64: F64);
 
 impl CopyArg for bool {
     const __ESCAPE_FREE: EscapeFree = EscapeFree(true);
+    const __PRIM: PrimKind = PrimKind(Prim::Bool);
 
     #[inline]
     fn __typed(&self, _: Internal) -> Option<Typed> {
@@ -223,6 +237,8 @@ impl CopyArg for bool {
 }
 
 impl CopyArg for char {
+    const __PRIM: PrimKind = PrimKind(Prim::Char);
+
     #[inline]
     fn __fast_display(&self, precision: Option<usize>, out: &mut TextBuf<'_>, _: Internal) -> bool {
         if precision.is_some() {
@@ -233,23 +249,38 @@ impl CopyArg for char {
     }
 }
 
+impl CopyArg for () {
+    const __PRIM: PrimKind = PrimKind(Prim::Unit);
+}
+
+// `NonZeroN` is `repr(transparent)` over `N`, and formats as `N` does with every trait: a
+// reader shows its bytes as that integer.
+macro_rules! non_zero_args {
+    ($($t:ty => $prim:expr),*) => {$(
+        impl CopyArg for $t {
+            const __PRIM: PrimKind = PrimKind($prim);
+        }
+    )*};
+}
+non_zero_args!(
+    std::num::NonZeroU8 => Prim::U8,
+    std::num::NonZeroU16 => Prim::U16,
+    std::num::NonZeroU32 => Prim::U32,
+    std::num::NonZeroU64 => Prim::U64,
+    std::num::NonZeroU128 => Prim::U128,
+    std::num::NonZeroUsize => Prim::USIZE,
+    std::num::NonZeroI8 => Prim::I8,
+    std::num::NonZeroI16 => Prim::I16,
+    std::num::NonZeroI32 => Prim::I32,
+    std::num::NonZeroI64 => Prim::I64,
+    std::num::NonZeroI128 => Prim::I128,
+    std::num::NonZeroIsize => Prim::ISIZE
+);
+
 macro_rules! copy_args {
     ($($t:ty),*) => {$( impl CopyArg for $t {} )*};
 }
 copy_args!(
-    (),
-    std::num::NonZeroU8,
-    std::num::NonZeroU16,
-    std::num::NonZeroU32,
-    std::num::NonZeroU64,
-    std::num::NonZeroU128,
-    std::num::NonZeroUsize,
-    std::num::NonZeroI8,
-    std::num::NonZeroI16,
-    std::num::NonZeroI32,
-    std::num::NonZeroI64,
-    std::num::NonZeroI128,
-    std::num::NonZeroIsize,
     std::time::Duration,
     std::net::IpAddr,
     std::net::Ipv4Addr,

@@ -42,5 +42,11 @@ impl Internal {
 #[derive(Clone, Copy)]
 pub struct EscapeFree(pub(crate) bool);
 
+/// What a `CopyArg` type's bytes are for a reader without the writing build's code (see
+/// `codec/SHAPES.md`); the type of `CopyArg`'s hidden primitive kind, which only tachylog can
+/// therefore set: a type that claimed to be a `u64` without being one would be misread.
+#[derive(Clone, Copy)]
+pub struct PrimKind(pub(crate) super::shape::Prim);
+
 #[cfg(doctest)]
 mod misuse_is_rejected;

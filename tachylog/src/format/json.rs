@@ -44,6 +44,9 @@ pub(crate) fn write_record(
     if record.backtrace {
         out.extend_from_slice(b",\"backtrace\":true");
     }
+    if record.recovered {
+        out.extend_from_slice(b",\"recovered\":true");
+    }
     if let Some(trace) = &record.trace {
         out.extend_from_slice(b",\"trace_id\":\"");
         crate::record::write_hex(&trace.trace_id, out);

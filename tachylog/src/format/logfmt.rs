@@ -41,6 +41,9 @@ pub(crate) fn write_record(
     if record.backtrace {
         out.extend_from_slice(b" backtrace=true");
     }
+    if record.recovered {
+        out.extend_from_slice(b" recovered=true");
+    }
     if let Some(trace) = &record.trace {
         crate::record::write_trace_pairs(trace, out);
     }

@@ -199,6 +199,7 @@ mod tests {
         message: PLACEHOLDERS,
         tail: " c",
         fields: &["k"],
+        gate: std::sync::atomic::AtomicU8::new(Site::UNARMED),
     };
 
     static WITH_FIELD: Decode = Decode::List(&[
@@ -278,6 +279,7 @@ mod tests {
         static STATIC: Site = Site {
             message: &[],
             fields: &[],
+            gate: std::sync::atomic::AtomicU8::new(Site::UNARMED),
             tail: "server started",
             ..SITE
         };
@@ -310,6 +312,7 @@ mod tests {
         static SIMPLE: Site = Site {
             message: &[Placeholder::new("a=", Count::None, Count::None, None)],
             fields: &[],
+            gate: std::sync::atomic::AtomicU8::new(Site::UNARMED),
             tail: "",
             ..SITE
         };
@@ -379,6 +382,7 @@ mod tests {
         static TWO_SITE: Site = Site {
             message: TWO,
             fields: &[],
+            gate: std::sync::atomic::AtomicU8::new(Site::UNARMED),
             tail: ".",
             ..SITE
         };
@@ -408,6 +412,7 @@ mod tests {
         static ONE_SITE: Site = Site {
             message: TWO.split_at(1).0,
             fields: &[],
+            gate: std::sync::atomic::AtomicU8::new(Site::UNARMED),
             tail: "",
             ..SITE
         };
@@ -463,6 +468,7 @@ mod tests {
         static TWO_SITE: Site = Site {
             message: TWO,
             fields: &[],
+            gate: std::sync::atomic::AtomicU8::new(Site::UNARMED),
             tail: "",
             ..SITE
         };

@@ -211,6 +211,9 @@ impl LineFormatter {
                     if record.backtrace {
                         out.extend_from_slice(b"[backtrace] ");
                     }
+                    if record.recovered {
+                        out.extend_from_slice(b"[recovered] ");
+                    }
                     if super::fields::write_span_path(fields, out) {
                         out.extend_from_slice(b": ");
                     }
@@ -528,6 +531,7 @@ mod tests {
             message: Message::Text("two\nlines"),
             static_metadata: false,
             backtrace: false,
+            recovered: false,
             trace: None,
         };
         let mut message = String::new();

@@ -322,6 +322,7 @@ mod tests {
                 message: Message::Text("m"),
                 static_metadata: true,
                 backtrace: false,
+                recovered: false,
                 trace: None,
             };
             let mut out = Vec::new();

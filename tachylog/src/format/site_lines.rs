@@ -243,6 +243,7 @@ mod tests {
             message: Message::Text("m"),
             static_metadata: true,
             backtrace: false,
+            recovered: false,
             trace: None,
         }
     }

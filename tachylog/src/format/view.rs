@@ -41,6 +41,9 @@ pub(crate) struct RecordView<'a> {
     /// Written from the backtrace ring (marked `[backtrace]` in text, `"backtrace":true` in
     /// JSON, `backtrace=true` in logfmt).
     pub(crate) backtrace: bool,
+    /// Written by a later process from the spool of one that died (marked `[recovered]` in
+    /// text, `"recovered":true` in JSON, `recovered=true` in logfmt).
+    pub(crate) recovered: bool,
     /// The OpenTelemetry span the record was logged in.
     pub(crate) trace: Option<TraceContext>,
 }

@@ -17,7 +17,8 @@
 //!    as `<formatting panicked: ...>` in place of the argument.
 
 use crate::codec::render::{apply_spec, Applied, Fmt, RenderError};
-use crate::codec::sealed::{tag, Sealed};
+use crate::codec::sealed::{tag, Internal, Sealed};
+use crate::codec::shape::{self, role};
 use crate::codec::{
     ArgWriter, Codec, CopyArg, CopyCodec, Decoder, ListCodec, LossyCodec, PreformattedCodec,
     StrCodec, TextBuf,
@@ -285,6 +286,22 @@ pub trait Args: Encode {
         let _ = (decoder, placeholder, values);
         Err(RenderError::Malformed)
     }
+
+    /// Appends the description of each slot, in travel order, to a shape (`codec/SHAPES.md`,
+    /// "Slots"), and returns how many it appended. Implemented by tachylog only (the trait is
+    /// sealed, and the [`Internal`] argument keeps callers inside the crate): a reader trusts
+    /// the shape to say where each value's bytes end.
+    #[doc(hidden)]
+    fn __describe(slots: &mut Vec<u8>, _: Internal) -> usize;
+}
+
+/// The shape of `A`'s arguments (`codec/SHAPES.md`): what a process without this build's code
+/// needs to read their bytes back. Built once per distinct argument list, when a call site's
+/// arguments are first described; allocates.
+pub(crate) fn shape_of<A: Args>() -> Vec<u8> {
+    let mut slots = Vec::new();
+    let count = A::__describe(&mut slots, Internal::TOKEN);
+    shape::with_header(count, &slots)
 }
 
 /// The writing half of [`Args`], apart so that the cold paths can take it as `&dyn Encode`
@@ -339,6 +356,8 @@ impl<S, M> Marked<S, M> {
 pub trait Decodes<C: Codec>: Sealed<tag::Args> {
     /// The renderer or field function, for [`Args::DECODE`].
     const DECODE: Decode;
+    /// The slot's role in a shape (`codec/SHAPES.md`): the formatting trait or field sigil.
+    const ROLE: u8;
     /// `{}`: a number or `bool` may be kept typed in the binary log (its text is its type's
     /// fast path).
     const TYPED: bool = false;
@@ -386,6 +405,12 @@ impl<S: Slot, M: Decodes<S::Codec>> Args for Marked<S, M> {
             _ => Err(RenderError::Malformed),
         }
     }
+
+    fn __describe(slots: &mut Vec<u8>, _: Internal) -> usize {
+        slots.push(M::ROLE);
+        <S::Codec as Codec>::describe(slots);
+        1
+    }
 }
 
 macro_rules! tuple_args {
@@ -410,6 +435,11 @@ macro_rules! tuple_args {
                 <Self as RenderGroup>::encode_group,
                 true $(&& $name::ESCAPE_FREE)*,
             );
+
+            #[allow(unused_variables)]
+            fn __describe(slots: &mut Vec<u8>, token: Internal) -> usize {
+                0 $(+ $name::__describe(slots, token))*
+            }
         }
 
         impl<$($name: Args),*> RenderGroup for ($($name,)*) {
@@ -561,6 +591,11 @@ impl Encode for CountSlot {
 
 impl Args for CountSlot {
     const DECODE: Decode = Decode::Count;
+
+    fn __describe(slots: &mut Vec<u8>, _: Internal) -> usize {
+        slots.push(role::COUNT);
+        1
+    }
 }
 
 #[doc(hidden)]
@@ -667,7 +702,7 @@ pub trait FmtTrait<T: ?Sized> {
 /// through that trait ([`FmtTrait`], for the fallback) and names what the back end does with
 /// the value's bytes ([`Decodes`]: render a message argument, or record a field).
 macro_rules! trait_markers {
-    ($($marker:ident: $trait:ident => $decode:ident($function:ident) $typed:literal),* $(,)?) => {$(
+    ($($marker:ident: $trait:ident => $decode:ident($function:ident) $typed:literal $role:ident),* $(,)?) => {$(
         pub struct $marker;
         impl $crate::codec::sealed::Sealed<$crate::codec::sealed::tag::Args> for $marker {}
         impl<T: ::std::fmt::$trait + ?Sized> $crate::frontend::args::FmtTrait<T> for $marker {
@@ -683,6 +718,7 @@ macro_rules! trait_markers {
             const DECODE: $crate::record::Decode =
                 $crate::record::Decode::$decode($crate::codec::render::$function::<C>);
             const TYPED: bool = $typed;
+            const ROLE: u8 = $crate::codec::shape::role::$role;
         }
     )*};
 }
@@ -691,15 +727,15 @@ macro_rules! trait_markers {
 #[doc(hidden)]
 pub mod fmt_trait {
     trait_markers!(
-        Display: Display => Message(display) true,
-        Debug: Debug => Message(debug) false,
-        LowerHex: LowerHex => Message(lower_hex) false,
-        UpperHex: UpperHex => Message(upper_hex) false,
-        Octal: Octal => Message(octal) false,
-        Binary: Binary => Message(binary) false,
-        LowerExp: LowerExp => Message(lower_exp) false,
-        UpperExp: UpperExp => Message(upper_exp) false,
-        Pointer: Pointer => Message(pointer) false,
+        Display: Display => Message(display) true DISPLAY,
+        Debug: Debug => Message(debug) false DEBUG,
+        LowerHex: LowerHex => Message(lower_hex) false LOWER_HEX,
+        UpperHex: UpperHex => Message(upper_hex) false UPPER_HEX,
+        Octal: Octal => Message(octal) false OCTAL,
+        Binary: Binary => Message(binary) false BINARY,
+        LowerExp: LowerExp => Message(lower_exp) false LOWER_EXP,
+        UpperExp: UpperExp => Message(upper_exp) false UPPER_EXP,
+        Pointer: Pointer => Message(pointer) false POINTER,
     );
 }
 
@@ -720,11 +756,12 @@ pub mod field_role {
         for<'x> View<'x, C>: NativeField,
     {
         const DECODE: Decode = Decode::Field(render::push_native::<C>);
+        const ROLE: u8 = crate::codec::shape::role::FIELD_NATIVE;
     }
 
     trait_markers!(
-        Display: Display => Field(push_display) false,
-        Debug: Debug => Field(push_debug) false,
+        Display: Display => Field(push_display) false FIELD_DISPLAY,
+        Debug: Debug => Field(push_debug) false FIELD_DEBUG,
     );
 }
 

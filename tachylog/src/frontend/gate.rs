@@ -89,6 +89,12 @@ pub fn enabled(level: Level) -> bool {
     level as u8 <= GATE.max_level.load(Ordering::Relaxed)
 }
 
+/// [`enabled`] for a level as a byte, or a site's unarmed gate (never enabled).
+#[inline(always)]
+pub(crate) fn enabled_raw(level: u8) -> bool {
+    level <= GATE.max_level.load(Ordering::Relaxed)
+}
+
 /// Whether a record of `level` must be on its way to the kernel before its call returns.
 #[inline(always)]
 pub(crate) fn synchronous(level: Level) -> bool {

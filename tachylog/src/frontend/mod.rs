@@ -15,4 +15,5 @@ pub(crate) mod gate;
 pub mod limit;
 pub(crate) mod mute;
 pub(crate) mod producer;
+pub(crate) mod spool;
 pub(crate) mod trace;

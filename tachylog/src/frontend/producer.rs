@@ -15,7 +15,7 @@
 
 use super::args::{Args, Encode, Stage};
 use super::clock;
-use super::gate::{enabled, synchronous, write_through, OnFull, GATE};
+use super::gate::{synchronous, write_through, OnFull, GATE};
 use crate::codec::ArgWriter;
 use crate::queue::chain::ChainProducer;
 use crate::queue::control::{self, wake_backend};
@@ -115,10 +115,13 @@ fn init_producer() -> Option<*const Producer> {
 pub fn log_record<A: Args>(site: &'static Site, stage: &Stage, args: &A) {
     // The call site's cached interest passed; the global switch still wins (shutdown started,
     // or this is a forked child), and costs one load of a shared, read-mostly line.
-    if !enabled(site.level) {
+    let decode: &'static Decode = const { &A::DECODE };
+    // The site's gate is its level once its first record armed it (see `super::spool`).
+    if !super::gate::enabled_raw(site.gate.load(Ordering::Relaxed))
+        && !super::spool::arm(site, decode, super::args::shape_of::<A>)
+    {
         return;
     }
-    let decode: &'static Decode = const { &A::DECODE };
     let args_len = args.encoded_len(stage);
     // Inside an OpenTelemetry span (feature `opentelemetry`), the span's ids travel too.
     let trace = super::trace::current();

@@ -68,6 +68,7 @@ pub struct Builder {
     log_facade: LogFacade,
     backtrace: Option<(Level, usize)>,
     backtrace_trigger: Level,
+    spool: Option<std::path::PathBuf>,
 }
 
 /// Starts configuring the logger.
@@ -102,6 +103,7 @@ pub fn builder() -> Builder {
         log_facade: LogFacade::Required,
         backtrace: None,
         backtrace_trigger: Level::Error,
+        spool: None,
     }
 }
 
@@ -256,6 +258,57 @@ impl Builder {
             Some(spec) => Ok(spec.parse()?),
             None => Ok(crate::filter::Filter::new(self.level)),
         }
+    }
+
+    /// Keeps every thread's ring in a file mapping under `dir`, so that records whose log call
+    /// returned survive the process's death, `SIGKILL` and the OOM killer included: the next
+    /// `init` with the same directory (or `tachylog recover DIR`) writes them, each once, whole,
+    /// with its own timestamp, marked `[recovered]` (`"recovered":true` in JSON), before the new
+    /// process's first record. Unix only; off by default.
+    ///
+    /// Put `dir` on tmpfs (`/dev/shm/<app>` on Linux): stores to it are then in memory the
+    /// kernel keeps for the files, with no writeback. What survives is the process's death,
+    /// not the machine's: a power loss or a kernel panic loses what the page cache held (see
+    /// [`Builder::sync_level`] for records that must reach the disk).
+    ///
+    /// What changes with a spool:
+    /// - each thread's ring is a file of [`ring_capacity`](Builder::ring_capacity) bytes (1 MiB
+    ///   by default), made and touched on its first record, that never grows: 64 threads that
+    ///   log hold 64 MiB of the tmpfs, which is also the default size of Docker's `/dev/shm`;
+    /// - the back end gives ring space back only once the records are in the files, so a
+    ///   thread logging at full speed may wait more often;
+    /// - each call site's first record writes its definition (format, literal text, argument
+    ///   types) to the spool first: once per site, on the cold path.
+    ///
+    /// Exactly once holds for the file sinks ([`Builder::file`]) that one process writes: the
+    /// back end records each file's length after every batch, and recovery cuts the file back
+    /// to it before writing. Console sinks get the recovered records on the recovering
+    /// process's standard output and error; other sinks (custom, syslog, OTLP, `RollingFile`)
+    /// cannot be written by another process and are reported in a WARN record. A user type
+    /// logged with `CopyArg` can be formatted only by the program that defined it: a recovered
+    /// record shows its type name and raw bytes. A call site in a generic function logged with
+    /// several argument types is recovered with `<?>` for the values of all but the first.
+    ///
+    /// Recovery takes only the directories of dead processes (an `fcntl` lock tells them
+    /// apart), so several processes may share `dir`. Problems with the spool (a directory that
+    /// cannot be made, a full tmpfs, a damaged file) are WARN records; logging goes on, without
+    /// the spool for what they concern.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join("tachylog-doc-spool");
+    /// # let _ = std::fs::remove_dir_all(&dir);
+    /// let guard = tachylog::builder()
+    ///     .file(dir.join("app.log"))
+    ///     .spool(dir.join("spool")) // in production: "/dev/shm/my-app"
+    ///     .init()
+    ///     .unwrap();
+    /// tachylog::info!("survives kill -9");
+    /// # drop(guard);
+    /// # std::fs::remove_dir_all(dir).unwrap();
+    /// ```
+    pub fn spool(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.spool = Some(dir.into());
+        self
     }
 
     /// The most ring memory one thread may hold (default 1 MiB; rounded up to a power of two,
@@ -548,11 +601,30 @@ impl Builder {
         } else {
             crate::zone::TimeZone::system()?
         };
+        // What dead processes left in the spool goes to their files before anything of ours.
+        let mut notices: Vec<(Level, String)> = Vec::new();
+        #[cfg(all(unix, not(loom)))]
+        if let Some(dir) = &self.spool {
+            recover_before_init(dir, &mut notices);
+        }
+        #[cfg(not(all(unix, not(loom))))]
+        if let Some(dir) = &self.spool {
+            notices.push((
+                Level::Warn,
+                format!(
+                    "spool {}: not supported on this platform (Unix only); records are not \
+                     protected against the process's death",
+                    dir.display()
+                ),
+            ));
+        }
         let mut specs = self.sinks;
         if specs.is_empty() {
             specs.push((SinkSpec::Stdout, SinkOptions::new()));
         }
         let mut sinks = Vec::with_capacity(specs.len());
+        #[cfg(all(unix, not(loom)))]
+        let mut manifest = Vec::with_capacity(specs.len());
         for (spec, SinkOptions { level, format }) in specs {
             #[cfg(feature = "color")]
             let console_fd = match spec {
@@ -561,6 +633,15 @@ impl Builder {
                 _ => None,
             };
             let is_file = matches!(spec, SinkSpec::File(_));
+            #[cfg(all(unix, not(loom)))]
+            let target = match &spec {
+                SinkSpec::Stdout => crate::read::ManifestTarget::Stdout,
+                SinkSpec::Stderr => crate::read::ManifestTarget::Stderr,
+                SinkSpec::File(path) => crate::read::ManifestTarget::File(
+                    std::path::absolute(path).unwrap_or_else(|_| path.clone()),
+                ),
+                SinkSpec::Custom(sink) => crate::read::ManifestTarget::Other(sink.describe()),
+            };
             let sink: Box<dyn Sink> = match spec {
                 SinkSpec::Stdout => Box::new(Stdout::new()),
                 SinkSpec::Stderr => Box::new(Stderr::new()),
@@ -568,6 +649,8 @@ impl Builder {
                 SinkSpec::Custom(sink) => sink,
             };
             let level = level.map_or(most_verbose, |l| l.min(most_verbose));
+            #[cfg(all(unix, not(loom)))]
+            manifest.push((format, level, target));
             #[cfg_attr(not(feature = "color"), allow(unused_mut))]
             let mut slot = match format {
                 Format::Binary if is_file => {
@@ -612,6 +695,23 @@ impl Builder {
         );
         let control = Arc::new(Control::new());
         Control::publish_for_signals(&control);
+        #[cfg(all(unix, not(loom)))]
+        let spool = match &self.spool {
+            Some(dir) => open_spool(
+                dir,
+                self.ring_capacity,
+                self.pattern.as_deref(),
+                self.utc,
+                &manifest,
+                &mut notices,
+            ),
+            None => None,
+        };
+        // Before any record can be published: recovery dates records with it.
+        #[cfg(all(unix, not(loom)))]
+        if let Some(cuts) = &spool {
+            cuts.publish_clock(&clock);
+        }
         let worker = Worker {
             control: control.clone(),
             merger: new_merger(&clock),
@@ -624,6 +724,8 @@ impl Builder {
                 capacity,
                 trigger: self.backtrace_trigger,
             }),
+            #[cfg(all(unix, not(loom)))]
+            spool,
         };
         GATE.ring_capacity
             .store(self.ring_capacity, Ordering::Relaxed);
@@ -671,6 +773,17 @@ impl Builder {
             .map_or(0, |d| d.as_nanos().min(u64::MAX as u128) as u64);
         GATE.max_block_nanos.store(max_block, Ordering::Relaxed);
         super::apply_filter(Some(filter));
+        for (level, message) in notices {
+            crate::frontend::producer::log_dynamic(
+                level,
+                "tachylog",
+                file!(),
+                line!(),
+                &message,
+                &[],
+                None,
+            );
+        }
         if self.log_facade == LogFacade::BestEffort && !holds_log_slot {
             crate::frontend::producer::log_dynamic(
                 Level::Warn,
@@ -683,5 +796,76 @@ impl Builder {
             );
         }
         Ok(Guard::new(control, handle))
+    }
+}
+
+/// Recovers the dead processes' spools under `dir` (see [`Builder::spool`]); what it did and
+/// what went wrong become records of the new process.
+#[cfg(all(unix, not(loom)))]
+fn recover_before_init(dir: &std::path::Path, notices: &mut Vec<(Level, String)>) {
+    let recovered = crate::read::recover_spool(dir, &mut std::io::stdout(), &mut std::io::stderr());
+    match recovered {
+        Ok(recovery) => {
+            if recovery.processes > 0 {
+                notices.push((
+                    Level::Info,
+                    format!(
+                        "recovered {} record(s) of {} process(es) that died, from the spool {}",
+                        recovery.records,
+                        recovery.processes,
+                        dir.display()
+                    ),
+                ));
+            }
+            notices.extend(recovery.warnings.into_iter().map(|w| (Level::Warn, w)));
+        }
+        Err(e) => notices.push((
+            Level::Warn,
+            format!("spool {}: cannot be read for recovery: {e}", dir.display()),
+        )),
+    }
+}
+
+/// Opens this process's spool under `dir` and installs it; `None`, with a WARN notice, when it
+/// cannot be made (logging then goes on without it).
+#[cfg(all(unix, not(loom)))]
+fn open_spool(
+    dir: &std::path::Path,
+    ring_capacity: usize,
+    pattern: Option<&str>,
+    utc: bool,
+    sinks: &[(Format, Level, crate::read::ManifestTarget)],
+    notices: &mut Vec<(Level, String)>,
+) -> Option<crate::backend::spool_cut::SpoolCut> {
+    let capacity = ring_capacity.max(4096).next_power_of_two();
+    let manifest = crate::read::manifest(
+        pattern.unwrap_or(crate::format::pattern::DEFAULT_PATTERN),
+        utc,
+        sinks,
+    );
+    match crate::queue::spool::Spool::create(dir, capacity, &manifest) {
+        Ok(spool) => {
+            let files = sinks
+                .iter()
+                .map(|(_, _, target)| match target {
+                    crate::read::ManifestTarget::File(path) => Some(path.clone()),
+                    _ => None,
+                })
+                .collect();
+            crate::queue::spool::install(spool);
+            let spool = crate::queue::spool::active()?;
+            Some(crate::backend::spool_cut::SpoolCut::new(spool, files))
+        }
+        Err(e) => {
+            notices.push((
+                Level::Warn,
+                format!(
+                    "spool {}: cannot be opened: {e}; logging goes on without it (records are \
+                     not protected against SIGKILL)",
+                    dir.display()
+                ),
+            ));
+            None
+        }
     }
 }

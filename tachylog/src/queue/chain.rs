@@ -55,11 +55,21 @@ unsafe fn free_ring(ring: NonNull<Ring>) {
     RING_BYTES.fetch_sub(ring.capacity(), std::sync::atomic::Ordering::Relaxed);
 }
 
+/// A spooled queue's one ring and the file mapping it lives in (see `queue::spool`).
+#[cfg(all(unix, not(loom)))]
+struct Spooled {
+    ring: super::spool::RingFile,
+}
+
 /// The consumer's side of a thread's queue, shared with the producer through the queue's `Arc`.
 pub(crate) struct RingChain {
     /// The oldest ring not yet freed, the one the consumer reads; never null. Written by the
     /// consumer only (it frees the rings); the producer never reads it.
     oldest: AtomicPtr<Ring>,
+    /// Set when the queue's one ring lives in a spool file rather than on the heap: it never
+    /// grows, and it is dropped in place.
+    #[cfg(all(unix, not(loom)))]
+    spooled: Option<Spooled>,
 }
 
 // SAFETY: the rings are `Sync` and reached through the chain only by the one producer (its
@@ -95,6 +105,8 @@ impl RingChain {
         let ring = leak_ring(ring);
         let chain = RingChain {
             oldest: AtomicPtr::new(ring.as_ptr()),
+            #[cfg(all(unix, not(loom)))]
+            spooled: None,
         };
         let producer = ChainProducer {
             ring,
@@ -107,6 +119,47 @@ impl RingChain {
             ..producer
         };
         (chain, producer, consumer)
+    }
+
+    /// A queue whose one ring is built in `file`'s mapping and never grows (see
+    /// `queue::spool`): what it holds survives the process.
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) fn spooled(
+        mut file: super::spool::RingFile,
+    ) -> (RingChain, ChainProducer, ConsumerCursor) {
+        let capacity = file.capacity();
+        // SAFETY: the file's mapping holds a page for the ring's control block, then `capacity`
+        // bytes of storage; it lives in `Spooled` for as long as the chain, which drops the ring
+        // in place before it.
+        let (ring, producer, consumer, head, tail) =
+            unsafe { Ring::in_mapping(file.base(), super::spool::layout::PAGE, capacity, 0) };
+        file.set_positions(head, tail, 0);
+        RING_BYTES.fetch_add(capacity, std::sync::atomic::Ordering::Relaxed);
+        let chain = RingChain {
+            oldest: AtomicPtr::new(ring.as_ptr()),
+            spooled: Some(Spooled { ring: file }),
+        };
+        let producer = ChainProducer {
+            ring,
+            cursor: producer,
+            high_water: capacity / 4,
+            max_capacity: capacity,
+        };
+        (chain, producer, consumer)
+    }
+
+    /// Whether the queue's ring lives in the spool.
+    pub(crate) fn is_spooled(&self) -> bool {
+        #[cfg(all(unix, not(loom)))]
+        return self.spooled.is_some();
+        #[cfg(not(all(unix, not(loom))))]
+        return false;
+    }
+
+    /// The spool file of a spooled queue.
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) fn spool_file(&self) -> Option<&super::spool::RingFile> {
+        self.spooled.as_ref().map(|s| &s.ring)
     }
 
     /// The ring the consumer reads.
@@ -203,6 +256,22 @@ impl RingChain {
 impl Drop for RingChain {
     fn drop(&mut self) {
         // `&mut self`: both sides are gone. Each ring's own drop frees its unread boxed frames.
+        #[cfg(all(unix, not(loom)))]
+        if self.spooled.is_some() {
+            let ring = self.oldest.load(Ordering::Acquire);
+            if let Some(ring) = NonNull::new(ring) {
+                // SAFETY: the one ring, built in place in the mapping `spooled` still holds,
+                // dropped once; its storage does not free the mapped bytes.
+                unsafe { std::ptr::drop_in_place(ring.as_ptr()) };
+                if let Some(spooled) = &self.spooled {
+                    RING_BYTES.fetch_sub(
+                        spooled.ring.capacity(),
+                        std::sync::atomic::Ordering::Relaxed,
+                    );
+                }
+            }
+            return;
+        }
         let mut ring = self.oldest.load(Ordering::Acquire);
         while let Some(current) = NonNull::new(ring) {
             // SAFETY: every ring of the chain is alive and reached once in this walk.

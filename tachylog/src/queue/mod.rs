@@ -20,4 +20,6 @@ pub(crate) mod handshake;
 #[cfg(not(loom))]
 pub(crate) mod registry;
 pub(crate) mod ring;
+#[cfg(all(unix, not(loom)))]
+pub(crate) mod spool;
 pub(crate) mod sync;

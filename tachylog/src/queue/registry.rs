@@ -81,6 +81,32 @@ pub(crate) fn os_thread_id() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
+/// A queue whose ring lives in the spool, when one is installed: `None` without a spool, or
+/// when the spool cannot take one more ring (a full or damaged directory), which is noted for
+/// the back end to report; the thread then logs into a heap ring, unprotected.
+#[cfg(all(unix, not(loom)))]
+fn spooled_chain(thread: &ThreadInfo) -> Option<(RingChain, ChainProducer, ConsumerCursor)> {
+    let spool = super::spool::active()?;
+    match spool.ring_file(thread.serial, thread.id, &thread.name) {
+        Ok(file) => Some(RingChain::spooled(file)),
+        Err(e) => {
+            super::spool::warn(format!(
+                "spool {}: no ring for thread {}/{}: {e}; its records are not protected \
+                 against SIGKILL",
+                spool.dir().display(),
+                thread.name,
+                thread.id
+            ));
+            None
+        }
+    }
+}
+
+#[cfg(not(all(unix, not(loom))))]
+fn spooled_chain(_thread: &ThreadInfo) -> Option<(RingChain, ChainProducer, ConsumerCursor)> {
+    None
+}
+
 /// One producing thread's ring and what the back end needs to know about it.
 pub(crate) struct ThreadQueue {
     /// The thread's records: a chain of rings that grows with what it logs.
@@ -122,10 +148,12 @@ impl Registry {
         max: usize,
         created_ticks: u64,
     ) -> (Arc<ThreadQueue>, ChainProducer) {
-        let (rings, producer, consumer) = RingChain::new(initial, max);
+        let thread = ThreadInfo::current();
+        let (rings, producer, consumer) =
+            spooled_chain(&thread).unwrap_or_else(|| RingChain::new(initial, max));
         let queue = Arc::new(ThreadQueue {
             rings,
-            thread: ThreadInfo::current(),
+            thread,
             closed: AtomicBool::new(false),
             dropped: AtomicU64::new(0),
             created_ticks,

@@ -243,6 +243,71 @@ impl Ring {
         (ring, producer, consumer)
     }
 
+    /// A ring built in place at the start of a spool file's mapping, `mapping`, with its
+    /// storage `capacity` bytes (a power of two) from `storage_offset` on; returns the ring and
+    /// where its `head` and `tail` sit, as byte offsets from `mapping`, for recovery to read.
+    ///
+    /// # Safety
+    /// `mapping` is valid for reads and writes of `storage_offset + capacity` bytes for as long
+    /// as the ring lives, page-aligned, with `storage_offset` a multiple of a page no smaller
+    /// than the ring itself, and nothing else uses those bytes. The ring must be dropped in
+    /// place (`drop_in_place`), never through a `Box`.
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) unsafe fn in_mapping(
+        mapping: std::ptr::NonNull<u8>,
+        storage_offset: usize,
+        capacity: usize,
+        start: usize,
+    ) -> (
+        std::ptr::NonNull<Ring>,
+        ProducerCursor,
+        ConsumerCursor,
+        usize,
+        usize,
+    ) {
+        assert!(capacity.is_power_of_two() && capacity >= 64);
+        assert!(std::mem::size_of::<Ring>() <= storage_offset / 2);
+        assert!(std::mem::align_of::<Ring>() <= PAGE);
+        let start = start & !(FRAME_ALIGN - 1);
+        // SAFETY: inside the mapping (contract), page-aligned.
+        let storage_ptr =
+            unsafe { std::ptr::NonNull::new_unchecked(mapping.as_ptr().add(storage_offset)) };
+        let ring = Ring {
+            producer: CachePadded::new(ProducerSide {
+                head: AtomicUsize::new(start),
+                activity: AtomicUsize::new(0),
+            }),
+            consumer: CachePadded::new(ConsumerSide {
+                tail: AtomicUsize::new(start),
+            }),
+            next: AtomicPtr::new(std::ptr::null_mut()),
+            boxed_bytes: CachePadded::new(AtomicUsize::new(0)),
+            // SAFETY: the storage part of the mapping, ours for the ring's life (contract).
+            storage: unsafe { Storage::in_mapping(storage_ptr, capacity) },
+            mask: capacity - 1,
+            segment: capacity.min(PAGE),
+        };
+        let at = mapping.cast::<Ring>();
+        // SAFETY: the mapping's start is aligned for a ring and large enough (asserted), and
+        // unused.
+        unsafe { at.as_ptr().write(ring) };
+        // SAFETY: just written.
+        let placed = unsafe { at.as_ref() };
+        let base = mapping.as_ptr() as usize;
+        let head_offset = &placed.producer.head as *const AtomicUsize as usize - base;
+        let tail_offset = &placed.consumer.tail as *const AtomicUsize as usize - base;
+        let producer = ProducerCursor {
+            head: start,
+            cached_tail: start,
+            activity: 0,
+        };
+        let consumer = ConsumerCursor {
+            read: start,
+            cached_head: start,
+        };
+        (at, producer, consumer, head_offset, tail_offset)
+    }
+
     /// A ring of `capacity` bytes that takes over from the one `producer` writes: its indices
     /// start where the producer's head stands and its activity counter goes on from the
     /// producer's, so the consumer's positions and the merge's view of the thread carry over.

@@ -27,6 +27,10 @@ pub(crate) struct Storage {
     ptr: std::ptr::NonNull<u8>,
     #[cfg(not(loom))]
     len: usize,
+    /// The bytes belong to a spool file's mapping (see `queue::spool`), unmapped by its owner,
+    /// not freed here.
+    #[cfg(not(loom))]
+    mapped: bool,
     #[cfg(loom)]
     bytes: Box<[loom::cell::UnsafeCell<u8>]>,
 }
@@ -55,12 +59,32 @@ impl Storage {
                 // volatile write cannot be optimised away.
                 unsafe { std::ptr::write_volatile(raw.add(page), 0) };
             }
-            Storage { ptr, len }
+            Storage {
+                ptr,
+                len,
+                mapped: false,
+            }
         }
         #[cfg(loom)]
         {
             let bytes = (0..len).map(|_| loom::cell::UnsafeCell::new(0)).collect();
             Storage { bytes }
+        }
+    }
+
+    /// Storage in memory someone else owns: a spool file's mapping, page-aligned, every page
+    /// already touched.
+    ///
+    /// # Safety
+    /// `ptr` is valid for reads and writes of `len` bytes, aligned to [`STORAGE_ALIGN`], for as
+    /// long as the storage lives, and nothing but the ring protocol touches those bytes.
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) unsafe fn in_mapping(ptr: std::ptr::NonNull<u8>, len: usize) -> Self {
+        debug_assert_eq!(ptr.as_ptr() as usize % STORAGE_ALIGN, 0);
+        Storage {
+            ptr,
+            len,
+            mapped: true,
         }
     }
 
@@ -149,6 +173,9 @@ unsafe impl Send for Storage {}
 #[cfg(not(loom))]
 impl Drop for Storage {
     fn drop(&mut self) {
+        if self.mapped {
+            return;
+        }
         // SAFETY: `ptr` came from `alloc_zeroed` with this same layout and is freed only here.
         unsafe { std::alloc::dealloc(self.ptr.as_ptr(), Self::layout(self.len)) }
     }

@@ -39,9 +39,17 @@
 //! layouts) and `binary` (the decoding).
 
 mod reader;
+#[cfg(all(unix, not(loom)))]
+mod spool;
 
 pub use crate::error::ReadError;
 pub use reader::Reader;
+#[cfg(all(unix, not(loom), fuzzing))]
+pub(crate) use spool::fuzz as fuzz_spool;
+#[cfg(all(unix, not(loom)))]
+pub(crate) use spool::{manifest, ManifestTarget};
+#[cfg(all(unix, not(loom)))]
+pub use spool::{recover_spool, Recovery};
 
 use crate::binary::decoder::{ArgKind, Decoded};
 use crate::codec::Typed;
@@ -155,6 +163,11 @@ impl Record {
         &self.0.fields
     }
 
+    /// Whether a later process wrote it from the spool of one that died (`Builder::spool`).
+    pub fn is_recovered(&self) -> bool {
+        self.0.recovered
+    }
+
     /// Whether it was written from the backtrace ring.
     pub fn is_backtrace(&self) -> bool {
         self.0.backtrace
@@ -163,6 +176,27 @@ impl Record {
     /// The OpenTelemetry span it was logged in, if any.
     pub fn trace(&self) -> Option<TraceContext> {
         self.0.trace
+    }
+}
+
+/// A decoded record as the formatters take it.
+pub(crate) fn view_of(r: &crate::binary::decoder::Decoded) -> RecordView<'_> {
+    let (target, file, line) = match &r.site {
+        Some(site) => (site.target.as_str(), site.file.as_str(), site.line),
+        None => (r.target.as_str(), r.file.as_str(), r.line),
+    };
+    RecordView {
+        unix_nanos: r.unix_nanos,
+        level: r.level,
+        target,
+        file,
+        line,
+        thread: &r.thread,
+        message: Message::Text(&r.message),
+        static_metadata: r.static_metadata,
+        backtrace: r.backtrace,
+        recovered: r.recovered,
+        trace: r.trace,
     }
 }
 
@@ -217,19 +251,15 @@ impl Renderer {
 
     /// Appends `record`'s line, newline included, to `out`.
     pub fn render(&mut self, record: &Record, out: &mut Vec<u8>) {
-        let r = &record.0;
-        let view = RecordView {
-            unix_nanos: r.unix_nanos,
-            level: r.level,
-            target: record.target(),
-            file: record.file(),
-            line: record.line(),
-            thread: &r.thread,
-            message: Message::Text(&r.message),
-            static_metadata: r.static_metadata,
-            backtrace: r.backtrace,
-            trace: r.trace,
-        };
+        self.render_decoded(&record.0, out);
+    }
+
+    pub(crate) fn render_decoded(
+        &mut self,
+        r: &crate::binary::decoder::Decoded,
+        out: &mut Vec<u8>,
+    ) {
+        let view = view_of(r);
         match self.kind {
             Kind::Text => self
                 .formatter

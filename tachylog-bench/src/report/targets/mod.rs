@@ -30,8 +30,9 @@ use crate::stats::Percentiles;
 type Field = fn(&Percentiles) -> u64;
 
 /// Loggers that are not peers.
-const NOT_PEERS: [&str; 6] = [
+const NOT_PEERS: [&str; 7] = [
     "tachylog",
+    "tachylog_spool",
     crate::baseline::LABEL,
     "tachylog_tracing",
     "bufwriter",

@@ -116,6 +116,17 @@
 //! }
 //! ```
 //!
+//! Claiming a primitive's layout for a type of one's own, so that a process recovering a spool
+//! would read its bytes as a `u64` (the constant's type is private to tachylog):
+//!
+//! ```compile_fail
+//! #[derive(Clone, Copy, Debug)]
+//! struct Claimed([u8; 8]);
+//! impl tachylog::CopyArg for Claimed {
+//!     const __PRIM: u8 = 4;
+//! }
+//! ```
+//!
 //! Overriding `CopyArg`'s hidden fast path (its signature names types private to tachylog, so
 //! no impl outside it can be written):
 //!

@@ -1,0 +1,112 @@
+//! The back end's side of the spool (see `queue::spool`): a cut after every batch it hands to
+//! the sinks. Once the sinks' `write(2)`s returned, the cut records how long each of the
+//! process's files is and how far each spooled ring was read, commits that with one store, and
+//! only then gives the rings' space back to the producers. A process killed at any moment
+//! leaves either the previous cut or this one committed; recovery cuts every file back to the
+//! committed length (removing a batch that was being written, or written but not committed)
+//! and writes everything after the committed ring positions: each record once, whole.
+
+use super::clock::WallClock;
+use super::merge::Merger;
+use crate::queue::spool::Spool;
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Test hook: when set, the next cut kills the process with SIGKILL after its batch was written
+/// and before it is committed, the moment when a file holds records its ledger does not.
+static KILL_BEFORE_NEXT_COMMIT: AtomicBool = AtomicBool::new(false);
+
+/// Tests only: the next cut (see the module documentation) sends the process SIGKILL between
+/// the `write(2)` of its batch and its commit.
+///
+/// ```no_run
+/// tachylog::__private::kill_before_next_commit();
+/// ```
+pub fn kill_before_next_commit() {
+    KILL_BEFORE_NEXT_COMMIT.store(true, Ordering::SeqCst);
+}
+
+/// The open spool and the next cut's number.
+pub(crate) struct SpoolCut {
+    spool: Arc<Spool>,
+    /// The manifest's sinks, in ledger order: the path of each file sink.
+    files: Vec<Option<PathBuf>>,
+    seq: u64,
+    lengths: Vec<(u64, u64, u64)>,
+    /// Records handed to the sinks since the last cut.
+    pending: bool,
+}
+
+impl SpoolCut {
+    /// Starts the ledger with the files' lengths now, before the first record: a process
+    /// killed before its first cut has its files cut back to these (a file it appends to may
+    /// hold another run's lines).
+    pub(crate) fn new(spool: Arc<Spool>, files: Vec<Option<PathBuf>>) -> Self {
+        let mut cuts = SpoolCut {
+            spool,
+            files,
+            seq: 1,
+            lengths: Vec::new(),
+            pending: false,
+        };
+        cuts.measure();
+        cuts.spool.commit(cuts.seq, &cuts.lengths);
+        cuts.seq += 1;
+        cuts
+    }
+
+    /// Each file's identity and length now.
+    fn measure(&mut self) {
+        self.lengths.clear();
+        for path in &self.files {
+            // A sink that is no file, or a file that cannot be looked at now, is recorded as
+            // unknown (zeros): recovery then appends after whatever the file holds, without
+            // cutting it back.
+            let identity = path
+                .as_ref()
+                .and_then(|path| std::fs::metadata(path).ok())
+                .map_or((0, 0, 0), |m| (m.dev(), m.ino(), m.len()));
+            self.lengths.push(identity);
+        }
+    }
+
+    /// Notes that records went to the sinks since the last cut.
+    pub(crate) fn records_written(&mut self) {
+        self.pending = true;
+    }
+
+    /// Whether a cut has something to commit.
+    pub(crate) fn pending(&self) -> bool {
+        self.pending
+    }
+
+    /// Commits what the sinks were just flushed with (call right after they were).
+    pub(crate) fn commit(&mut self, merger: &mut Merger) {
+        if KILL_BEFORE_NEXT_COMMIT.load(Ordering::Relaxed) {
+            // SAFETY: sends our own process a signal; no memory is involved.
+            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        }
+        merger.commit_held(self.seq);
+        self.measure();
+        self.spool.commit(self.seq, &self.lengths);
+        merger.release_held();
+        self.seq += 1;
+        self.pending = false;
+    }
+
+    /// Publishes the clock's calibration, which recovery needs to date the records.
+    pub(crate) fn publish_clock(&self, clock: &WallClock) {
+        let (ticks, wall, nanos_per_tick) = clock.calibration();
+        self.spool.publish_clock(ticks, wall, nanos_per_tick);
+    }
+
+    /// The logger ends cleanly: everything was committed, the directory may go.
+    pub(crate) fn finish(self) {
+        self.spool.mark_clean();
+        if let Some(installed) = crate::queue::spool::uninstall() {
+            drop(installed);
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! A call site's first record: before it is published, the site and its argument list are
+//! defined in the spool, if one is installed, so that a process that recovers the spool can
+//! read the record without this program's code (see `queue::spool` and its `SPOOL.md`).
+//!
+//! The log call tests the site's gate in place of its level: the same one load and compare.
+//! The gate holds a value above every level until this cold path has run once, then the level.
+//! A site logged with several argument lists (a call in a generic function) is defined with the
+//! first one only; the others' records are recovered as the message's literal text with
+//! `<?>` for each value.
+
+use crate::record::{Decode, Site};
+use std::sync::atomic::Ordering;
+
+/// Arms `site`'s gate, first defining it and `decode` (whose shape `describe` writes) in the
+/// spool; `false` when records of the site's level are not wanted now (the gate then stays
+/// unarmed, to be tried again).
+#[cold]
+#[inline(never)]
+pub(crate) fn arm(site: &'static Site, decode: &'static Decode, describe: fn() -> Vec<u8>) -> bool {
+    if !super::gate::enabled(site.level) {
+        return false;
+    }
+    #[cfg(all(unix, not(loom)))]
+    if let Some(spool) = crate::queue::spool::active() {
+        let defined = spool
+            .append_def(&site_definition(site))
+            .and_then(|()| spool.append_def(&args_definition(decode, describe)));
+        if let Err(e) = defined {
+            crate::queue::spool::warn(format!(
+                "spool {}: could not define the call site at {}:{}: {e}; its records are \
+                 not protected against SIGKILL",
+                spool.dir().display(),
+                site.file,
+                site.line
+            ));
+        }
+    }
+    #[cfg(not(all(unix, not(loom))))]
+    let _ = (decode, describe);
+    // Release: a thread that sees the gate armed publishes its records after the definitions
+    // reached the file.
+    site.gate.store(site.level as u8, Ordering::Release);
+    true
+}
+
+/// `DEF_SITE`: the site's address (the key records use), then its static parts.
+#[cfg(all(unix, not(loom)))]
+fn site_definition(site: &'static Site) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    out.push(crate::queue::spool::layout::DEF_SITE);
+    out.extend_from_slice(&(site as *const Site as usize as u64).to_le_bytes());
+    out.push(site.level as u8);
+    put_str(&mut out, site.target);
+    put_str(&mut out, site.file);
+    out.extend_from_slice(&site.line.to_le_bytes());
+    put_str(&mut out, site.format);
+    out.extend_from_slice(&(site.message.len() as u32).to_le_bytes());
+    // The literal pieces; the specs are read again from the format string.
+    for placeholder in site.message {
+        put_str(&mut out, placeholder.literal);
+    }
+    put_str(&mut out, site.tail);
+    out.extend_from_slice(&(site.fields.len() as u32).to_le_bytes());
+    for key in site.fields {
+        put_str(&mut out, key);
+    }
+    out
+}
+
+/// `DEF_ARGS`: the argument list's address, then its shape (`codec/SHAPES.md`).
+#[cfg(all(unix, not(loom)))]
+fn args_definition(decode: &'static Decode, describe: fn() -> Vec<u8>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    out.push(crate::queue::spool::layout::DEF_ARGS);
+    out.extend_from_slice(&(decode as *const Decode as usize as u64).to_le_bytes());
+    out.extend_from_slice(&describe());
+    out
+}
+
+/// A `u32` byte length, then the bytes.
+#[cfg(all(unix, not(loom)))]
+fn put_str(out: &mut Vec<u8>, text: &str) {
+    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    out.extend_from_slice(text.as_bytes());
+}

@@ -1,0 +1,291 @@
+//! The spool: rings in shared file mappings (on tmpfs by default), so that what a thread has
+//! logged outlives the process, however it dies, and a later process (or `tachylog recover`)
+//! writes it. Opt-in with `Builder::spool`.
+//!
+//! A process's spool is one directory, `<pid>.<start time in ns>`, under the directory the
+//! application chose; `layout` says where everything sits and `SPOOL.md` gives the format:
+//! - `lock`: an `fcntl` write lock held while the process lives, so that a recovering process
+//!   never takes the files of a live one (not inherited by a forked child);
+//! - `manifest`: the file sinks the process writes, in the order the ledger numbers them;
+//! - `defs`: each call site and argument list, appended before the first record that uses it;
+//! - `ring-<serial>`: a thread's ring, its control block (head, tail) at the start of the file;
+//! - `state`: the clock's calibration, and the ledger: after each batch the back end wrote, how
+//!   long each file was and how far each ring had been written, committed by one store.
+//!
+//! Layer 1 (see `ARCHITECTURE.md`): bytes and files only; what a definition says is the
+//! front end's business, what a recovered record says is the reader's.
+
+pub(crate) mod layout;
+mod map;
+
+use layout::*;
+use map::Mapping;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// A process's spool directory, open for writing.
+pub(crate) struct Spool {
+    dir: PathBuf,
+    /// Holds the `fcntl` lock while open.
+    _lock: File,
+    state: Mapping,
+    defs: Mutex<File>,
+    capacity: usize,
+    /// Whether every record since the spool opened was committed and the directory may go.
+    clean: AtomicBool,
+}
+
+static ACTIVE: Mutex<Option<Arc<Spool>>> = Mutex::new(None);
+/// Set while a spool is installed: the front end's cold paths look here before the mutex.
+static ON: AtomicBool = AtomicBool::new(false);
+/// A problem the back end has not reported yet (a ring or definition the spool could not
+/// take): logging goes on, those records unprotected.
+static WARNING: Mutex<Option<String>> = Mutex::new(None);
+
+/// The installed spool, if any.
+pub(crate) fn active() -> Option<Arc<Spool>> {
+    if !ON.load(Ordering::Acquire) {
+        return None;
+    }
+    super::sync::lock(&ACTIVE).clone()
+}
+
+/// Makes `spool` the one new rings and definitions go to.
+pub(crate) fn install(spool: Spool) {
+    *super::sync::lock(&ACTIVE) = Some(Arc::new(spool));
+    ON.store(true, Ordering::Release);
+}
+
+/// Takes the installed spool away (a logger's clean end).
+pub(crate) fn uninstall() -> Option<Arc<Spool>> {
+    ON.store(false, Ordering::Release);
+    super::sync::lock(&ACTIVE).take()
+}
+
+/// Notes a problem for the back end to report as a WARN record (the first one until then).
+pub(crate) fn warn(message: String) {
+    let mut slot = super::sync::lock(&WARNING);
+    if slot.is_none() {
+        *slot = Some(message);
+    }
+}
+
+/// The problem noted since the last call, if any.
+pub(crate) fn take_warning() -> Option<String> {
+    super::sync::lock(&WARNING).take()
+}
+
+impl Spool {
+    /// Opens a new process directory under `root` (made if missing), for rings of `capacity`
+    /// bytes (a power of two), writing `manifest` (see `SPOOL.md`).
+    pub(crate) fn create(root: &Path, capacity: usize, manifest: &[u8]) -> io::Result<Spool> {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(root)?;
+        let started = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let dir = root.join(format!("{}.{started}", std::process::id()));
+        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        let lock = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(dir.join(LOCK))?;
+        if !set_lock(&lock)? {
+            return Err(io::Error::other("the spool directory's lock is held"));
+        }
+        let state = Mapping::create(&dir.join(STATE), STATE_BYTES)?;
+        state.write(0, &STATE_MAGIC);
+        state.write(8, &(STATE_USIZE_BYTES as u32).to_le_bytes());
+        state.write(12, &(usize::BITS / 8).to_le_bytes());
+        std::fs::write(dir.join(MANIFEST), manifest)?;
+        let defs = OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(dir.join(DEFS))?;
+        Ok(Spool {
+            dir,
+            _lock: lock,
+            state,
+            defs: Mutex::new(defs),
+            capacity,
+            clean: AtomicBool::new(false),
+        })
+    }
+
+    /// The process's directory.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// A ring file for the thread `serial` (OS id `tid`, `name`), its pages allocated and
+    /// touched.
+    pub(crate) fn ring_file(&self, serial: u64, tid: u64, name: &str) -> io::Result<RingFile> {
+        let path = self.dir.join(format!("{RING_PREFIX}{serial}"));
+        let mapping = Mapping::create(&path, PAGE + self.capacity)?;
+        let h = RING_HEADER;
+        mapping.write(h, &RING_MAGIC);
+        mapping.write(h + RH_USIZE_BYTES, &(usize::BITS / 8).to_le_bytes());
+        mapping.write(h + RH_CAPACITY, &(self.capacity as u64).to_le_bytes());
+        mapping.write(h + RH_TID, &tid.to_le_bytes());
+        mapping.write(h + RH_SERIAL, &serial.to_le_bytes());
+        let name = &name.as_bytes()[..name.len().min(MAX_NAME)];
+        mapping.write(h + RH_NAME, &(name.len() as u16).to_le_bytes());
+        mapping.write(h + RH_NAME + 2, name);
+        Ok(RingFile {
+            mapping,
+            path,
+            capacity: self.capacity,
+        })
+    }
+
+    /// Appends one definition: a `u32` length, a CRC-32, the payload, in one `write(2)`, which
+    /// puts it in the page cache before it returns.
+    pub(crate) fn append_def(&self, payload: &[u8]) -> io::Result<()> {
+        let mut entry = Vec::with_capacity(8 + payload.len());
+        entry.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        entry.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+        entry.extend_from_slice(payload);
+        super::sync::lock(&self.defs).write_all(&entry)
+    }
+
+    /// Publishes the clock's calibration: ticks at `base_ticks` were `base_wall` ns after the
+    /// Unix epoch, `nanos_per_tick` apart. Back end only (one writer).
+    pub(crate) fn publish_clock(&self, base_ticks: u64, base_wall: i64, nanos_per_tick: f64) {
+        let version = self.state.atomic_u64(STATE_CLOCK);
+        let v = version.load(Ordering::Relaxed);
+        version.store(v | 1, Ordering::Relaxed);
+        std::sync::atomic::fence(Ordering::Release);
+        self.state
+            .atomic_u64(STATE_CLOCK + 8)
+            .store(base_ticks, Ordering::Relaxed);
+        self.state
+            .atomic_u64(STATE_CLOCK + 16)
+            .store(base_wall as u64, Ordering::Relaxed);
+        self.state
+            .atomic_u64(STATE_CLOCK + 24)
+            .store(nanos_per_tick.to_bits(), Ordering::Relaxed);
+        version.store((v | 1) + 1, Ordering::Release);
+    }
+
+    /// Commits cut `seq`: every ring's slot for it was written ([`RingFile::commit`]), and
+    /// `files` says how long each manifest file is now. One store makes it the current cut.
+    /// Back end only.
+    pub(crate) fn commit(&self, seq: u64, files: &[(u64, u64, u64)]) {
+        let slot = STATE_SLOTS + (seq % 2) as usize * SLOT_BYTES;
+        let mut bytes = Vec::with_capacity(16 + files.len() * 24);
+        bytes.extend_from_slice(&seq.to_le_bytes());
+        let files = &files[..files.len().min(MAX_FILES)];
+        bytes.extend_from_slice(&(files.len() as u64).to_le_bytes());
+        for (dev, ino, len) in files {
+            bytes.extend_from_slice(&dev.to_le_bytes());
+            bytes.extend_from_slice(&ino.to_le_bytes());
+            bytes.extend_from_slice(&len.to_le_bytes());
+        }
+        self.state.write(slot, &bytes);
+        self.state
+            .atomic_u64(STATE_CURRENT)
+            .store(seq, Ordering::Release);
+    }
+
+    /// Marks everything logged as written for good: dropping the spool then removes its
+    /// directory (a logger's clean end).
+    pub(crate) fn mark_clean(&self) {
+        self.clean.store(true, Ordering::Release);
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        if self.clean.load(Ordering::Acquire) {
+            // Everything but the lock first: a recovery that finds the directory without its
+            // files has nothing to do, and the lock goes last.
+            if let Ok(entries) = std::fs::read_dir(&self.dir) {
+                for entry in entries.flatten() {
+                    if entry.file_name() != LOCK {
+                        let _ = std::fs::remove_file(entry.path());
+                    }
+                }
+            }
+            let _ = std::fs::remove_file(self.dir.join(LOCK));
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+    }
+}
+
+/// Takes the `fcntl` write lock on `file`: `false` when another process holds it.
+pub(crate) fn set_lock(file: &File) -> io::Result<bool> {
+    // SAFETY: a zeroed `flock` is a valid value; the fields set below make it "the whole file,
+    // for writing".
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = libc::F_WRLCK as _;
+    lock.l_whence = libc::SEEK_SET as _;
+    // SAFETY: a valid descriptor and a valid `flock`.
+    let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &lock) };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EAGAIN) | Some(libc::EACCES) => Ok(false),
+        _ => Err(e),
+    }
+}
+
+/// A thread's ring file, mapped; removed from the directory when dropped (its records are all
+/// written by then: the back end drops a queue only after the cut that wrote its last one).
+pub(crate) struct RingFile {
+    mapping: Mapping,
+    path: PathBuf,
+    capacity: usize,
+}
+
+impl RingFile {
+    /// The start of the mapping, where the ring's control block goes.
+    pub(crate) fn base(&self) -> NonNull<u8> {
+        // SAFETY: a mapping's address is never null.
+        unsafe { NonNull::new_unchecked(self.mapping.ptr()) }
+    }
+
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Records where the ring's `head` and `tail` are in the file, and the position it starts
+    /// at, which is committed until the first cut says otherwise.
+    pub(crate) fn set_positions(&mut self, head: usize, tail: usize, start: usize) {
+        let h = RING_HEADER;
+        self.mapping
+            .write(h + RH_HEAD_OFFSET, &(head as u64).to_le_bytes());
+        self.mapping
+            .write(h + RH_TAIL_OFFSET, &(tail as u64).to_le_bytes());
+        self.mapping
+            .write(h + RH_START, &(start as u64).to_le_bytes());
+    }
+
+    /// Writes this ring's slot of cut `seq`: every record before `position` is in the files
+    /// (once the cut is committed). Back end only.
+    pub(crate) fn commit(&self, seq: u64, position: usize) {
+        let slot = RING_HEADER + RH_COMMITTED + (seq % 2) as usize * 16;
+        self.mapping
+            .atomic_u64(slot + 8)
+            .store(position as u64, Ordering::Relaxed);
+        self.mapping.atomic_u64(slot).store(seq, Ordering::Release);
+    }
+}
+
+impl Drop for RingFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}

@@ -1,0 +1,206 @@
+//! With a spool (`Builder::spool`), a process killed by SIGKILL at any moment loses no record
+//! whose log call returned: the next process that starts with the same spool writes them, each
+//! once, whole, with its own timestamp, marked `[recovered]`.
+//!
+//! Each run is a real child process in which four threads log numbered records at full speed
+//! and note, in a shared file mapping, how many of their calls have returned; a fifth thread
+//! sends the process SIGKILL after a random delay. A second child then starts a logger with
+//! the same file and spool and ends cleanly. The file must then hold every noted record of
+//! every thread exactly once, in whole lines, each thread's in time order. The number of runs
+//! is `TACHYLOG_SIGKILL_RUNS` (default 20; the goal is 100 of 100).
+// Unix only: SIGKILL and the spool are Unix-only.
+#![cfg(unix)]
+
+mod common;
+
+use std::collections::HashMap;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+const THREADS: usize = 4;
+
+fn spool_dir(log: &Path) -> PathBuf {
+    log.with_extension("spool")
+}
+
+fn progress_path(log: &Path) -> PathBuf {
+    log.with_extension("progress")
+}
+
+/// `THREADS` counters in a file mapped shared: what a thread stores there is in the file when
+/// its process dies.
+fn progress_counters(path: &Path, create: bool) -> &'static [AtomicU64] {
+    use std::os::unix::io::AsRawFd;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(create)
+        .truncate(create)
+        .open(path)
+        .expect("progress file");
+    let len = THREADS * 8;
+    file.set_len(len as u64).expect("size the progress file");
+    // SAFETY: a shared mapping of the whole file, checked below, never unmapped (leaked for the
+    // process's life), its words only accessed atomically.
+    unsafe {
+        let ptr = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            0,
+        );
+        assert_ne!(ptr, libc::MAP_FAILED, "mmap the progress file");
+        std::slice::from_raw_parts(ptr as *const AtomicU64, THREADS)
+    }
+}
+
+/// The child that logs and is killed (a no-op in the parent).
+#[test]
+fn sigkill_writer() {
+    if let Some(log) = common::child_role("sigkill_writer") {
+        let progress = progress_counters(&progress_path(&log), false);
+        std::mem::forget(common::expect_init(
+            tachylog::builder().file(&log).spool(spool_dir(&log)).init(),
+        ));
+        let delay: u64 = std::env::var("TACHYLOG_TEST_KILL_AFTER_US")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(50_000);
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_micros(delay));
+            // SAFETY: killing our own process.
+            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        });
+        let workers: Vec<_> = (0..THREADS)
+            .map(|t| {
+                std::thread::Builder::new()
+                    .name(format!("writer-{t}"))
+                    .spawn(move || {
+                        for seq in 0u64.. {
+                            tachylog::info!("t{} seq {} payload {:.3}", t, seq, seq as f64 / 7.0);
+                            progress[t].store(seq + 1, Ordering::Release);
+                        }
+                    })
+                    .expect("spawn a writer")
+            })
+            .collect();
+        for worker in workers {
+            let _ = worker.join();
+        }
+        common::await_fatal_signal(Duration::from_secs(30));
+    }
+}
+
+/// The child that starts a logger on the dead one's spool (a no-op in the parent).
+#[test]
+fn sigkill_recoverer() {
+    if let Some(log) = common::child_role("sigkill_recoverer") {
+        let guard =
+            common::expect_init(tachylog::builder().file(&log).spool(spool_dir(&log)).init());
+        tachylog::info!("recovery done");
+        drop(guard);
+    }
+}
+
+#[test]
+fn records_whose_call_returned_survive_sigkill() {
+    if common::child_role("sigkill_writer").is_some()
+        || common::child_role("sigkill_recoverer").is_some()
+    {
+        return;
+    }
+    let runs: usize = std::env::var("TACHYLOG_SIGKILL_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    let mut recovered_total = 0usize;
+    let mut returned_total = 0u64;
+    for run in 0..runs {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = dir.path().join("app.log");
+        let progress = progress_counters(&progress_path(&log), true);
+        // Spread the kill over start-up, the first drains and steady logging.
+        let delay = 1_000 + (run as u64 * 7_919 + 13) % 150_000;
+        let writer = common::run_child_with_command(
+            "sigkill_writer",
+            &log,
+            |command| {
+                command.env("TACHYLOG_TEST_KILL_AFTER_US", delay.to_string());
+            },
+            Duration::from_secs(60),
+        );
+        assert_eq!(
+            writer.status.signal(),
+            Some(libc::SIGKILL),
+            "run {run}: {writer}"
+        );
+        let returned: Vec<u64> = progress.iter().map(|c| c.load(Ordering::Acquire)).collect();
+        let recoverer =
+            common::run_child_with_log("sigkill_recoverer", &log, Duration::from_secs(60));
+        assert!(recoverer.status.success(), "run {run}: {recoverer}");
+        let text = common::read_log(&log);
+        let lines = common::parse_log(&text);
+        let mut seen: HashMap<(usize, u64), usize> = HashMap::new();
+        let mut last_time: [&str; THREADS] = [""; THREADS];
+        for line in &lines {
+            let (message, recovered) = match line.message.strip_prefix("[recovered] ") {
+                Some(rest) => (rest, true),
+                None => (line.message, false),
+            };
+            recovered_total += recovered as usize;
+            let Some(rest) = message.strip_prefix('t') else {
+                continue;
+            };
+            let mut parts = rest.split(' ');
+            let (Some(t), Some("seq"), Some(seq)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            let (t, seq): (usize, u64) = (t.parse().unwrap(), seq.parse().unwrap());
+            *seen.entry((t, seq)).or_default() += 1;
+            assert!(
+                line.timestamp >= last_time[t],
+                "run {run}: thread {t}'s records out of time order at seq {seq}"
+            );
+            last_time[t] = line.timestamp;
+            assert!(
+                message.ends_with(&format!("payload {:.3}", seq as f64 / 7.0)),
+                "run {run}: {message}"
+            );
+        }
+        let duplicates: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
+        assert!(
+            duplicates.is_empty(),
+            "run {run}: written twice: {duplicates:?}"
+        );
+        for (t, returned) in returned.iter().enumerate() {
+            returned_total += returned;
+            let missing: Vec<u64> = (0..*returned)
+                .filter(|seq| !seen.contains_key(&(t, *seq)))
+                .take(10)
+                .collect();
+            assert!(
+                missing.is_empty(),
+                "run {run} (kill after {delay} µs): thread {t} returned from {returned} calls, \
+                 missing {missing:?}...\n{}",
+                common::tail(&text, 2_000)
+            );
+        }
+        assert!(
+            text.contains("recovery done"),
+            "run {run}: the recovering process's own record"
+        );
+        let leftover = std::fs::read_dir(spool_dir(&log))
+            .map(|d| d.count())
+            .unwrap_or(0);
+        assert_eq!(leftover, 0, "run {run}: spool directories left behind");
+    }
+    eprintln!(
+        "{runs} runs: {returned_total} records returned before SIGKILL, all written once; \
+         {recovered_total} of them by recovery"
+    );
+}

@@ -1,0 +1,250 @@
+//! The spool's exactly-once cases, each in real child processes killed by a real SIGKILL:
+//! - killed after a batch reached the file and before its cut was committed (a test hook): the
+//!   batch is in the file but not in the ledger, and recovery must not write it twice;
+//! - killed while the back end was held, every record still in the rings: all of them are
+//!   recovered, those of the `log` facade too, with their levels, targets and fields;
+//! - recovered twice (the first recovery killed before it removed the spool): still once.
+// Unix only: SIGKILL and the spool are Unix-only.
+#![cfg(unix)]
+
+mod common;
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn spool_dir(log: &Path) -> PathBuf {
+    log.with_extension("spool")
+}
+
+fn recover(log: &Path) -> String {
+    let child = common::run_child_with_log("spool_recoverer", log, Duration::from_secs(60));
+    assert!(child.status.success(), "{child}");
+    common::read_log(log)
+}
+
+/// The numbered records of `scope` in `lines`, with whether each was recovered.
+fn numbered<'a>(lines: &[common::Line<'a>], scope: &str) -> Vec<(u64, bool)> {
+    let prefix = format!("{scope} ");
+    lines
+        .iter()
+        .filter_map(|l| {
+            let (message, recovered) = match l.message.strip_prefix("[recovered] ") {
+                Some(rest) => (rest, true),
+                None => (l.message, false),
+            };
+            let n = message
+                .strip_prefix(&prefix)?
+                .split(' ')
+                .next()?
+                .parse()
+                .ok()?;
+            Some((n, recovered))
+        })
+        .collect()
+}
+
+fn assert_once_each(records: &[(u64, bool)], count: u64, context: &str) {
+    let mut numbers: Vec<u64> = records.iter().map(|(n, _)| *n).collect();
+    numbers.sort_unstable();
+    let expected: Vec<u64> = (0..count).collect();
+    assert_eq!(
+        numbers, expected,
+        "{context}: not every record exactly once"
+    );
+}
+
+/// Child roles, each a no-op in the parent.
+#[test]
+fn spool_recoverer() {
+    if let Some(log) = common::child_role("spool_recoverer") {
+        let guard =
+            common::expect_init(tachylog::builder().file(&log).spool(spool_dir(&log)).init());
+        drop(guard);
+    }
+}
+
+#[test]
+fn killed_before_commit() {
+    if let Some(log) = common::child_role("killed_before_commit") {
+        std::mem::forget(common::expect_init(
+            tachylog::builder().file(&log).spool(spool_dir(&log)).init(),
+        ));
+        for i in 0..1_000u64 {
+            tachylog::info!("batch {} of the committed cut", i);
+        }
+        tachylog::flush();
+        tachylog::__private::kill_before_next_commit();
+        for i in 1_000..2_000u64 {
+            tachylog::info!("batch {} written, never committed", i);
+        }
+        tachylog::flush();
+        common::await_fatal_signal(Duration::from_secs(30));
+    }
+}
+
+#[test]
+fn killed_while_held() {
+    if let Some(log) = common::child_role("killed_while_held") {
+        std::mem::forget(common::expect_init(
+            tachylog::builder()
+                .file(&log)
+                .spool(spool_dir(&log))
+                .level(tachylog::Level::Debug)
+                .init(),
+        ));
+        tachylog::__private::hold_backend(true);
+        for i in 0..500u64 {
+            tachylog::warn!(user = "ada", attempt = i; "held {} at {:>6.2}%", i, i as f64 / 5.0);
+            log::debug!(target: "facade", "held {} through log", i + 500);
+        }
+        // SAFETY: killing our own process.
+        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        common::await_fatal_signal(Duration::from_secs(30));
+    }
+}
+
+#[test]
+fn a_batch_written_but_not_committed_is_written_once() {
+    for run in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("app.log");
+        let child =
+            common::run_child_with_log("killed_before_commit", &log, Duration::from_secs(60));
+        assert_eq!(child.status.signal(), Some(libc::SIGKILL), "{child}");
+        let before = common::read_log(&log);
+        let text = recover(&log);
+        let lines = common::parse_log(&text);
+        let records = numbered(&lines, "batch");
+        assert_once_each(&records, 2_000, &format!("run {run}"));
+        // The killed cut's batch was in the file before recovery: the hook fires after the
+        // write. Recovery cut it off and wrote it again, marked.
+        assert!(
+            before.contains("batch 1999 written"),
+            "run {run}: the uncommitted batch was not in the file before recovery"
+        );
+        assert!(
+            records
+                .iter()
+                .any(|(n, recovered)| *n >= 1_000 && *recovered),
+            "run {run}: nothing was recovered"
+        );
+        assert!(
+            records
+                .iter()
+                .all(|(n, recovered)| *n >= 1_000 || !recovered),
+            "run {run}: a committed record was written again"
+        );
+    }
+}
+
+#[test]
+fn records_still_in_the_rings_are_all_recovered() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    let child = common::run_child_with_log("killed_while_held", &log, Duration::from_secs(60));
+    assert_eq!(child.status.signal(), Some(libc::SIGKILL), "{child}");
+    assert!(
+        !common::read_log(&log).contains("held "),
+        "the back end was held: nothing may be in the file before recovery"
+    );
+    let text = recover(&log);
+    let lines = common::parse_log(&text);
+    let records = numbered(&lines, "held");
+    assert_once_each(&records, 1_000, "held records");
+    assert!(records.iter().all(|(_, recovered)| *recovered));
+    let first = lines
+        .iter()
+        .find(|l| l.message.contains("held 7 at"))
+        .expect("record 7");
+    assert_eq!(first.level, "WARN");
+    assert_eq!(
+        first.message,
+        "[recovered] held 7 at   1.40% user=ada attempt=7"
+    );
+    let facade = lines
+        .iter()
+        .find(|l| l.message.contains("held 507 through log"))
+        .expect("record 507");
+    assert_eq!((facade.level, facade.module), ("DEBUG", "facade"));
+    // Each thread's records in time order, and dated before the recovery ran.
+    assert!(lines.windows(2).all(|w| w[0].timestamp <= w[1].timestamp));
+}
+
+#[test]
+fn a_recovery_killed_halfway_is_recovered_again_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    let child = common::run_child_with_log("killed_while_held", &log, Duration::from_secs(60));
+    assert_eq!(child.status.signal(), Some(libc::SIGKILL), "{child}");
+    // A recovery that wrote the files and died before removing the spool: what it wrote is
+    // cut back by the next one (the ledger still says the file was empty).
+    let spool = spool_dir(&log);
+    let saved = dir.path().join("saved-spool");
+    copy_dir(&spool, &saved);
+    let first = recover(&log);
+    assert_eq!(numbered(&common::parse_log(&first), "held").len(), 1_000);
+    std::fs::remove_dir_all(&spool).ok();
+    copy_dir(&saved, &spool);
+    let text = recover(&log);
+    let records = numbered(&common::parse_log(&text), "held");
+    assert_once_each(&records, 1_000, "after two recoveries");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_live_process_keeps_its_spool_while_a_dead_one_is_recovered() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    let spool = spool_dir(&log);
+    // This process is the live instance: its directory's lock is held while its logger runs.
+    let guard = common::expect_init(
+        tachylog::builder()
+            .file(dir.path().join("live.log"))
+            .spool(&spool)
+            .init(),
+    );
+    tachylog::info!("the live instance logs");
+    tachylog::flush();
+    let live: Vec<_> = std::fs::read_dir(&spool)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(live.len(), 1);
+    let child = common::run_child_with_log("killed_while_held", &log, Duration::from_secs(60));
+    assert_eq!(child.status.signal(), Some(libc::SIGKILL), "{child}");
+    assert_eq!(
+        std::fs::read_dir(&spool).unwrap().count(),
+        2,
+        "two instances, two directories"
+    );
+    let text = recover(&log);
+    assert_once_each(
+        &numbered(&common::parse_log(&text), "held"),
+        1_000,
+        "the dead one",
+    );
+    assert!(
+        live[0].join("lock").exists(),
+        "the live instance's spool was left alone"
+    );
+    assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 1);
+    drop(guard);
+    assert_eq!(
+        std::fs::read_dir(&spool).unwrap().count(),
+        0,
+        "a clean end removes its directory"
+    );
+    assert!(common::read_log(&dir.path().join("live.log")).contains("the live instance logs"));
+}
