@@ -305,24 +305,16 @@ impl Output {
     /// A record of the back end's own, on its thread.
     #[cfg(all(unix, not(loom)))]
     fn backend_notice(&mut self, level: Level, message: &str) {
-        let unix_nanos = self.wall_time(crate::frontend::clock::now());
         let thread = self.backend_thread.clone();
-        self.write(&RecordView {
-            unix_nanos,
-            level,
-            target: "tachylog",
-            file: file!(),
-            line: line!(),
-            thread: &thread,
-            message: Message::Text(message),
-            static_metadata: true,
-            backtrace: false,
-            recovered: false,
-            trace: None,
-        });
+        self.notice_on(&thread, level, message);
     }
 
     fn notice(&mut self, queue: &ThreadQueue, level: Level, message: &str) {
+        self.notice_on(&queue.thread, level, message);
+    }
+
+    /// A record of tachylog's own, shown on `thread`.
+    fn notice_on(&mut self, thread: &ThreadInfo, level: Level, message: &str) {
         let unix_nanos = self.wall_time(crate::frontend::clock::now());
         self.write(&RecordView {
             unix_nanos,
@@ -330,7 +322,7 @@ impl Output {
             target: "tachylog",
             file: file!(),
             line: line!(),
-            thread: &queue.thread,
+            thread,
             message: Message::Text(message),
             static_metadata: true,
             backtrace: false,

@@ -215,7 +215,13 @@ impl Ring {
         start: usize,
     ) -> (Ring, ProducerCursor, ConsumerCursor) {
         let capacity = capacity.max(64).next_power_of_two();
-        // Frames are aligned relative to offset 0, so the start index must be aligned too.
+        Self::over(Storage::new(capacity), start)
+    }
+
+    /// A ring over `storage` (a power of two of at least 64 bytes), both indices at `start`
+    /// rounded down to a frame boundary (frames are aligned relative to offset 0).
+    fn over(storage: Storage, start: usize) -> (Ring, ProducerCursor, ConsumerCursor) {
+        let capacity = storage.len();
         let start = start & !(FRAME_ALIGN - 1);
         let ring = Ring {
             producer: CachePadded::new(ProducerSide {
@@ -227,7 +233,7 @@ impl Ring {
             }),
             next: AtomicPtr::new(std::ptr::null_mut()),
             boxed_bytes: CachePadded::new(AtomicUsize::new(0)),
-            storage: Storage::new(capacity),
+            storage,
             mask: capacity - 1,
             segment: capacity.min(PAGE),
         };
@@ -268,25 +274,12 @@ impl Ring {
         assert!(capacity.is_power_of_two() && capacity >= 64);
         assert!(std::mem::size_of::<Ring>() <= storage_offset / 2);
         assert!(std::mem::align_of::<Ring>() <= PAGE);
-        let start = start & !(FRAME_ALIGN - 1);
         // SAFETY: inside the mapping (contract), page-aligned.
         let storage_ptr =
             unsafe { std::ptr::NonNull::new_unchecked(mapping.as_ptr().add(storage_offset)) };
-        let ring = Ring {
-            producer: CachePadded::new(ProducerSide {
-                head: AtomicUsize::new(start),
-                activity: AtomicUsize::new(0),
-            }),
-            consumer: CachePadded::new(ConsumerSide {
-                tail: AtomicUsize::new(start),
-            }),
-            next: AtomicPtr::new(std::ptr::null_mut()),
-            boxed_bytes: CachePadded::new(AtomicUsize::new(0)),
-            // SAFETY: the storage part of the mapping, ours for the ring's life (contract).
-            storage: unsafe { Storage::in_mapping(storage_ptr, capacity) },
-            mask: capacity - 1,
-            segment: capacity.min(PAGE),
-        };
+        // SAFETY: the storage part of the mapping, ours for the ring's life (contract).
+        let storage = unsafe { Storage::in_mapping(storage_ptr, capacity) };
+        let (ring, producer, consumer) = Self::over(storage, start);
         let at = mapping.cast::<Ring>();
         // SAFETY: the mapping's start is aligned for a ring and large enough (asserted), and
         // unused.
@@ -296,15 +289,6 @@ impl Ring {
         let base = mapping.as_ptr() as usize;
         let head_offset = &placed.producer.head as *const AtomicUsize as usize - base;
         let tail_offset = &placed.consumer.tail as *const AtomicUsize as usize - base;
-        let producer = ProducerCursor {
-            head: start,
-            cached_tail: start,
-            activity: 0,
-        };
-        let consumer = ConsumerCursor {
-            read: start,
-            cached_head: start,
-        };
         (at, producer, consumer, head_offset, tail_offset)
     }
 
