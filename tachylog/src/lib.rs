@@ -179,7 +179,7 @@ pub use zone::TimeZone;
 /// What the macros expand to. Not a public API: may change in any release.
 #[doc(hidden)]
 pub mod __private {
-    #[cfg(all(unix, not(loom)))]
+    #[cfg(all(unix, not(loom), feature = "testing"))]
     pub use crate::backend::spool_cut::kill_before_next_commit;
     pub use crate::codec::render::{self, Applied, Fmt};
     pub use crate::codec::{ArgWriter, Codec, Decoder, NativeField, View};

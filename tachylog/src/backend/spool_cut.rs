@@ -11,19 +11,22 @@ use super::merge::Merger;
 use crate::queue::spool::Spool;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
+#[cfg(feature = "testing")]
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Test hook: when set, the next cut kills the process with SIGKILL after its batch was written
 /// and before it is committed, the moment when a file holds records its ledger does not.
+#[cfg(feature = "testing")]
 static KILL_BEFORE_NEXT_COMMIT: AtomicBool = AtomicBool::new(false);
 
-/// Tests only: the next cut (see the module documentation) sends the process SIGKILL between
-/// the `write(2)` of its batch and its commit.
+/// Tests only (feature `testing`): the next cut (see the module documentation) sends the
+/// process SIGKILL between the `write(2)` of its batch and its commit.
 ///
 /// ```no_run
 /// tachylog::__private::kill_before_next_commit();
 /// ```
+#[cfg(feature = "testing")]
 pub fn kill_before_next_commit() {
     KILL_BEFORE_NEXT_COMMIT.store(true, Ordering::SeqCst);
 }
@@ -84,6 +87,7 @@ impl SpoolCut {
 
     /// Commits what the sinks were just flushed with (call right after they were).
     pub(crate) fn commit(&mut self, merger: &mut Merger) {
+        #[cfg(feature = "testing")]
         if KILL_BEFORE_NEXT_COMMIT.load(Ordering::Relaxed) {
             // SAFETY: sends our own process a signal; no memory is involved.
             unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
