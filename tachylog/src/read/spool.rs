@@ -266,8 +266,6 @@ struct DeadSpool {
     manifest: Manifest,
     /// Per manifest file: device, inode and length at the last committed cut.
     lengths: Vec<(u64, u64, u64)>,
-    /// The last committed cut (0: none).
-    current: u64,
     clock: (u64, i64, f64),
     sites: HashMap<u64, Arc<SpooledSite>>,
     args: HashMap<u64, Result<Shape, ShapeError>>,
@@ -340,7 +338,6 @@ impl DeadSpool {
         Ok(DeadSpool {
             manifest,
             lengths,
-            current,
             clock,
             sites,
             args,
@@ -357,7 +354,6 @@ impl DeadSpool {
 
     /// Every record of `ring` after its committed position.
     fn decode_ring(&self, ring: &RingImage, out: &mut Vec<Decoded>, warn: &mut dyn FnMut(String)) {
-        let _ = self.current;
         let mask = ring.capacity as u64 - 1;
         let mut pos = ring.from;
         let storage = &ring.bytes[PAGE..];
@@ -473,10 +469,7 @@ impl DeadSpool {
                 }
             }
             KIND_DYNAMIC => {
-                let mut rest = DynamicBody {
-                    rest: &body[8..],
-                    width: self.usize_bytes,
-                };
+                let mut rest = DynamicBody { rest: &body[8..] };
                 let (Some(level), Some(line), Some(target), Some(file), Some(message)) = (
                     rest.u64(),
                     rest.u64(),
@@ -591,7 +584,6 @@ impl RingImage {
 /// A dynamic (`log`, `tracing`) record's body after its timestamp.
 struct DynamicBody<'a> {
     rest: &'a [u8],
-    width: usize,
 }
 
 impl<'a> DynamicBody<'a> {
@@ -602,7 +594,6 @@ impl<'a> DynamicBody<'a> {
     }
 
     fn bytes(&mut self) -> Option<&'a [u8]> {
-        let _ = self.width;
         let len = usize::try_from(self.u64()?).ok()?;
         if self.rest.len() < len {
             return None;
@@ -920,7 +911,6 @@ pub(crate) fn fuzz(defs: &[u8], storage: &[u8]) {
                 .collect(),
         },
         lengths: Vec::new(),
-        current: 1,
         clock: (0, 0, 1.0),
         sites,
         args,
