@@ -1,8 +1,10 @@
-// The spec tables of the property tests (every combination of alignment, sign, `#` and `0`
-// for each type), included by `tests.rs`.
+//! The spec tables of the property tests (every combination of alignment, sign, `#` and `0`
+//! for each type), a module of `tests.rs`, whose macros build them.
+
+use super::StdSpec;
 
 /// Every combination of alignment, sign, `#` and `0` for these types, against `std`.
-const INT_SPECS_I64: &[StdSpec<i64>] = with_precision!(i64;
+pub(super) const INT_SPECS_I64: &[StdSpec<i64>] = with_precision!(i64;
     "w$.p$", "0w$.p$", "#w$.p$", "#0w$.p$", "+w$.p$", "+0w$.p$",
     "+#w$.p$", "+#0w$.p$", "<w$.p$", "<0w$.p$", "<#w$.p$", "<#0w$.p$",
     "<+w$.p$", "<+0w$.p$", "<+#w$.p$", "<+#0w$.p$", "^w$.p$", "^0w$.p$",
@@ -54,7 +56,7 @@ const INT_SPECS_I64: &[StdSpec<i64>] = with_precision!(i64;
 );
 
 /// Every combination of alignment, sign, `#` and `0` for these types, against `std`.
-const INT_SPECS_U64: &[StdSpec<u64>] = with_precision!(u64;
+pub(super) const INT_SPECS_U64: &[StdSpec<u64>] = with_precision!(u64;
     "w$.p$", "0w$.p$", "#w$.p$", "#0w$.p$", "+w$.p$", "+0w$.p$",
     "+#w$.p$", "+#0w$.p$", "<w$.p$", "<0w$.p$", "<#w$.p$", "<#0w$.p$",
     "<+w$.p$", "<+0w$.p$", "<+#w$.p$", "<+#0w$.p$", "^w$.p$", "^0w$.p$",
@@ -106,7 +108,7 @@ const INT_SPECS_U64: &[StdSpec<u64>] = with_precision!(u64;
 );
 
 /// Every combination of alignment, sign, `#` and `0` for these types, against `std`.
-const FLOAT_SPECS_PRECISION: &[StdSpec<f64>] = with_precision!(f64;
+pub(super) const FLOAT_SPECS_PRECISION: &[StdSpec<f64>] = with_precision!(f64;
     "w$.p$", "0w$.p$", "#w$.p$", "#0w$.p$", "+w$.p$", "+0w$.p$",
     "+#w$.p$", "+#0w$.p$", "<w$.p$", "<0w$.p$", "<#w$.p$", "<#0w$.p$",
     "<+w$.p$", "<+0w$.p$", "<+#w$.p$", "<+#0w$.p$", "^w$.p$", "^0w$.p$",
@@ -132,7 +134,7 @@ const FLOAT_SPECS_PRECISION: &[StdSpec<f64>] = with_precision!(f64;
 );
 
 /// Every combination of alignment, sign, `#` and `0` for these types, against `std`.
-const FLOAT_SPECS: &[StdSpec<f64>] = without_precision!(f64;
+pub(super) const FLOAT_SPECS: &[StdSpec<f64>] = without_precision!(f64;
     "w$", "0w$", "#w$", "#0w$", "+w$", "+0w$",
     "+#w$", "+#0w$", "<w$", "<0w$", "<#w$", "<#0w$",
     "<+w$", "<+0w$", "<+#w$", "<+#0w$", "^w$", "^0w$",
@@ -156,4 +158,3 @@ const FLOAT_SPECS: &[StdSpec<f64>] = without_precision!(f64;
     "*>w$E", "*>0w$E", "*>#w$E", "*>#0w$E", "*>+w$E", "*>+0w$E",
     "*>+#w$E", "*>+#0w$E",
 );
-

@@ -639,7 +639,9 @@ macro_rules! without_precision {
 /// A spec's text and `format!` with it, width `w` and precision `p`.
 type StdSpec<T> = (&'static str, fn(T, usize, usize) -> String);
 
-include!("spec_table.rs");
+#[path = "spec_table.rs"]
+mod spec_table;
+use spec_table::{FLOAT_SPECS, FLOAT_SPECS_PRECISION, INT_SPECS_I64, INT_SPECS_U64};
 
 /// The interpreter's text for `v` under `spec`, width `w`, precision `p` (if the spec takes one).
 fn interpreted(
