@@ -248,3 +248,44 @@ fn a_live_process_keeps_its_spool_while_a_dead_one_is_recovered() {
     );
     assert!(common::read_log(&dir.path().join("live.log")).contains("the live instance logs"));
 }
+
+#[test]
+fn a_file_another_process_appended_to_is_not_cut_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    let child = common::run_child_with_log("killed_before_commit", &log, Duration::from_secs(60));
+    assert_eq!(child.status.signal(), Some(libc::SIGKILL), "{child}");
+    // Another process appends to the same file after the dead one's uncommitted batch.
+    let first = common::read_log(&log).lines().next().unwrap().to_string();
+    let foreign: Vec<String> = (0..3)
+        .map(|i| {
+            first.replace(
+                "batch 0 of the committed cut",
+                &format!("from another process {i}"),
+            )
+        })
+        .collect();
+    {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        for line in &foreign {
+            writeln!(file, "{line}").unwrap();
+        }
+    }
+    let text = recover(&log);
+    let lines = common::parse_log(&text);
+    assert_once_each(&numbered(&lines, "batch"), 2_000, "shared file");
+    for line in &foreign {
+        assert!(
+            text.contains(line.as_str()),
+            "another process's line was cut: {line}"
+        );
+    }
+    assert!(
+        lines.iter().any(|l| l.level == "WARN"
+            && l.message
+                .contains("other processes wrote to it after the dead one")),
+        "no warning:\n{}",
+        common::tail(&text, 2_000)
+    );
+}

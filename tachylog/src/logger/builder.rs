@@ -280,9 +280,12 @@ impl Builder {
     /// - each call site's first record writes its definition (format, literal text, argument
     ///   types) to the spool first: once per site, on the cold path.
     ///
-    /// Exactly once holds for the file sinks ([`Builder::file`]) that one process writes: the
-    /// back end records each file's length after every batch, and recovery cuts the file back
-    /// to it before writing. Console sinks get the recovered records on the recovering
+    /// Exactly once holds for the file sinks ([`Builder::file`]): the back end records each
+    /// file's length after every batch, and recovery cuts the file back to it before writing,
+    /// which removes a batch the death cut short or that was written but not recorded. When
+    /// other processes have appended to the file since, nothing is cut: the records found after
+    /// that length are not written again, and a line the death tore, if any, stays (a WARN
+    /// record says so). Console sinks get the recovered records on the recovering
     /// process's standard output and error; other sinks (custom, syslog, OTLP, `RollingFile`)
     /// cannot be written by another process and are reported in a WARN record. A user type
     /// logged with `CopyArg` can be formatted only by the program that defined it: a recovered

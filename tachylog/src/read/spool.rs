@@ -152,8 +152,14 @@ fn recover_process(
         let written = match &sink.kind {
             SinkKind::File(path) => {
                 let committed = spool.lengths.get(index).copied().unwrap_or((0, 0, 0));
-                append_to_file(path, committed, sink, &spool.manifest, &records)
-                    .map_err(|e| format!("{}: {e}", path.display()))
+                match append_to_file(path, committed, sink, &spool.manifest, &records) {
+                    Ok(Some(warning)) => {
+                        warn(recovery, warning);
+                        Ok(())
+                    }
+                    Ok(None) => Ok(()),
+                    Err(e) => Err(format!("{}: {e}", path.display())),
+                }
             }
             SinkKind::Stdout => write_console(stdout, sink, &spool.manifest, &records),
             SinkKind::Stderr => write_console(stderr, sink, &spool.manifest, &records),
@@ -194,26 +200,145 @@ fn remove_process_dir(dir: &Path) {
     let _ = std::fs::remove_dir(dir);
 }
 
-/// Cuts `path` back to its committed length when it is still the file the process wrote, then
-/// appends the records `sink` takes, in one write.
+/// The most bytes past a file's committed length that recovery reads to tell what is there: a
+/// few of the dead process's batches. More means other processes wrote to the file since.
+const TAIL_LIMIT: u64 = 64 << 20;
+
+/// Writes the records `sink` takes to `path`, once each: when the file is still the one the
+/// process wrote and holds more than its committed length, the bytes after it are looked at.
+/// - Only lines (or binary records) of the dead process, the last maybe torn: a batch cut by
+///   its death, or written and not committed. The file is cut back and they are written again,
+///   whole and marked.
+/// - Lines of other processes too (a file several processes append to): nothing is cut, and the
+///   records found there already are not written again; a line the death tore, if any, stays.
+///
+/// Returns a warning for the second case.
 fn append_to_file(
     path: &Path,
     committed: (u64, u64, u64),
     sink: &ManifestSink,
     manifest: &Manifest,
     records: &[Decoded],
-) -> io::Result<()> {
-    let file = OpenOptions::new().append(true).create(true).open(path)?;
+) -> io::Result<Option<String>> {
+    use std::io::{Read, Seek};
+    let mut file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)?;
     let meta = file.metadata()?;
     let (dev, ino, len) = committed;
-    if (dev, ino) == (meta.dev(), meta.ino()) && meta.len() > len && (dev, ino) != (0, 0) {
-        file.set_len(len)?;
+    let taken: Vec<&Decoded> = records.iter().filter(|r| r.level <= sink.level).collect();
+    let mut already = vec![false; taken.len()];
+    let mut warning = None;
+    let same_file = (dev, ino) != (0, 0) && (dev, ino) == (meta.dev(), meta.ino());
+    if same_file && meta.len() > len {
+        let mut tail = Vec::new();
+        let past = meta.len() - len;
+        if past <= TAIL_LIMIT {
+            file.seek(io::SeekFrom::Start(len))?;
+            (&mut file).take(past).read_to_end(&mut tail)?;
+        }
+        match (past <= TAIL_LIMIT).then(|| found_in_tail(&tail, sink, manifest, &taken)) {
+            Some(found) if found.foreign == 0 => file.set_len(len)?,
+            found => {
+                let foreign = found.as_ref().map_or(0, |f| f.foreign);
+                if let Some(found) = found {
+                    already = found.ours;
+                }
+                warning = Some(format!(
+                    "{}: other processes wrote to it after the dead one ({} of their lines \
+                     past its last committed length, {past} bytes): it was not cut back; {} \
+                     record(s) already in it were not written again, and a line cut by the \
+                     death, if any, is still there",
+                    path.display(),
+                    foreign,
+                    already.iter().filter(|a| **a).count()
+                ));
+            }
+        }
     }
-    let bytes = render_all(sink, manifest, records);
+    let remaining = taken
+        .into_iter()
+        .zip(already)
+        .filter_map(|(record, already)| (!already).then_some(record));
+    let bytes = render_all(sink, manifest, remaining);
     if !bytes.is_empty() {
         (&file).write_all(&bytes)?;
     }
-    Ok(())
+    Ok(warning)
+}
+
+/// What the bytes past a file's committed length hold.
+struct Tail {
+    /// Per record taken, whether its line (or binary record) is there.
+    ours: Vec<bool>,
+    /// Complete lines (or records) there that are none of ours.
+    foreign: usize,
+}
+
+/// Compares `tail` with the lines the dead process would have written for `taken`, and with
+/// those an earlier recovery of it wrote (marked). A torn last line counts as neither.
+fn found_in_tail(
+    tail: &[u8],
+    sink: &ManifestSink,
+    manifest: &Manifest,
+    taken: &[&Decoded],
+) -> Tail {
+    let mut ours = vec![false; taken.len()];
+    let mut foreign = 0;
+    if sink.format == Format::Binary {
+        let key = |nanos: i64, tid: u64, message: &str| (nanos, tid, message.to_string());
+        let mut index: HashMap<(i64, u64, String), Vec<usize>> = HashMap::new();
+        for (i, r) in taken.iter().enumerate().rev() {
+            index
+                .entry(key(r.unix_nanos, r.thread.id, &r.message))
+                .or_default()
+                .push(i);
+        }
+        let mut reader = super::Reader::new(tail);
+        while let Some(item) = reader.next_record() {
+            let Ok(record) = item else { continue };
+            // Each record of the tail stands for one of ours: equal ones are taken in turn.
+            let found = index
+                .get_mut(&key(
+                    record.unix_nanos(),
+                    record.thread_id(),
+                    record.message(),
+                ))
+                .and_then(Vec::pop);
+            match found {
+                Some(i) => ours[i] = true,
+                None => foreign += 1,
+            }
+        }
+        return Tail { ours, foreign };
+    }
+    let mut renderer = line_renderer(sink, manifest);
+    let mut index: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
+    for (i, r) in taken.iter().enumerate().rev() {
+        let unmarked = Decoded {
+            recovered: false,
+            ..(*r).clone()
+        };
+        let mut line = Vec::new();
+        renderer.render_decoded(&unmarked, &mut line);
+        index.entry(line).or_default().push(i);
+        // As an earlier recovery, killed before it removed the spool, wrote it.
+        let mut marked = Vec::new();
+        renderer.render_decoded(r, &mut marked);
+        index.entry(marked).or_default().push(i);
+    }
+    let mut rest = tail;
+    while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+        let (line, after) = rest.split_at(end + 1);
+        rest = after;
+        match index.get_mut(line).and_then(Vec::pop) {
+            Some(i) => ours[i] = true,
+            None => foreign += 1,
+        }
+    }
+    Tail { ours, foreign }
 }
 
 fn write_console(
@@ -222,7 +347,11 @@ fn write_console(
     manifest: &Manifest,
     records: &[Decoded],
 ) -> Result<(), String> {
-    let bytes = render_all(sink, manifest, records);
+    let bytes = render_all(
+        sink,
+        manifest,
+        records.iter().filter(|r| r.level <= sink.level),
+    );
     out.write_all(&bytes)
         .and_then(|()| out.flush())
         .map_err(|e| e.to_string())
@@ -230,14 +359,12 @@ fn write_console(
 
 /// The lines (or blocks) of the records `sink` takes, as the dead process would have written
 /// them, marked as recovered.
-fn render_all(sink: &ManifestSink, manifest: &Manifest, records: &[Decoded]) -> Vec<u8> {
-    let zone = if manifest.utc {
-        TimeZone::utc()
-    } else {
-        TimeZone::system().unwrap_or_else(|_| TimeZone::utc())
-    };
+fn render_all<'a>(
+    sink: &ManifestSink,
+    manifest: &Manifest,
+    taken: impl Iterator<Item = &'a Decoded>,
+) -> Vec<u8> {
     let mut out = Vec::new();
-    let taken = records.iter().filter(|r| r.level <= sink.level);
     if sink.format == Format::Binary {
         let mut encoder = crate::binary::encoder::Encoder::new(usize::MAX);
         for record in taken {
@@ -249,16 +376,26 @@ fn render_all(sink: &ManifestSink, manifest: &Manifest, records: &[Decoded]) -> 
         encoder.close_block(|block| out.extend_from_slice(block));
         return out;
     }
-    let pattern = Pattern::parse(&manifest.pattern).unwrap_or_default();
-    let mut renderer = match sink.format {
-        Format::Json => super::Renderer::json(zone),
-        Format::Logfmt => super::Renderer::logfmt(zone),
-        _ => super::Renderer::text(pattern, zone),
-    };
+    let mut renderer = line_renderer(sink, manifest);
     for record in taken {
         renderer.render_decoded(record, &mut out);
     }
     out
+}
+
+/// The renderer of a text, JSON or logfmt sink of the dead process.
+fn line_renderer(sink: &ManifestSink, manifest: &Manifest) -> super::Renderer {
+    let zone = if manifest.utc {
+        TimeZone::utc()
+    } else {
+        TimeZone::system().unwrap_or_else(|_| TimeZone::utc())
+    };
+    let pattern = Pattern::parse(&manifest.pattern).unwrap_or_default();
+    match sink.format {
+        Format::Json => super::Renderer::json(zone),
+        Format::Logfmt => super::Renderer::logfmt(zone),
+        _ => super::Renderer::text(pattern, zone),
+    }
 }
 
 /// A dead process's spool, read whole.
@@ -920,7 +1057,7 @@ pub(crate) fn fuzz(defs: &[u8], storage: &[u8]) {
     let mut records = Vec::new();
     spool.decode_ring(&ring, &mut records, &mut |_| {});
     for sink in &spool.manifest.sinks {
-        let bytes = render_all(sink, &spool.manifest, &records);
+        let bytes = render_all(sink, &spool.manifest, records.iter());
         if sink.format != Format::Binary {
             assert!(
                 std::str::from_utf8(&bytes).is_ok(),
