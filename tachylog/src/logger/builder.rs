@@ -293,7 +293,8 @@ impl Builder {
     /// several argument types is recovered with `<?>` for the values of all but the first.
     ///
     /// Recovery takes only the directories of dead processes (an `fcntl` lock tells them
-    /// apart), so several processes may share `dir`. Problems with the spool (a directory that
+    /// apart), so several processes may share `dir`. Keep `dir` writable by the application
+    /// alone: what a spool names, recovery writes to. Problems with the spool (a directory that
     /// cannot be made, a full tmpfs, a damaged file) are WARN records; logging goes on, without
     /// the spool for what they concern.
     ///

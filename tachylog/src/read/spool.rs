@@ -55,6 +55,20 @@ pub struct Recovery {
 ///
 /// Directories of live processes are left alone. An error is returned only when `root` cannot
 /// be read; anything wrong inside a process's directory is a warning in the result.
+///
+/// A spool's manifest names the files its recovery writes to and may cut back, so run this only
+/// on a directory that nobody but the application can write to (the process directories it
+/// makes are `0700`; keep their parent private too).
+///
+/// ```no_run
+/// let recovery = tachylog::read::recover_spool(
+///     std::path::Path::new("/dev/shm/my-app"),
+///     &mut std::io::stdout(),
+///     &mut std::io::stderr(),
+/// )?;
+/// eprintln!("{} record(s) of {} dead process(es)", recovery.records, recovery.processes);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub fn recover_spool(
     root: &Path,
     stdout: &mut dyn Write,
