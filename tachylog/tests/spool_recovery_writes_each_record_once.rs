@@ -205,6 +205,7 @@ fn copy_dir(from: &Path, to: &Path) {
 
 #[test]
 fn a_live_process_keeps_its_spool_while_a_dead_one_is_recovered() {
+    let _serial = common::logger_lock();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("app.log");
     let spool = spool_dir(&log);
@@ -287,5 +288,37 @@ fn a_file_another_process_appended_to_is_not_cut_back() {
                 .contains("other processes wrote to it after the dead one")),
         "no warning:\n{}",
         common::tail(&text, 2_000)
+    );
+}
+
+#[test]
+fn recovering_in_the_live_process_leaves_its_own_spool_alone() {
+    let _serial = common::logger_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    let spool = spool_dir(&log);
+    let guard = common::expect_init(tachylog::builder().file(&log).spool(&spool).init());
+    tachylog::__private::hold_backend(true);
+    for i in 0..100u64 {
+        tachylog::info!("live {} still in the ring", i);
+    }
+    let recovery =
+        tachylog::read::recover_spool(&spool, &mut std::io::sink(), &mut std::io::sink()).unwrap();
+    let left = std::fs::read_dir(&spool).unwrap().count();
+    // Released before any assertion: a failing one must not leave the back end held.
+    tachylog::__private::hold_backend(false);
+    assert_eq!(
+        (recovery.processes, recovery.records),
+        (0, 0),
+        "{recovery:?}"
+    );
+    assert_eq!(left, 1, "its own spool is still there");
+    drop(guard);
+    let text = common::read_log(&log);
+    let lines = common::parse_log(&text);
+    assert_once_each(
+        &numbered(&lines, "live"),
+        100,
+        "the live process's own records",
     );
 }

@@ -88,7 +88,14 @@ pub fn recover_spool(
         .collect();
     // Oldest process first: its records come first in the files they share.
     dirs.sort_by_key(|p| started(p));
+    // This process's own spool, if it has one, is alive whatever its lock says: `fcntl` locks
+    // do not exclude the process that holds them (and closing any descriptor of the file would
+    // release them). Its pid is no help: a container's process is pid 1 at every restart.
+    let own = crate::queue::spool::active().map(|spool| spool.dir().to_path_buf());
     for dir in dirs {
+        if own.as_deref() == Some(dir.as_path()) {
+            continue;
+        }
         recover_process(&dir, stdout, stderr, &mut recovery);
     }
     Ok(recovery)
