@@ -77,7 +77,7 @@ pub fn run(file: &Path, like_spdlog: bool, scale: Scale) -> Result<Throughput, B
         Tachylog::init(&source)?
     };
     for i in 0..n {
-        logger.iteration(i, i as i64 * 2, i as f64 / 2.0);
+        seed::iterate(&logger, i);
     }
     logger.finish()?;
     let bytes = std::fs::read(&source).map_err(|e| BenchError::io(&source, e))?;

@@ -473,7 +473,6 @@ pub fn run<L: BenchLogger>(
         )));
     }
     let lat = latency::Params::for_scale(scale);
-    let iteration = |l: &L, i: u64| l.iteration(i, i as i64 * 2, i as f64 / 2.0);
     match workload {
         Workload::Seed1m => seed::run::<L>(file, 1, scale.count(seed::SEED_LINES), |l, _| {
             l.hello_world()
@@ -485,39 +484,33 @@ pub fn run<L: BenchLogger>(
             })
             .map(Measurement::Throughput)
         }
-        Workload::Throughput => seed::run::<L>(file, 1, seed::throughput_lines(scale), iteration)
-            .map(Measurement::Throughput),
+        Workload::Throughput => {
+            seed::run::<L>(file, 1, seed::throughput_lines(scale), seed::iterate)
+                .map(Measurement::Throughput)
+        }
         Workload::ThroughputLikeSpdlog => {
             let logger = Tachylog::with_pattern(file, SPDLOG_LIKE_PATTERN)?;
-            seed::run_with(logger, 1, seed::throughput_lines(scale), |l, i| {
-                l.iteration(i, i as i64 * 2, i as f64 / 2.0)
-            })
-            .map(Measurement::Throughput)
+            seed::run_with(logger, 1, seed::throughput_lines(scale), seed::iterate)
+                .map(Measurement::Throughput)
         }
         Workload::ThroughputBinary => {
             let logger = Tachylog::binary(file)?;
-            seed::run_with(logger, 1, seed::throughput_lines(scale), |l, i| {
-                l.iteration(i, i as i64 * 2, i as f64 / 2.0)
-            })
-            .map(Measurement::Throughput)
+            seed::run_with(logger, 1, seed::throughput_lines(scale), seed::iterate)
+                .map(Measurement::Throughput)
         }
         Workload::ScalingBinary => {
             let logger = Tachylog::binary(file)?;
-            seed::run_with(logger, 2, scale.count(seed::SCALING_LINES), |l, i| {
-                l.iteration(i, i as i64 * 2, i as f64 / 2.0)
-            })
-            .map(Measurement::Throughput)
+            seed::run_with(logger, 2, scale.count(seed::SCALING_LINES), seed::iterate)
+                .map(Measurement::Throughput)
         }
         Workload::CatBinary => {
             let logger = Tachylog::binary(file)?;
-            seed::run_with(logger, 1, seed::throughput_lines(scale), |l, i| {
-                l.iteration(i, i as i64 * 2, i as f64 / 2.0)
-            })?;
+            seed::run_with(logger, 1, seed::throughput_lines(scale), seed::iterate)?;
             cat::run(file).map(Measurement::Throughput)
         }
         Workload::Floor(like) => floor::run(file, like, scale).map(Measurement::Throughput),
         Workload::Scaling(t) => {
-            seed::run::<L>(file, t, scale.count(seed::SCALING_LINES), iteration)
+            seed::run::<L>(file, t, scale.count(seed::SCALING_LINES), seed::iterate)
                 .map(Measurement::Throughput)
         }
         Workload::Backend(s, f) => backend::run(file, s, f, scale).map(Measurement::Backend),

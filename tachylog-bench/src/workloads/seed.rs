@@ -121,6 +121,11 @@ pub fn run<L: BenchLogger>(
     run_with(L::init(file)?, threads, per_thread, call)
 }
 
+/// The `throughput` record for loop index `i`: `iteration(i, 2i, i / 2)`.
+pub fn iterate<L: BenchLogger>(logger: &L, i: u64) {
+    logger.iteration(i, i as i64 * 2, i as f64 / 2.0)
+}
+
 /// Runs `threads` threads, each calling `call(logger, i)` for `i` in `0..per_thread`, then
 /// shuts `logger` down; returns the slowest thread's loop time, the total until `finish`
 /// returned and the process CPU time over the same span.

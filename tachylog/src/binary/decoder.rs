@@ -133,7 +133,7 @@ impl BlockDecoder {
                 if reference != self.sites.len() as u64 {
                     return Err("call sites must be defined in order");
                 }
-                let site = site_def(c).ok_or("malformed call site")?;
+                let site = SiteDef::read(c).ok_or("malformed call site")?;
                 self.sites.push(Arc::new(site));
                 Ok(false)
             }
@@ -236,31 +236,46 @@ impl BlockDecoder {
     }
 }
 
-fn site_def(c: &mut Cursor<'_>) -> Option<SiteDef> {
-    let level = Level::from_u8(c.u8()?)?;
-    let target = c.str()?.to_string();
-    let file = c.str()?.to_string();
-    let line = c.varint_u32()?;
-    let format = c.str()?.to_string();
-    let mut literals = Vec::new();
-    for _ in 0..c.varint()? {
-        literals.push(c.str()?.to_string());
+/// Where a call site's definition is read from: a binary log's block (varints, strict UTF-8) or
+/// a spool's `defs` file (fixed widths). The parts and their order are the same in both.
+pub(crate) trait SiteDefSource {
+    fn byte(&mut self) -> Option<u8>;
+    fn text(&mut self) -> Option<String>;
+    /// A line number or a count.
+    fn number(&mut self) -> Option<u32>;
+}
+
+impl SiteDefSource for Cursor<'_> {
+    fn byte(&mut self) -> Option<u8> {
+        self.u8()
     }
-    let tail = c.str()?.to_string();
-    let mut keys = Vec::new();
-    for _ in 0..c.varint()? {
-        keys.push(c.str()?.to_string());
+    fn text(&mut self) -> Option<String> {
+        self.str().map(str::to_string)
     }
-    Some(SiteDef {
-        level,
-        target,
-        file,
-        line,
-        format,
-        literals,
-        tail,
-        keys,
-    })
+    fn number(&mut self) -> Option<u32> {
+        self.varint_u32()
+    }
+}
+
+impl SiteDef {
+    /// `None` when the bytes end early or hold something no writer writes.
+    pub(crate) fn read(from: &mut impl SiteDefSource) -> Option<SiteDef> {
+        fn texts(from: &mut impl SiteDefSource) -> Option<Vec<String>> {
+            // Each text takes at least a byte, so a count larger than the input fails when the
+            // input ends, without a reservation of that size.
+            (0..from.number()?).map(|_| from.text()).collect()
+        }
+        Some(SiteDef {
+            level: Level::from_u8(from.byte()?)?,
+            target: from.text()?,
+            file: from.text()?,
+            line: from.number()?,
+            format: from.text()?,
+            literals: texts(from)?,
+            tail: from.text()?,
+            keys: texts(from)?,
+        })
+    }
 }
 
 /// A message value: its text appended to `message` (a typed value's as the writer's `{}`

@@ -17,7 +17,7 @@
 //! files' tails, which the next recovery cuts back again: still once each. Nothing here trusts
 //! the bytes it reads: damage is reported and skipped, never a panic.
 
-use crate::binary::decoder::{Decoded, SiteDef};
+use crate::binary::decoder::{Decoded, SiteDef, SiteDefSource};
 use crate::codec::shape::Shape;
 use crate::error::ShapeError;
 use crate::fields::Fields;
@@ -939,33 +939,8 @@ fn parse_defs(
 fn parse_site(bytes: &[u8]) -> Option<(u64, SpooledSite)> {
     let mut c = DefCursor { bytes, at: 0 };
     let addr = c.u64()?;
-    let level = Level::from_u8(c.u8()?)?;
-    let target = c.str()?;
-    let file = c.str()?;
-    let line = c.u32()?;
-    let format = c.str()?;
-    let placeholders = c.u32()? as usize;
-    let mut literals = Vec::new();
-    for _ in 0..placeholders.min(bytes.len()) {
-        literals.push(c.str()?);
-    }
-    let tail = c.str()?;
-    let keys = c.u32()? as usize;
-    let mut key_list = Vec::new();
-    for _ in 0..keys.min(bytes.len()) {
-        key_list.push(c.str()?);
-    }
-    let text = SiteText::parse(&format, key_list.clone()).ok();
-    let def = SiteDef {
-        level,
-        target,
-        file,
-        line,
-        format,
-        literals,
-        tail,
-        keys: key_list,
-    };
+    let def = SiteDef::read(&mut c)?;
+    let text = SiteText::parse(&def.format, def.keys.clone()).ok();
     Some((
         addr,
         SpooledSite {
@@ -975,6 +950,9 @@ fn parse_site(bytes: &[u8]) -> Option<(u64, SpooledSite)> {
     ))
 }
 
+/// A site definition in a spool's `defs` file: fixed-width little-endian numbers, strings with
+/// a u32 length, read leniently: a damaged byte in a name costs a replacement character, not
+/// the records of the site.
 struct DefCursor<'a> {
     bytes: &'a [u8],
     at: usize,
@@ -986,18 +964,21 @@ impl DefCursor<'_> {
         self.at += n;
         Some(out)
     }
-    fn u8(&mut self) -> Option<u8> {
-        Some(self.take(1)?[0])
-    }
-    fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
     fn u64(&mut self) -> Option<u64> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
-    fn str(&mut self) -> Option<String> {
-        let len = self.u32()? as usize;
+}
+
+impl SiteDefSource for DefCursor<'_> {
+    fn byte(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    fn text(&mut self) -> Option<String> {
+        let len = self.number()? as usize;
         Some(String::from_utf8_lossy(self.take(len)?).into_owned())
+    }
+    fn number(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
     }
 }
 
