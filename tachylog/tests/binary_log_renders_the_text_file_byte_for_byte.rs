@@ -11,20 +11,6 @@ use std::path::Path;
 use tachylog::read::{Reader, Renderer};
 use tachylog::{FieldValue, Format, SinkOptions, TimeZone};
 
-struct Panics;
-impl fmt::Display for Panics {
-    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
-        panic!("display of Panics");
-    }
-}
-
-struct Fails;
-impl fmt::Display for Fails {
-    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
-        Err(fmt::Error)
-    }
-}
-
 #[derive(Clone, Copy, Debug)]
 struct OrderId(u64);
 impl fmt::Display for OrderId {
@@ -98,8 +84,8 @@ fn log_everything() {
         big = u128::MAX, order = %OrderId(9), dbg = ?Some(1), nothing = None::<u8>, grade = 'A';
         "with fields {}", 1);
     tachylog::info!(only = 1u8; "fields and no placeholder");
-    tachylog::info!("panics {}", Panics);
-    tachylog::info!("fails {}", Fails);
+    tachylog::info!("panics {}", common::Panics);
+    tachylog::info!("fails {}", common::Fails);
     tachylog::info!("long {}", "x".repeat(300));
     tachylog::info!("static, no arguments");
     tachylog::info!("");
@@ -247,53 +233,70 @@ fn a_sink_other_than_a_file_cannot_take_the_binary_format() {
     }
 }
 
-#[test]
-fn numbers_of_every_bit_pattern_read_back_as_the_text_file_wrote_them() {
+/// Runs `log` under one logger writing the same records, in UTC, to `{name}.log` (text lines)
+/// and `{name}.tlog` (the binary log) in `dir`, with `configure`'s settings added; returns the
+/// text file and the binary log rendered as default-pattern text lines.
+fn log_text_and_binary(
+    dir: &Path,
+    name: &str,
+    configure: impl FnOnce(tachylog::Builder) -> tachylog::Builder,
+    log: impl FnOnce(),
+) -> (String, String) {
     let _lock = common::logger_lock();
-    let dir = tempfile::tempdir().unwrap();
-    let file = |name: &str| dir.path().join(name);
-    let guard = common::expect_init(
-        tachylog::builder()
-            .utc(true)
-            .file(file("n.log"))
-            .file_with(file("n.tlog"), SinkOptions::new().format(Format::Binary))
-            .init(),
-    );
-    // xorshift64*: every bit pattern of the floats (subnormals, NaNs, huge and tiny values).
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = || {
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    };
-    for _ in 0..3000 {
-        let bits = next();
-        tachylog::info!(
-            "{} {} {} {} {} {}",
-            f64::from_bits(bits),
-            f32::from_bits(bits as u32),
-            bits,
-            bits as i64,
-            (bits as u128) << 64 | next() as u128,
-            bits as i16
-        );
-        tachylog::info!(
-            "short {} {}",
-            (bits % 1000) as f64 / 8.0,
-            (bits % 100) as f32 / 4.0
-        );
-    }
+    let text_file = dir.join(format!("{name}.log"));
+    let binary_file = dir.join(format!("{name}.tlog"));
+    let builder = configure(tachylog::builder().utc(true))
+        .file(&text_file)
+        .file_with(&binary_file, SinkOptions::new().format(Format::Binary));
+    let guard = common::expect_init(builder.init());
+    log();
     drop(guard);
-    let text = common::read_log(&file("n.log"));
-    assert_eq!(text.lines().count(), 6000);
     let rendered = render(
-        &file("n.tlog"),
+        &binary_file,
         Renderer::text(tachylog::Pattern::default(), TimeZone::utc()),
     );
+    (common::read_log(&text_file), rendered)
+}
+
+#[test]
+fn numbers_of_every_bit_pattern_read_back_as_the_text_file_wrote_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (text, rendered) = log_text_and_binary(
+        dir.path(),
+        "n",
+        |builder| builder,
+        || {
+            // xorshift64*: every bit pattern of the floats (subnormals, NaNs, huge and tiny values).
+            let mut state = 0x9E37_79B9_7F4A_7C15u64;
+            let mut next = || {
+                state ^= state >> 12;
+                state ^= state << 25;
+                state ^= state >> 27;
+                state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+            };
+            for _ in 0..3000 {
+                let bits = next();
+                tachylog::info!(
+                    "{} {} {} {} {} {}",
+                    f64::from_bits(bits),
+                    f32::from_bits(bits as u32),
+                    bits,
+                    bits as i64,
+                    (bits as u128) << 64 | next() as u128,
+                    bits as i16
+                );
+                tachylog::info!(
+                    "short {} {}",
+                    (bits % 1000) as f64 / 8.0,
+                    (bits % 100) as f32 / 4.0
+                );
+            }
+        },
+    );
+    assert_eq!(text.lines().count(), 6000);
     assert!(rendered == text, "the binary log renders other numbers");
     // Kept typed: no text formatted for them on the back end.
-    let mut reader = Reader::open(file("n.tlog")).unwrap();
+    let mut reader = Reader::open(dir.path().join("n.tlog")).unwrap();
     let record = reader.next_record().unwrap().unwrap();
     assert!(matches!(record.arg(0), Some(FieldValue::F64(_))));
     assert!(matches!(record.arg(4), Some(FieldValue::U128(_))));
@@ -302,34 +305,25 @@ fn numbers_of_every_bit_pattern_read_back_as_the_text_file_wrote_them() {
 
 #[test]
 fn backtrace_records_keep_their_mark_and_their_earlier_times() {
-    let _lock = common::logger_lock();
     let dir = tempfile::tempdir().unwrap();
-    let file = |name: &str| dir.path().join(name);
-    let guard = common::expect_init(
-        tachylog::builder()
-            .utc(true)
-            .backtrace(tachylog::Level::Debug, 16)
-            .file(file("b.log"))
-            .file_with(file("b.tlog"), SinkOptions::new().format(Format::Binary))
-            .init(),
+    let (text, rendered) = log_text_and_binary(
+        dir.path(),
+        "b",
+        |builder| builder.backtrace(tachylog::Level::Debug, 16),
+        || {
+            tachylog::debug!("cache miss for {}", "user:42");
+            tachylog::debug!("retry {} of {}", 1u8, 3u8);
+            tachylog::info!("request served");
+            tachylog::error!("payment failed");
+        },
     );
-    tachylog::debug!("cache miss for {}", "user:42");
-    tachylog::debug!("retry {} of {}", 1u8, 3u8);
-    tachylog::info!("request served");
-    tachylog::error!("payment failed");
-    drop(guard);
-    let text = common::read_log(&file("b.log"));
     assert!(
         text.contains("[backtrace] cache miss for user:42"),
         "{text}"
     );
     assert!(text.contains("[backtrace] retry 1 of 3"), "{text}");
-    let rendered = render(
-        &file("b.tlog"),
-        Renderer::text(tachylog::Pattern::default(), TimeZone::utc()),
-    );
     assert_eq!(rendered, text);
-    let backtrace = Reader::open(file("b.tlog"))
+    let backtrace = Reader::open(dir.path().join("b.tlog"))
         .unwrap()
         .map(Result::unwrap)
         .filter(|r| r.is_backtrace())

@@ -6,23 +6,8 @@
 
 mod common;
 
-use std::fmt;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-
-struct Panics;
-impl fmt::Display for Panics {
-    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
-        panic!("display of Panics");
-    }
-}
-
-struct Fails;
-impl fmt::Display for Fails {
-    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
-        Err(fmt::Error)
-    }
-}
 
 fn log_everything() {
     tachylog::info!("plain {} {} {}", 42u64, -7i64, 2.5f64);
@@ -38,8 +23,8 @@ fn log_everything() {
         255u32
     );
     tachylog::error!(user = "ann", attempts = 3u32, ok = false; "with fields {}", 1);
-    tachylog::info!("panics {}", Panics);
-    tachylog::info!("fails {}", Fails);
+    tachylog::info!("panics {}", common::Panics);
+    tachylog::info!("fails {}", common::Fails);
     tachylog::info!("long {}", "x".repeat(300));
     tachylog::info!("list {:?} {:?}", vec![1u32, 2, 3], ["a\nb", "c"]);
     tachylog::debug!("filtered out at INFO {}", 1);

@@ -2,7 +2,7 @@
 //! numbered-record writers and checkers, a runner for scenarios that must happen in a child
 //! process (exit, panic), a lock for tests that share the process-global logger, a watchdog
 //! that turns a hang into a failure, waits for a condition with a deadline that only bounds a
-//! hang, and a sink that keeps each line as a string.
+//! hang, a sink that keeps each line as a string, and values whose `Display` panics or fails.
 //!
 //! Each test binary compiles this module and uses only part of it.
 #![allow(dead_code)]
@@ -501,5 +501,21 @@ impl tachylog::Sink for CollectLines {
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
+    }
+}
+
+/// A value whose `Display` panics: the line must still come out, with the failure shown.
+pub struct Panics;
+impl fmt::Display for Panics {
+    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+        panic!("display of Panics");
+    }
+}
+
+/// A value whose `Display` returns an error.
+pub struct Fails;
+impl fmt::Display for Fails {
+    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Err(fmt::Error)
     }
 }
