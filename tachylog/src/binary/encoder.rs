@@ -140,7 +140,9 @@ impl Encoder {
         match site {
             Some(site) => {
                 let out = &mut self.block;
-                put_site_record_head(out, site, delta, thread, flags, record.trace.as_ref());
+                append_with(out, MAX_HEAD, |w| {
+                    w.site_record_head(site, delta, thread, flags, record.trace.as_ref())
+                });
                 for range in &self.values {
                     put_message_value(out, self.message.get(range.clone()).unwrap_or(""));
                 }
@@ -373,7 +375,8 @@ impl SpareWriter<'_> {
         self.byte(value as u8);
     }
 
-    /// [`put_site_record_head`]'s bytes; at most [`MAX_HEAD`].
+    /// A call-site record's head, on both of its paths (typed values or text); at most
+    /// [`MAX_HEAD`] bytes.
     #[inline(always)]
     fn site_record_head(
         &mut self,
@@ -425,23 +428,6 @@ impl SpareWriter<'_> {
             Typed::Bool(v) => self.byte(if v { value::TRUE } else { value::FALSE }),
         }
     }
-}
-
-/// What every call-site record starts with, on both of its paths (typed values or text).
-fn put_site_record_head(
-    out: &mut Vec<u8>,
-    site: u32,
-    delta: u64,
-    thread: u32,
-    flags: u8,
-    trace: Option<&TraceContext>,
-) {
-    out.push(tag::SITE_RECORD);
-    put_varint(out, u64::from(site));
-    put_varint(out, delta);
-    put_varint(out, u64::from(thread));
-    out.push(flags);
-    put_trace(out, trace);
 }
 
 fn put_trace(out: &mut Vec<u8>, trace: Option<&TraceContext>) {
@@ -545,6 +531,23 @@ mod tests {
             any::<f32>().prop_map(Typed::F32),
             any::<bool>().prop_map(Typed::Bool),
         ]
+    }
+
+    /// The reference encoding of a call-site record's head, byte by byte with `Vec::push`.
+    fn put_site_record_head(
+        out: &mut Vec<u8>,
+        site: u32,
+        delta: u64,
+        thread: u32,
+        flags: u8,
+        trace: Option<&TraceContext>,
+    ) {
+        out.push(tag::SITE_RECORD);
+        put_varint(out, u64::from(site));
+        put_varint(out, delta);
+        put_varint(out, u64::from(thread));
+        out.push(flags);
+        put_trace(out, trace);
     }
 
     /// The reference encoding: `Vec::push` and `extend_from_slice`, value by value.
