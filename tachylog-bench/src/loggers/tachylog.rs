@@ -6,10 +6,23 @@
 
 use std::path::Path;
 
-use ::tachylog::info as tachylog_info;
-
 use super::{log_calls, logger_err, BackendStats, BenchLogger};
 use crate::error::BenchError;
+
+/// The log calls of the rows that log through tachylog's own macros (`tachylog` and
+/// `tachylog_spool`), structured fields included.
+macro_rules! tachylog_calls {
+    () => {
+        log_calls!(tachylog::info);
+
+        const FIELDS: bool = true;
+        #[inline(always)]
+        fn fields(&self, id: u64, ms: f64, path: &str) {
+            ::tachylog::info!(user_id = id, latency_ms = ms, path; "request served");
+        }
+    };
+}
+pub(super) use tachylog_calls;
 
 /// A pattern with the content of spdlog-rs's default line, `[2026-01-01 12:00:00.123] [info]
 /// message` (its `FullFormatter` with no logger name and no source location): date-time, level,
@@ -90,13 +103,7 @@ impl BenchLogger for Tachylog {
         })
     }
 
-    log_calls!(tachylog_info);
-
-    const FIELDS: bool = true;
-    #[inline(always)]
-    fn fields(&self, id: u64, ms: f64, path: &str) {
-        tachylog_info!(user_id = id, latency_ms = ms, path; "request served");
-    }
+    tachylog_calls!();
 
     fn finish(self) -> Result<(), BenchError> {
         drop(self.guard);

@@ -7,8 +7,6 @@
 
 use std::path::{Path, PathBuf};
 
-use ::tachylog::info as tachylog_info;
-
 use super::{log_calls, logger_err, BackendStats, BenchLogger};
 use crate::error::BenchError;
 
@@ -46,13 +44,7 @@ impl BenchLogger for TachylogSpool {
         Ok(TachylogSpool { guard, spool })
     }
 
-    log_calls!(tachylog_info);
-
-    const FIELDS: bool = true;
-    #[inline(always)]
-    fn fields(&self, id: u64, ms: f64, path: &str) {
-        tachylog_info!(user_id = id, latency_ms = ms, path; "request served");
-    }
+    super::tachylog::tachylog_calls!();
 
     fn finish(self) -> Result<(), BenchError> {
         drop(self.guard);
