@@ -122,6 +122,8 @@ mod sink;
 #[cfg(not(loom))]
 mod zone;
 
+#[cfg(all(unix, not(loom)))]
+pub use backend::recovery::Recovery;
 #[cfg(not(loom))]
 pub use backend::stats::{stats, Stats};
 #[cfg(not(loom))]

@@ -68,6 +68,9 @@ struct Source {
     /// The ring is in the spool: frames are released only once a cut has written them to the
     /// files and committed (see `backend::spool_cut`), not as they are read.
     held: bool,
+    /// Positions of the large records (saved in the spool beside the ring) read since the
+    /// last cut: their saved bodies go when the cut is committed.
+    large: Vec<usize>,
 }
 
 impl Source {
@@ -86,6 +89,7 @@ impl Source {
             snapshot,
             unreleased: 0,
             held: adopted_held,
+            large: Vec::new(),
         }
     }
 
@@ -278,6 +282,9 @@ impl Merger {
                     .peek(&mut s.cursor)
                     .expect("a visible frame stays visible until it is advanced over");
                 frame.read_body(|body| emit(&s.queue, body, frame.kind()));
+                if s.held && frame.is_boxed() {
+                    s.large.push(frame.position());
+                }
                 frame.advance();
                 s.unreleased += 1;
                 if s.unreleased >= 64 && !s.held {
@@ -324,18 +331,25 @@ impl Merger {
         }
     }
 
-    /// Gives the spooled rings' frames read so far back to their producers.
+    /// Gives the spooled rings' frames read so far back to their producers, and removes the
+    /// saved bodies of the large records among them.
     #[cfg(all(unix, not(loom)))]
     pub(crate) fn release_held(&mut self) {
         for s in self.sources.iter_mut().filter(|s| s.held) {
             s.release();
+            if let Some(file) = s.queue.rings.spool_file() {
+                for position in s.large.drain(..) {
+                    file.remove_large(position);
+                }
+            }
         }
     }
 
     /// Drops the rings of exited threads that are fully drained.
     pub(crate) fn reap(&mut self) {
         self.sources.retain_mut(|s| {
-            if !s.queue.closed.load(Ordering::Acquire) {
+            // A spooled ring read past its last cut keeps its file until the next one.
+            if !s.queue.closed.load(Ordering::Acquire) || (s.held && s.unreleased > 0) {
                 return true;
             }
             s.peek();

@@ -10,6 +10,9 @@
 pub(crate) mod backtrace;
 pub(crate) mod clock;
 pub(crate) mod merge;
+mod output;
+#[cfg(all(unix, not(loom)))]
+pub(crate) mod recovery;
 #[cfg(all(unix, not(loom)))]
 pub(crate) mod spool_cut;
 pub(crate) mod stats;

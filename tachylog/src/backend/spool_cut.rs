@@ -9,8 +9,7 @@
 use super::clock::WallClock;
 use super::merge::Merger;
 use crate::queue::spool::Spool;
-use std::os::unix::fs::MetadataExt;
-use std::path::PathBuf;
+use crate::sink::SinkSlot;
 #[cfg(feature = "testing")]
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -34,8 +33,6 @@ pub fn kill_before_next_commit() {
 /// The open spool and the next cut's number.
 pub(crate) struct SpoolCut {
     spool: Arc<Spool>,
-    /// The manifest's sinks, in ledger order: the path of each file sink.
-    files: Vec<Option<PathBuf>>,
     seq: u64,
     lengths: Vec<(u64, u64, u64)>,
     /// Records handed to the sinks since the last cut.
@@ -43,36 +40,33 @@ pub(crate) struct SpoolCut {
 }
 
 impl SpoolCut {
-    /// Starts the ledger with the files' lengths now, before the first record: a process
-    /// killed before its first cut has its files cut back to these (a file it appends to may
-    /// hold another run's lines).
-    pub(crate) fn new(spool: Arc<Spool>, files: Vec<Option<PathBuf>>) -> Self {
-        let mut cuts = SpoolCut {
+    pub(crate) fn new(spool: Arc<Spool>) -> Self {
+        SpoolCut {
             spool,
-            files,
             seq: 1,
             lengths: Vec::new(),
             pending: false,
-        };
-        cuts.measure();
-        cuts.spool.commit(cuts.seq, &cuts.lengths);
-        cuts.seq += 1;
-        cuts
+        }
     }
 
-    /// Each file's identity and length now.
-    fn measure(&mut self) {
+    /// Starts the ledger with the sinks' files now, before the first record: a process killed
+    /// before its first cut is recovered from these files' lengths (a file it appends to may
+    /// hold another run's lines).
+    pub(crate) fn start(&mut self, sinks: &[SinkSlot]) {
+        self.measure(sinks);
+        self.spool.commit(self.seq, &self.lengths);
+        self.seq += 1;
+    }
+
+    /// Each file sink's file and its length now; zeros for a sink that writes no file (or
+    /// one that cannot be looked at now).
+    fn measure(&mut self, sinks: &[SinkSlot]) {
         self.lengths.clear();
-        for path in &self.files {
-            // A sink that is no file, or a file that cannot be looked at now, is recorded as
-            // unknown (zeros): recovery then appends after whatever the file holds, without
-            // cutting it back.
-            let identity = path
-                .as_ref()
-                .and_then(|path| std::fs::metadata(path).ok())
-                .map_or((0, 0, 0), |m| (m.dev(), m.ino(), m.len()));
-            self.lengths.push(identity);
-        }
+        self.lengths.extend(
+            sinks
+                .iter()
+                .map(|sink| sink.spool_mark().map_or((0, 0, 0), |m| (m.dev, m.ino, m.len))),
+        );
     }
 
     /// Notes that records went to the sinks since the last cut.
@@ -86,14 +80,14 @@ impl SpoolCut {
     }
 
     /// Commits what the sinks were just flushed with (call right after they were).
-    pub(crate) fn commit(&mut self, merger: &mut Merger) {
+    pub(crate) fn commit(&mut self, merger: &mut Merger, sinks: &[SinkSlot]) {
         #[cfg(feature = "testing")]
         if KILL_BEFORE_NEXT_COMMIT.load(Ordering::Relaxed) {
             // SAFETY: sends our own process a signal; no memory is involved.
             unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
         }
         merger.commit_held(self.seq);
-        self.measure();
+        self.measure(sinks);
         self.spool.commit(self.seq, &self.lengths);
         merger.release_held();
         self.seq += 1;

@@ -144,8 +144,7 @@ impl BlockDecoder {
                 }
                 let id = c.varint().ok_or("bad thread id")?;
                 let name = c.str().ok_or("bad thread name")?;
-                self.threads
-                    .push(Arc::new(ThreadInfo::new(name.to_string(), id)));
+                self.threads.push(Arc::new(ThreadInfo::named(name, id)));
                 Ok(false)
             }
             tag::SITE_RECORD => {
@@ -176,12 +175,15 @@ impl BlockDecoder {
                     let value = field_value(c).ok_or("malformed field")?;
                     out.fields.push_value(key, value);
                 }
-                out.static_metadata = true;
+                // Its target and file come from the file, not from this program: escaped.
+                out.static_metadata = false;
                 Ok(true)
             }
             tag::TEXT_RECORD => {
-                let flags = self.header(c, out)?;
-                out.static_metadata = flags & flag::STATIC_METADATA != 0;
+                // What the writer took from its own program is, to a reader, bytes of a file:
+                // its target and file are escaped like any other run-time text.
+                self.header(c, out)?;
+                out.static_metadata = false;
                 let level = c.u8().and_then(Level::from_u8).ok_or("bad level")?;
                 out.level = level;
                 out.site = None;

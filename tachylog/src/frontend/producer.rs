@@ -288,9 +288,12 @@ fn log_boxed(
     }
 }
 
-/// Publishes a heap-built body (its first 8 bytes are overwritten with the timestamp).
+/// Publishes a heap-built body (its first 8 bytes are overwritten with the timestamp). In a
+/// spooled ring the body is first saved in the spool, where it outlives the process (see
+/// `queue::spool`).
 fn push_boxed(producer: &Producer, chain: &mut ChainProducer, body: Box<[u8]>, kind: u32) {
     let limit = GATE.max_boxed_bytes.load(Ordering::Relaxed);
+    let mut large = super::spool::LargeRecord::stage(&producer.queue, &body);
     let mut body = Some(body);
     let mut attempt = || {
         let mut pending = body.take()?;
@@ -299,8 +302,13 @@ fn push_boxed(producer: &Producer, chain: &mut ChainProducer, body: Box<[u8]>, k
             loop {
                 let (ring, cursor) = chain.parts();
                 ring.begin_activity(cursor);
-                pending[..8].copy_from_slice(&clock::now().to_ne_bytes());
-                let pushed = ring.push_boxed(cursor, pending, kind);
+                let ticks = clock::now();
+                pending[..8].copy_from_slice(&ticks.to_ne_bytes());
+                let pushed = ring.push_boxed(cursor, pending, kind, |position| {
+                    if let Some(large) = large.take() {
+                        large.place(position, ticks);
+                    }
+                });
                 ring.end_activity(cursor);
                 match pushed {
                     Ok(()) => {

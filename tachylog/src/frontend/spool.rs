@@ -1,6 +1,10 @@
-//! A call site's first record: before it is published, the site and its argument list are
-//! defined in the spool, if one is installed, so that a process that recovers the spool can
-//! read the record without this program's code (see `queue::spool` and its `SPOOL.md`).
+//! What a log call does for the spool (see `queue::spool` and its `SPOOL.md`), all of it on
+//! cold paths:
+//! - a call site's first record: before it is published, the site and its argument list are
+//!   defined in the spool, if one is installed, so that a process that recovers the spool can
+//!   read the record without this program's code;
+//! - a record too large for a spooled ring: its body is saved in the spool before its frame
+//!   is published, so that it outlives the process like the ring's own bytes.
 //!
 //! The log call tests the site's gate in place of its level: the same one load and compare.
 //! The gate holds a value above every level until this cold path has run once, then the level.
@@ -82,4 +86,64 @@ fn args_definition(decode: &'static Decode, describe: fn() -> Vec<u8>) -> Vec<u8
 fn put_str(out: &mut Vec<u8>, text: &str) {
     out.extend_from_slice(&(text.len() as u32).to_le_bytes());
     out.extend_from_slice(text.as_bytes());
+}
+
+/// A record too large for its thread's spooled ring, its body saved in the spool under a
+/// temporary name until its frame has a position in the ring.
+pub(crate) struct LargeRecord {
+    #[cfg(all(unix, not(loom)))]
+    queue: std::sync::Arc<crate::queue::registry::ThreadQueue>,
+    #[cfg(all(unix, not(loom)))]
+    staged: crate::queue::spool::StagedRecord,
+}
+
+impl LargeRecord {
+    /// Saves `body` when `queue`'s ring is spooled (`None` otherwise). A failure is reported by
+    /// the back end and leaves the record unprotected: recovery names it as lost.
+    pub(crate) fn stage(
+        queue: &std::sync::Arc<crate::queue::registry::ThreadQueue>,
+        body: &[u8],
+    ) -> Option<LargeRecord> {
+        #[cfg(all(unix, not(loom)))]
+        {
+            let ring = queue.rings.spool_file()?;
+            match ring.stage_large(body) {
+                Ok(staged) => Some(LargeRecord {
+                    queue: queue.clone(),
+                    staged,
+                }),
+                Err(e) => {
+                    large_record_warning(ring, e);
+                    None
+                }
+            }
+        }
+        #[cfg(not(all(unix, not(loom))))]
+        {
+            let _ = (queue, body);
+            None
+        }
+    }
+
+    /// Names the saved body after its frame's `position`, stamped `ticks`: called between
+    /// reserving the frame and publishing it.
+    pub(crate) fn place(self, position: usize, ticks: u64) {
+        #[cfg(all(unix, not(loom)))]
+        if let Some(ring) = self.queue.rings.spool_file() {
+            if let Err(e) = ring.place_large(self.staged, position, ticks) {
+                large_record_warning(ring, e);
+            }
+        }
+        #[cfg(not(all(unix, not(loom))))]
+        let _ = (position, ticks);
+    }
+}
+
+#[cfg(all(unix, not(loom)))]
+fn large_record_warning(ring: &crate::queue::spool::RingFile, e: std::io::Error) {
+    crate::queue::spool::warn(format!(
+        "spool {}: a record too large for its thread's ring could not be saved there: {e}; it \
+         is not protected against SIGKILL",
+        ring.dir().display()
+    ));
 }

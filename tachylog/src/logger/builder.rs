@@ -69,6 +69,7 @@ pub struct Builder {
     backtrace: Option<(Level, usize)>,
     backtrace_trigger: Level,
     spool: Option<std::path::PathBuf>,
+    recover_from: Option<std::path::PathBuf>,
 }
 
 /// Starts configuring the logger.
@@ -104,6 +105,7 @@ pub fn builder() -> Builder {
         backtrace: None,
         backtrace_trigger: Level::Error,
         spool: None,
+        recover_from: None,
     }
 }
 
@@ -262,41 +264,52 @@ impl Builder {
 
     /// Keeps every thread's ring in a file mapping under `dir`, so that records whose log call
     /// returned survive the process's death, `SIGKILL` and the OOM killer included: the next
-    /// `init` with the same directory (or `tachylog recover DIR`) writes them, each once, whole,
-    /// with its own timestamp, marked `[recovered]` (`"recovered":true` in JSON), before the new
-    /// process's first record. Unix only; off by default.
+    /// `init` with the same directory (or `tachylog recover DIR`, which comes with the
+    /// `tachylog-cli` crate) writes them, each once, whole, with its own timestamp, marked
+    /// `[recovered]` (`"recovered":true` in JSON), before the new process's first record. Unix
+    /// only; off by default.
     ///
     /// Put `dir` on tmpfs (`/dev/shm/<app>` on Linux): stores to it are then in memory the
     /// kernel keeps for the files, with no writeback. What survives is the process's death,
     /// not the machine's: a power loss or a kernel panic loses what the page cache held (see
     /// [`Builder::sync_level`] for records that must reach the disk).
     ///
+    /// `dir` must be private to the user the process runs as, like `~/.ssh`: made with mode
+    /// `0700` if it does not exist, and refused if it is a symbolic link, belongs to another
+    /// user or may be written by its group or by others (a WARN record names the cause;
+    /// logging goes on without the spool). Nothing in a spool can make recovery open a path or
+    /// choose a format: recovery writes only to this logger's own sinks.
+    ///
     /// What changes with a spool:
     /// - each thread's ring is a file of [`ring_capacity`](Builder::ring_capacity) bytes (1 MiB
     ///   by default), made and touched on its first record, that never grows: 64 threads that
     ///   log hold 64 MiB of the tmpfs, which is also the default size of Docker's `/dev/shm`;
+    /// - a record larger than a quarter of the ring is also saved in the spool, in a file of
+    ///   its own, before its log call returns, and removed once it was written;
     /// - the back end gives ring space back only once the records are in the files, so a
     ///   thread logging at full speed may wait more often;
     /// - each call site's first record writes its definition (format, literal text, argument
-    ///   types) to the spool first: once per site, on the cold path.
+    ///   types) to the spool first: once per site and argument list, on the cold path.
     ///
-    /// Exactly once holds for the file sinks ([`Builder::file`]): the back end records each
-    /// file's length after every batch, and recovery cuts the file back to it before writing,
-    /// which removes a batch the death cut short or that was written but not recorded. When
-    /// other processes have appended to the file since, nothing is cut: the records found after
-    /// that length are not written again, and a line the death tore, if any, stays (a WARN
-    /// record says so). Console sinks get the recovered records on the recovering
-    /// process's standard output and error; other sinks (custom, syslog, OTLP, `RollingFile`)
-    /// cannot be written by another process and are reported in a WARN record. A user type
-    /// logged with `CopyArg` can be formatted only by the program that defined it: a recovered
-    /// record shows its type name and raw bytes. A call site in a generic function logged with
-    /// several argument types is recovered with `<?>` for the values of all but the first.
+    /// How recovery writes each record once: after every batch, the back end records which
+    /// file each file sink writes and how long it is. Recovery looks in this logger's files
+    /// (a [`FileSink`](crate::FileSink), each file of a `RollingFile` the records' times fall
+    /// in) past those lengths for the lines the dead process wrote after its last record, and
+    /// writes only the others, a `RollingFile` each into the file of its own time. A line the
+    /// death tore at a file's end is cut off, under the file's exclusive `flock`, which every
+    /// tachylog writer of the file shares while it appends, so a sibling process writing the
+    /// same file loses nothing. Sinks that are no file (console, syslog, OTLP, the
+    /// application's own) get every recovered record: at least once. A value of the
+    /// application's own `CopyArg` type shows as its type name and raw bytes in a recovered
+    /// record (only the program that defined it can format it); the line the dead process
+    /// wrote with it is still recognised.
     ///
     /// Recovery takes only the directories of dead processes (an `fcntl` lock tells them
-    /// apart), so several processes may share `dir`. Keep `dir` writable by the application
-    /// alone: what a spool names, recovery writes to. Problems with the spool (a directory that
+    /// apart), so several processes may share `dir`; it runs on the back end's thread before
+    /// the first record of this process is written. Problems with the spool (a directory that
     /// cannot be made, a full tmpfs, a damaged file) are WARN records; logging goes on, without
-    /// the spool for what they concern.
+    /// the spool for what they concern. [`Guard::recovery`](crate::Guard::recovery) says what
+    /// recovery did.
     ///
     /// ```
     /// # let dir = std::env::temp_dir().join("tachylog-doc-spool");
@@ -311,7 +324,30 @@ impl Builder {
     /// # std::fs::remove_dir_all(dir).unwrap();
     /// ```
     pub fn spool(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
-        self.spool = Some(dir.into());
+        let dir = dir.into();
+        self.recover_from = Some(dir.clone());
+        self.spool = Some(dir);
+        self
+    }
+
+    /// Writes what processes that died left in the spool `dir` (see [`Builder::spool`]) into
+    /// this logger's sinks, without keeping a spool for this process: what `tachylog recover`
+    /// does, for a program that recovers another's records.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join("tachylog-doc-recover-from");
+    /// # let _ = std::fs::remove_dir_all(&dir);
+    /// let guard = tachylog::builder()
+    ///     .file(dir.join("app.log"))
+    ///     .recover_from(dir.join("spool"))
+    ///     .init()
+    ///     .unwrap();
+    /// assert_eq!(guard.recovery().unwrap().records, 0);
+    /// # drop(guard);
+    /// # let _ = std::fs::remove_dir_all(dir);
+    /// ```
+    pub fn recover_from(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.recover_from = Some(dir.into());
         self
     }
 
@@ -605,14 +641,11 @@ impl Builder {
         } else {
             crate::zone::TimeZone::system()?
         };
-        // What dead processes left in the spool goes to their files before anything of ours.
         let mut notices: Vec<(Level, String)> = Vec::new();
         #[cfg(all(unix, not(loom)))]
-        if let Some(dir) = &self.spool {
-            recover_before_init(dir, &mut notices);
-        }
+        crate::backend::recovery::forget();
         #[cfg(not(all(unix, not(loom))))]
-        if let Some(dir) = &self.spool {
+        if let Some(dir) = self.spool.as_ref().or(self.recover_from.as_ref()) {
             notices.push((
                 Level::Warn,
                 format!(
@@ -627,8 +660,6 @@ impl Builder {
             specs.push((SinkSpec::Stdout, SinkOptions::new()));
         }
         let mut sinks = Vec::with_capacity(specs.len());
-        #[cfg(all(unix, not(loom)))]
-        let mut manifest = Vec::with_capacity(specs.len());
         for (spec, SinkOptions { level, format }) in specs {
             #[cfg(feature = "color")]
             let console_fd = match spec {
@@ -637,15 +668,6 @@ impl Builder {
                 _ => None,
             };
             let is_file = matches!(spec, SinkSpec::File(_));
-            #[cfg(all(unix, not(loom)))]
-            let target = match &spec {
-                SinkSpec::Stdout => crate::read::ManifestTarget::Stdout,
-                SinkSpec::Stderr => crate::read::ManifestTarget::Stderr,
-                SinkSpec::File(path) => crate::read::ManifestTarget::File(
-                    std::path::absolute(path).unwrap_or_else(|_| path.clone()),
-                ),
-                SinkSpec::Custom(sink) => crate::read::ManifestTarget::Other(sink.describe()),
-            };
             let sink: Box<dyn Sink> = match spec {
                 SinkSpec::Stdout => Box::new(Stdout::new()),
                 SinkSpec::Stderr => Box::new(Stderr::new()),
@@ -653,8 +675,6 @@ impl Builder {
                 SinkSpec::Custom(sink) => sink,
             };
             let level = level.map_or(most_verbose, |l| l.min(most_verbose));
-            #[cfg(all(unix, not(loom)))]
-            manifest.push((format, level, target));
             #[cfg_attr(not(feature = "color"), allow(unused_mut))]
             let mut slot = match format {
                 Format::Binary if is_file => {
@@ -701,14 +721,7 @@ impl Builder {
         Control::publish_for_signals(&control);
         #[cfg(all(unix, not(loom)))]
         let spool = match &self.spool {
-            Some(dir) => open_spool(
-                dir,
-                self.ring_capacity,
-                self.pattern.as_deref(),
-                self.utc,
-                &manifest,
-                &mut notices,
-            ),
+            Some(dir) => open_spool(dir, self.ring_capacity, &mut notices),
             None => None,
         };
         // Before any record can be published: recovery dates records with it.
@@ -730,6 +743,8 @@ impl Builder {
             }),
             #[cfg(all(unix, not(loom)))]
             spool,
+            #[cfg(all(unix, not(loom)))]
+            recover_from: self.recover_from.clone(),
         };
         GATE.ring_capacity
             .store(self.ring_capacity, Ordering::Relaxed);
@@ -803,68 +818,26 @@ impl Builder {
     }
 }
 
-/// Recovers the dead processes' spools under `dir` (see [`Builder::spool`]); what it did and
-/// what went wrong become records of the new process.
-#[cfg(all(unix, not(loom)))]
-fn recover_before_init(dir: &std::path::Path, notices: &mut Vec<(Level, String)>) {
-    let recovered = crate::read::recover_spool(dir, &mut std::io::stdout(), &mut std::io::stderr());
-    match recovered {
-        Ok(recovery) => {
-            if recovery.processes > 0 {
-                notices.push((
-                    Level::Info,
-                    format!(
-                        "recovered {} record(s) of {} process(es) that died, from the spool {}",
-                        recovery.records,
-                        recovery.processes,
-                        dir.display()
-                    ),
-                ));
-            }
-            notices.extend(recovery.warnings.into_iter().map(|w| (Level::Warn, w)));
-        }
-        Err(e) => notices.push((
-            Level::Warn,
-            format!("spool {}: cannot be read for recovery: {e}", dir.display()),
-        )),
-    }
-}
-
 /// Opens this process's spool under `dir` and installs it; `None`, with a WARN notice, when it
 /// cannot be made (logging then goes on without it).
 #[cfg(all(unix, not(loom)))]
 fn open_spool(
     dir: &std::path::Path,
     ring_capacity: usize,
-    pattern: Option<&str>,
-    utc: bool,
-    sinks: &[(Format, Level, crate::read::ManifestTarget)],
     notices: &mut Vec<(Level, String)>,
 ) -> Option<crate::backend::spool_cut::SpoolCut> {
     let capacity = ring_capacity.max(4096).next_power_of_two();
-    let manifest = crate::read::manifest(
-        pattern.unwrap_or(crate::format::pattern::DEFAULT_PATTERN),
-        utc,
-        sinks,
-    );
-    match crate::queue::spool::Spool::create(dir, capacity, &manifest) {
+    match crate::queue::spool::Spool::create(dir, capacity) {
         Ok(spool) => {
-            let files = sinks
-                .iter()
-                .map(|(_, _, target)| match target {
-                    crate::read::ManifestTarget::File(path) => Some(path.clone()),
-                    _ => None,
-                })
-                .collect();
             crate::queue::spool::install(spool);
             let spool = crate::queue::spool::active()?;
-            Some(crate::backend::spool_cut::SpoolCut::new(spool, files))
+            Some(crate::backend::spool_cut::SpoolCut::new(spool))
         }
         Err(e) => {
             notices.push((
                 Level::Warn,
                 format!(
-                    "spool {}: cannot be opened: {e}; logging goes on without it (records are \
+                    "spool {}: cannot be used: {e}; logging goes on without it (records are \
                      not protected against SIGKILL)",
                     dir.display()
                 ),

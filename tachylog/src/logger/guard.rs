@@ -50,6 +50,29 @@ impl Guard {
             pid: std::process::id(),
         }
     }
+
+    /// What the recovery of the spool did ([`Builder::spool`](crate::Builder::spool),
+    /// [`Builder::recover_from`](crate::Builder::recover_from)), once it is done: it runs on
+    /// the back end before its first record, and this waits for it (a [`flush`](crate::flush)).
+    /// `None` when this logger recovers no spool. Unix only.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join("tachylog-doc-guard-recovery");
+    /// let guard = tachylog::builder()
+    ///     .file(dir.join("app.log"))
+    ///     .spool(dir.join("spool"))
+    ///     .init()
+    ///     .unwrap();
+    /// let recovery = guard.recovery().unwrap();
+    /// assert!(recovery.warnings.is_empty(), "{:?}", recovery.warnings);
+    /// # drop(guard);
+    /// # std::fs::remove_dir_all(dir).unwrap();
+    /// ```
+    #[cfg(all(unix, not(loom)))]
+    pub fn recovery(&self) -> Option<crate::Recovery> {
+        crate::flush();
+        crate::backend::recovery::last()
+    }
 }
 
 /// Changes the most verbose level logged by the running logger, for every target, from any

@@ -34,22 +34,35 @@ impl ThreadInfo {
         }
     }
 
+    /// The calling thread's identity.
     pub(crate) fn current() -> Self {
-        let name = match std::thread::current().name() {
-            Some(name) if !name.is_empty() => name
-                .chars()
-                .map(|c| {
-                    if c.is_whitespace() || c.is_control() {
-                        '_'
-                    } else {
-                        c
-                    }
-                })
-                .collect(),
-            _ => "-".to_string(),
-        };
-        ThreadInfo::new(name, os_thread_id())
+        ThreadInfo::named(std::thread::current().name().unwrap_or(""), os_thread_id())
     }
+
+    /// A thread's identity with its name as every line shows it: `-` when it has none, and
+    /// each whitespace, control, bidirectional or other invisible formatting character
+    /// replaced by `_`, so that a name keeps a line one line and reads as what it is. Names
+    /// read from files (the binary log, a spool) go through here like live threads' names.
+    pub(crate) fn named(name: &str, id: u64) -> Self {
+        let name = if name.is_empty() {
+            "-".to_string()
+        } else {
+            name.chars()
+                .map(|c| if shown_as_is(c) { c } else { '_' })
+                .collect()
+        };
+        ThreadInfo::new(name, id)
+    }
+}
+
+/// Whether a thread name's character is written as it is (see [`ThreadInfo::named`]).
+fn shown_as_is(c: char) -> bool {
+    !(c.is_whitespace()
+        || c.is_control()
+        || matches!(
+            c,
+            '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}'
+        ))
 }
 
 #[cfg(target_os = "linux")]

@@ -38,6 +38,8 @@ pub(crate) const FRAME_HEADER: usize = 8;
 pub(crate) const FRAME_ALIGN: usize = 8;
 /// Bytes of a boxed frame's body in the ring: the block's pointer and length.
 const BOXED_BODY: usize = 16;
+/// Bytes of a boxed frame in the ring, header included.
+const BOXED_FRAME: usize = (FRAME_HEADER + BOXED_BODY + FRAME_ALIGN - 1) & !(FRAME_ALIGN - 1);
 /// Frames of up to a page never straddle a page boundary of the storage, which is aligned to
 /// one ([`super::sync::STORAGE_ALIGN`]).
 const PAGE: usize = super::sync::STORAGE_ALIGN;
@@ -434,16 +436,20 @@ impl Ring {
 
     /// Publishes `body` as a frame whose bytes stay on the heap, for bodies larger than
     /// [`Ring::max_inline_body`]. Gives the body back when the ring has no room for the small
-    /// in-ring part now.
+    /// in-ring part now. `before_publish` is called with the frame's position once its place
+    /// in the ring is reserved, before it is published: a spooled ring saves the body under
+    /// that position there (see `queue::spool`).
     pub(crate) fn push_boxed(
         &self,
         cursor: &mut ProducerCursor,
         body: Box<[u8]>,
         kind: u32,
+        before_publish: impl FnOnce(usize),
     ) -> Result<(), Box<[u8]>> {
         let Some(reservation) = self.try_reserve(cursor, BOXED_BODY, kind) else {
             return Err(body);
         };
+        before_publish(reservation.new_head.wrapping_sub(BOXED_FRAME));
         let len = body.len();
         let ptr = Box::into_raw(body) as *mut u8;
         // Re-mark the frame as boxed; `try_reserve` refuses the flag to keep its fast path
@@ -672,9 +678,23 @@ impl Frame<'_> {
         }
     }
 
-    /// Moves past the frame, freeing its heap block if it has one. The ring space of inline
-    /// frames is given back to the producer only by [`Ring::release`]; a boxed frame releases
-    /// everything up to and including itself.
+    /// Whether the body travelled in a heap block (it was larger than
+    /// [`Ring::max_inline_body`]).
+    #[inline]
+    pub(crate) fn is_boxed(&self) -> bool {
+        matches!(self.location, BodyLocation::Boxed { .. })
+    }
+
+    /// The frame's position in the ring (what `before_publish` of [`Ring::push_boxed`] was
+    /// given for a boxed frame).
+    #[inline]
+    pub(crate) fn position(&self) -> usize {
+        self.cursor.read
+    }
+
+    /// Moves past the frame, freeing its heap block if it has one. Its ring space is given back
+    /// to the producer only by [`Ring::release`], boxed or not: a spooled ring keeps every
+    /// frame, and the position a boxed body was saved under, until a cut has written it.
     #[inline]
     pub(crate) fn advance(self) {
         let Frame {
@@ -686,15 +706,19 @@ impl Frame<'_> {
             ..
         } = self;
         if let BodyLocation::Boxed { ptr } = location {
-            // SAFETY: see `read_body`. This consumes the only token for the frame and moves
-            // `read` past it, so no later token refers to it: the block is freed exactly once.
-            drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, body_len)) });
-            ring.boxed_bytes.fetch_sub(body_len, Ordering::Relaxed);
-            cursor.read = next;
-            // Release at once so that `tail` never lags behind a freed block: `Drop` frees the
-            // blocks of frames from `tail` on, and must not free this one twice.
-            ring.release(cursor);
-            return;
+            if !ptr.is_null() {
+                // SAFETY: see `read_body`. This consumes the only token for the frame and moves
+                // `read` past it, so no later token refers to it, and the pointer left in the
+                // ring is cleared below: the block is freed exactly once.
+                drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, body_len)) });
+                ring.boxed_bytes.fetch_sub(body_len, Ordering::Relaxed);
+            }
+            // The frame stays in the ring until it is released; `Drop`, which frees the blocks
+            // of the frames from `tail` on, must find no pointer to free here.
+            let body_offset = (cursor.read & ring.mask) + FRAME_HEADER;
+            // SAFETY: the frame lies between `tail` and `read`, which the consumer owns until
+            // it releases them: the producer does not touch these bytes now.
+            unsafe { ring.storage.write(body_offset, &0usize.to_ne_bytes()) };
         }
         cursor.read = next;
     }

@@ -47,9 +47,7 @@ pub use reader::Reader;
 #[cfg(all(unix, not(loom), fuzzing))]
 pub(crate) use spool::fuzz as fuzz_spool;
 #[cfg(all(unix, not(loom)))]
-pub(crate) use spool::{manifest, ManifestTarget};
-#[cfg(all(unix, not(loom)))]
-pub use spool::{recover_spool, Recovery};
+pub(crate) use spool::{dead_processes, DeadProcess, DeadSpool, FileMark};
 
 use crate::binary::decoder::{ArgKind, Decoded};
 use crate::codec::Typed;

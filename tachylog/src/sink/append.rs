@@ -16,13 +16,16 @@
 //!   void forever.
 //! - A full batch is written by a [`BackgroundWriter`] thread while the next one fills; a
 //!   flush writes the rest itself after that batch is done (see its module for why).
+//! - Each `write(2)` holds the file's shared `flock` (see [`lock`]), so that a recovery never
+//!   cuts a line this process is appending.
 
 mod identity;
+pub(crate) mod lock;
 
 use super::background_write::BackgroundWriter;
 use identity::FileId;
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -80,6 +83,18 @@ impl AppendFile {
         self.written_len + (in_flight + self.buf.len()) as u64
     }
 
+    /// The open file's identity and length now (what a spool's cut records).
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) fn mark(&self) -> Option<crate::read::FileMark> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = self.file.as_ref()?.metadata().ok()?;
+        Some(crate::read::FileMark {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+        })
+    }
+
     /// Re-reads the file's size from the file system (other processes may have appended).
     #[cfg(feature = "rolling")]
     pub(crate) fn refresh_len(&mut self) -> io::Result<()> {
@@ -96,7 +111,7 @@ impl AppendFile {
         if line.len() >= BATCH {
             // A huge line goes straight out, without a copy, after the batch before it.
             self.wait_for_writer()?;
-            (&**self.file()?).write_all(line)?;
+            lock::append_locked(self.file()?, line)?;
             self.written_len += line.len() as u64;
             return Ok(());
         }
@@ -240,7 +255,7 @@ impl AppendFile {
             return Ok(());
         }
         let result = match &self.file {
-            Some(file) => (&**file).write_all(&self.buf),
+            Some(file) => lock::append_locked(file, &self.buf),
             None => Err(self.closed_error()),
         };
         if result.is_ok() {

@@ -18,7 +18,7 @@
 //! a hand-off.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -44,7 +44,7 @@ impl BackgroundWriter {
             .name("tachylog-write".into())
             .spawn(move || {
                 for (file, batch) in incoming {
-                    let result = (&*file).write_all(&batch);
+                    let result = super::append::lock::append_locked(&file, &batch);
                     if finished.send((batch, result)).is_err() {
                         return;
                     }
@@ -80,7 +80,7 @@ impl BackgroundWriter {
                 Ok(0)
             }
             Some(Err(mpsc::SendError((file, batch)))) => {
-                (&*file).write_all(&batch).map(|()| len as u64)
+                super::append::lock::append_locked(&file, &batch).map(|()| len as u64)
             }
             None => unreachable!("the sender lives until drop"),
         }

@@ -77,4 +77,31 @@ impl Sink for FileSink {
     fn reopen(&mut self) -> io::Result<()> {
         self.file.reopen()
     }
+
+    #[cfg(all(unix, not(loom)))]
+    fn spool_mark(&self, _: crate::codec::sealed::Internal) -> Option<crate::read::FileMark> {
+        self.file.mark()
+    }
+
+    /// The file, from its length at the dead process's last cut, if that process wrote it.
+    #[cfg(all(unix, not(loom)))]
+    fn recovery_files(
+        &mut self,
+        marks: &[crate::read::FileMark],
+        _span: (i64, i64),
+        _: crate::codec::sealed::Internal,
+    ) -> Vec<super::TailFile> {
+        let Some(own) = self.file.mark() else {
+            return Vec::new();
+        };
+        marks
+            .iter()
+            .filter(|m| (m.dev, m.ino) == (own.dev, own.ino))
+            .map(|m| super::TailFile {
+                path: self.file.path().to_path_buf(),
+                from: m.len,
+            })
+            .take(1)
+            .collect()
+    }
 }

@@ -10,7 +10,7 @@
 //! the sealed fast path (`Sink::text_buffer`) and syslog shares the text formats' time cache
 //! and escaping.
 
-mod append;
+pub(crate) mod append;
 mod background_write;
 mod console;
 #[cfg(feature = "testing")]
@@ -214,6 +214,31 @@ pub trait Sink: Send + 'static {
         Ok(())
     }
 
+    /// The file this sink writes now, with its length: what a spool's cut records of the sink
+    /// (see [`Builder::spool`](crate::Builder::spool)). Internal: [`FileSink`] and
+    /// `RollingFile` have one.
+    #[doc(hidden)]
+    #[cfg(all(unix, not(loom)))]
+    fn spool_mark(&self, _: Internal) -> Option<crate::read::FileMark> {
+        None
+    }
+
+    /// The files of this sink where records of a process that died may already be, stamped
+    /// from `span.0` to `span.1`, each with the offset its lines may start at, given the
+    /// files that process's file sinks wrote at its last cut (`marks`). Internal: a recovery
+    /// reads them to write each record once (see `backend::recovery`).
+    #[doc(hidden)]
+    #[cfg(all(unix, not(loom)))]
+    fn recovery_files(
+        &mut self,
+        marks: &[crate::read::FileMark],
+        span: (i64, i64),
+        _: Internal,
+    ) -> Vec<TailFile> {
+        let _ = (marks, span);
+        Vec::new()
+    }
+
     /// Closes and reopens the destination, for example after an external tool moved the file
     /// away. Called by [`reopen`](crate::reopen) and on `SIGHUP` when that handler is enabled.
     /// The default does nothing.
@@ -277,6 +302,16 @@ pub trait Sink: Send + 'static {
         let _ = deadline;
         self.flush()
     }
+}
+
+/// A file where a dead process's records may already be, from `from` on (see
+/// [`Sink::recovery_files`]).
+#[doc(hidden)]
+#[cfg(all(unix, not(loom)))]
+#[derive(Debug)]
+pub struct TailFile {
+    pub(crate) path: std::path::PathBuf,
+    pub(crate) from: u64,
 }
 
 /// One record as a sink receives it: its level, its time and its formatted line.
@@ -571,6 +606,27 @@ impl SinkSlot {
                 self.sink.describe()
             );
         }
+    }
+
+    /// What the sink says it is (its path, say), for messages.
+    pub(crate) fn describe(&self) -> String {
+        self.sink.describe()
+    }
+
+    /// See [`Sink::spool_mark`].
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) fn spool_mark(&self) -> Option<crate::read::FileMark> {
+        self.sink.spool_mark(Internal::TOKEN)
+    }
+
+    /// See [`Sink::recovery_files`].
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) fn recovery_files(
+        &mut self,
+        marks: &[crate::read::FileMark],
+        span: (i64, i64),
+    ) -> Vec<TailFile> {
+        self.sink.recovery_files(marks, span, Internal::TOKEN)
     }
 
     /// The recovery notice to write into this sink, once.

@@ -140,21 +140,28 @@ fn trait_matches(t: Trait, ty: Ty) -> bool {
     )
 }
 
+/// What an opaque value (a `CopyArg` of the writer's own type) is written as with `holes`: a
+/// noncharacter no formatter escapes, so that a line rendered with it can be split where the
+/// writer's own `Display` output would be, to be compared with the line the writer wrote.
+pub(crate) const HOLE: char = '\u{FDD0}';
+
 /// Decodes one call-site record's argument bytes (`args`, as they follow the record's prefix
 /// in the ring; trailing padding is ignored, as the live back end ignores it) with its site
-/// and shape: appends the message to `message` and pushes the fields into `fields`.
+/// and shape: appends the message to `message` and pushes the fields into `fields`. With
+/// `holes`, an opaque value is written as [`HOLE`] instead of `TypeName(0x…)`.
 ///
 /// On an error nothing is left behind: `message` is as it was and no field was pushed.
 pub(crate) fn decode(
     site: &SiteText,
     shape: &Shape,
     args: &[u8],
+    holes: bool,
     message: &mut String,
     fields: &mut Fields,
 ) -> Result<(), ShapeError> {
     let start = message.len();
     let mut decoded = Vec::new();
-    let result = walk(site, shape, args, message, &mut decoded);
+    let result = walk(site, shape, args, holes, message, &mut decoded);
     if result.is_err() {
         message.truncate(start);
         return result;
@@ -171,10 +178,12 @@ fn walk(
     site: &SiteText,
     shape: &Shape,
     args: &[u8],
+    holes: bool,
     message: &mut String,
     fields: &mut Vec<FieldOut>,
 ) -> Result<(), ShapeError> {
     let mut bytes = ArgBytes::new(args, shape);
+    bytes.holes = holes;
     let mut counts: Vec<usize> = Vec::new();
     let mut next_placeholder = 0;
     for (slot, slot_shape) in shape.slots.iter().enumerate() {

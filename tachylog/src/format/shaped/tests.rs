@@ -62,7 +62,7 @@ fn decode_args<A: Args>(format: &str, keys: &[&str], args: &A, stage: &Stage) ->
         .expect("the format string parses");
     let mut message = String::new();
     let mut fields = Fields::new();
-    decode(&site, &shape, &bytes, &mut message, &mut fields)
+    decode(&site, &shape, &bytes, false, &mut message, &mut fields)
         .unwrap_or_else(|e| panic!("{format:?}: {e}"));
     (message, fields)
 }
@@ -505,7 +505,7 @@ fn try_decode(site: &SiteText, shape: &[u8], args: &[u8]) -> Result<String, Shap
     let shape = Shape::parse(shape)?;
     let mut message = String::from("kept");
     let mut fields = Fields::new();
-    let result = decode(site, &shape, args, &mut message, &mut fields);
+    let result = decode(site, &shape, args, false, &mut message, &mut fields);
     if result.is_err() {
         assert_eq!(message, "kept", "an error leaves the message as it was");
         assert!(fields.is_empty(), "an error pushes no field");

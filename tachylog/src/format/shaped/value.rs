@@ -25,6 +25,9 @@ pub(super) struct ArgBytes<'a> {
     big_endian: bool,
     /// The slot being read, for errors.
     pub(super) slot: usize,
+    /// Whether an opaque value is written as [`super::HOLE`] instead of its type name and
+    /// bytes.
+    pub(super) holes: bool,
 }
 
 impl<'a> ArgBytes<'a> {
@@ -35,6 +38,7 @@ impl<'a> ArgBytes<'a> {
             usize_width: shape.usize_width,
             big_endian: shape.big_endian,
             slot: 0,
+            holes: false,
         }
     }
 
@@ -150,6 +154,7 @@ impl<'a> ArgBytes<'a> {
             usize_width: self.usize_width,
             big_endian: self.big_endian,
             slot: self.slot,
+            holes: self.holes,
         }
     }
 }
@@ -239,6 +244,7 @@ pub(super) fn render(
             _ => return Err(args.fail(NO_SUCH_TRAIT)),
         },
         Value::Preformatted(bytes) => out.push_str(&lossy(bytes)),
+        Value::Opaque { .. } if args.holes => out.push(super::HOLE),
         Value::Opaque { type_name, bytes } => opaque(out, type_name, bytes),
         Value::Prim(prim) => primitive(out, prim, r).map_err(|e| args.fail(e))?,
         Value::List { elem, bytes } if debug => list(out, elem, bytes, r, args)?,

@@ -137,7 +137,7 @@ fn dropping_a_chain_frees_rings_and_unread_boxed_frames_once() {
     let (chain, mut producer, _consumer) = RingChain::new(256, 1 << 16);
     assert!(push(&mut producer, 1, 24));
     let (ring, cursor) = producer.parts();
-    ring.push_boxed(cursor, vec![9u8; 100_000].into_boxed_slice(), 1)
+    ring.push_boxed(cursor, vec![9u8; 100_000].into_boxed_slice(), 1, |_| {})
         .expect("room for a boxed frame");
     assert_eq!(ring.boxed_bytes(), 100_000);
     assert!(producer.grow(0));

@@ -16,7 +16,7 @@
 //! # #[path = "../ring.rs"] mod ring;
 //! # fn main() {
 //! let (ring, mut producer, mut consumer) = ring::Ring::new(64);
-//! ring.push_boxed(&mut producer, vec![7u8; 1000].into(), 1).unwrap();
+//! ring.push_boxed(&mut producer, vec![7u8; 1000].into(), 1, |_| {}).unwrap();
 //! let frame = ring.peek(&mut consumer).unwrap();
 //! // SAFETY: the producer wrote every byte of the body.
 //! let body: Vec<u8> = frame.read_body(|b| b.iter().map(|x| unsafe { x.assume_init() }).collect());
@@ -35,7 +35,7 @@
 //! # #[path = "../ring.rs"] mod ring;
 //! # fn main() {
 //! # let (ring, mut producer, mut consumer) = ring::Ring::new(64);
-//! # ring.push_boxed(&mut producer, vec![7u8; 1000].into(), 1).unwrap();
+//! # ring.push_boxed(&mut producer, vec![7u8; 1000].into(), 1, |_| {}).unwrap();
 //! let frame = ring.peek(&mut consumer).unwrap();
 //! frame.advance();
 //! frame.advance();
@@ -50,7 +50,7 @@
 //! # #[path = "../ring.rs"] mod ring;
 //! # fn main() {
 //! # let (ring, mut producer, mut consumer) = ring::Ring::new(64);
-//! # ring.push_boxed(&mut producer, vec![7u8; 1000].into(), 1).unwrap();
+//! # ring.push_boxed(&mut producer, vec![7u8; 1000].into(), 1, |_| {}).unwrap();
 //! let frame = ring.peek(&mut consumer).unwrap();
 //! frame.advance();
 //! frame.read_body(|body| body.len());
@@ -65,7 +65,7 @@
 //! # #[path = "../ring.rs"] mod ring;
 //! # fn main() {
 //! # let (ring, mut producer, mut consumer) = ring::Ring::new(64);
-//! # ring.push_boxed(&mut producer, vec![7u8; 1000].into(), 1).unwrap();
+//! # ring.push_boxed(&mut producer, vec![7u8; 1000].into(), 1, |_| {}).unwrap();
 //! let first = ring.peek(&mut consumer).unwrap();
 //! let second = ring.peek(&mut consumer).unwrap();
 //! first.advance();
@@ -81,7 +81,7 @@
 //! # #[path = "../ring.rs"] mod ring;
 //! # fn main() {
 //! # let (ring, mut producer, mut consumer) = ring::Ring::new(64);
-//! # ring.push_boxed(&mut producer, vec![7u8; 1000].into(), 1).unwrap();
+//! # ring.push_boxed(&mut producer, vec![7u8; 1000].into(), 1, |_| {}).unwrap();
 //! let frame = ring.peek(&mut consumer).unwrap();
 //! ring.release(&consumer);
 //! frame.read_body(|body| body.len());
@@ -95,7 +95,7 @@
 //! # #[path = "../ring.rs"] mod ring;
 //! # fn main() {
 //! # let (ring, mut producer, mut consumer) = ring::Ring::new(64);
-//! # ring.push_boxed(&mut producer, vec![7u8; 1000].into(), 1).unwrap();
+//! # ring.push_boxed(&mut producer, vec![7u8; 1000].into(), 1, |_| {}).unwrap();
 //! let frame = ring.peek(&mut consumer).unwrap();
 //! let copy = frame.clone();
 //! frame.advance();

@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 
 fn push(ring: &Ring, p: &mut ProducerCursor, body: &[u8]) -> bool {
     if body.len() > ring.max_inline_body() {
-        return ring.push_boxed(p, body.into(), 7).is_ok();
+        return ring.push_boxed(p, body.into(), 7, |_| {}).is_ok();
     }
     match ring.try_reserve(p, body.len(), 7) {
         Some(r) => {
@@ -148,6 +148,32 @@ fn a_body_larger_than_the_ring_travels_boxed() {
     assert_eq!(got, big);
     frame.advance();
     assert_eq!(ring.boxed_bytes(), 0);
+}
+
+/// A boxed frame keeps its ring space until the consumer releases it, like an inline one (a
+/// spooled ring must keep every frame until a cut wrote it), and a ring dropped with such a
+/// frame between `tail` and the read position frees its block once: at `advance`, not again
+/// (a double free aborts the test process; Miri reports one).
+#[test]
+fn a_boxed_frame_keeps_its_space_until_released_and_is_freed_once() {
+    let (ring, mut p, mut c) = Ring::new(64);
+    let mut placed = None;
+    ring.push_boxed(&mut p, vec![5u8; 500].into(), 7, |position| {
+        placed = Some(position)
+    })
+    .unwrap();
+    assert!(push(&ring, &mut p, &body(8, 1)));
+    let frame = ring.peek(&mut c).unwrap();
+    assert!(frame.is_boxed());
+    assert_eq!(Some(frame.position()), placed, "the position given before publishing");
+    let used = ring.used_bytes();
+    frame.advance();
+    assert_eq!(ring.boxed_bytes(), 0, "the block is freed at advance");
+    assert_eq!(ring.used_bytes(), used, "its ring space is not released yet");
+    let frame = ring.peek(&mut c).unwrap();
+    assert!(!frame.is_boxed());
+    frame.advance();
+    drop(ring);
 }
 
 fn second_byte(frame: &Frame) -> u8 {

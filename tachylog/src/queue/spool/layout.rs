@@ -7,18 +7,24 @@
 pub(crate) const LOCK: &str = "lock";
 /// The mapped state: clock, committed cut, file offsets.
 pub(crate) const STATE: &str = "state";
-/// What the process writes to: its file sinks, in ledger order.
-pub(crate) const MANIFEST: &str = "manifest";
 /// Append-only definitions of call sites and argument lists.
 pub(crate) const DEFS: &str = "defs";
 /// Ring files: `ring-<serial>`.
 pub(crate) const RING_PREFIX: &str = "ring-";
+/// The bodies of records too large for their ring: `large-<ring serial>-<frame position>`
+/// (`large-<ring serial>.tmp` while the frame has no place yet).
+pub(crate) const LARGE_PREFIX: &str = "large-";
+
+/// The file name of the large record whose frame is at `position` in ring `serial`.
+pub(crate) fn large_name(serial: u64, position: u64) -> String {
+    format!("{LARGE_PREFIX}{serial}-{position}")
+}
 
 /// The page everything is aligned to.
 pub(crate) const PAGE: usize = 4096;
 
 /// `state`: magic, then fields at fixed offsets.
-pub(crate) const STATE_MAGIC: [u8; 8] = *b"TLSPOOL1";
+pub(crate) const STATE_MAGIC: [u8; 8] = *b"TLSPOOL2";
 pub(crate) const STATE_USIZE_BYTES: usize = 8;
 /// The last committed cut's sequence number (`u64`, 0: none).
 pub(crate) const STATE_CURRENT: usize = 16;

@@ -2,11 +2,9 @@
 //! to it are in the page cache the moment they retire, so they outlive the process however it
 //! dies (not the machine: that is what the file's directory on tmpfs says).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::AsRawFd;
-use std::path::Path;
 use std::ptr::NonNull;
 
 /// A shared mapping of a whole file, unmapped on drop (the file stays).
@@ -22,17 +20,11 @@ unsafe impl Send for Mapping {}
 unsafe impl Sync for Mapping {}
 
 impl Mapping {
-    /// Creates `path` (which must not exist) with `len` bytes, allocated now so that a full
-    /// file system is an error here rather than a `SIGBUS` on a later store, and maps it with
-    /// every page touched, so the first lap of a ring takes no page fault.
-    pub(crate) fn create(path: &Path, len: usize) -> io::Result<Mapping> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(path)?;
-        allocate(&file, len)?;
+    /// Sizes `file` (just created, empty) to `len` bytes, allocated now so that a full file
+    /// system is an error here rather than a `SIGBUS` on a later store, and maps it with every
+    /// page touched, so the first lap of a ring takes no page fault.
+    pub(crate) fn create(file: &File, len: usize) -> io::Result<Mapping> {
+        allocate(file, len)?;
         // SAFETY: a fresh shared mapping of a file of `len` bytes, which we own; the result is
         // checked.
         let raw = unsafe {

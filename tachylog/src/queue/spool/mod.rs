@@ -6,32 +6,43 @@
 //! application chose; `layout` says where everything sits and `SPOOL.md` gives the format:
 //! - `lock`: an `fcntl` write lock held while the process lives, so that a recovering process
 //!   never takes the files of a live one (not inherited by a forked child);
-//! - `manifest`: the file sinks the process writes, in the order the ledger numbers them;
 //! - `defs`: each call site and argument list, appended before the first record that uses it;
 //! - `ring-<serial>`: a thread's ring, its control block (head, tail) at the start of the file;
-//! - `state`: the clock's calibration, and the ledger: after each batch the back end wrote, how
-//!   long each file was and how far each ring had been written, committed by one store.
+//! - `large-<serial>-<position>`: the body of a record too large for its ring, saved before the
+//!   record is published and removed once a cut wrote it;
+//! - `state`: the clock's calibration, and the ledger: after each batch the back end wrote, which
+//!   file each file sink was writing and how long it was, and how far each ring had been
+//!   written, committed by one store.
+//!
+//! The root and the process directories are private to the user (`private_dir`): a directory
+//! someone else owns or may write is refused, and everything inside is reached through the
+//! directory's descriptor.
 //!
 //! Layer 1 (see `ARCHITECTURE.md`): bytes and files only; what a definition says is the
 //! front end's business, what a recovered record says is the reader's.
 
 pub(crate) mod layout;
 mod map;
+mod private_dir;
 
 use layout::*;
 use map::Mapping;
-use std::fs::{File, OpenOptions};
+pub(crate) use private_dir::PrivateDir;
+use std::ffi::OsStr;
+use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A process's spool directory, open for writing.
 pub(crate) struct Spool {
-    dir: PathBuf,
+    root: PrivateDir,
+    /// The process's directory's name in `root`.
+    name: String,
+    dir: Arc<PrivateDir>,
     /// Holds the `fcntl` lock while open.
     _lock: File,
     state: Mapping,
@@ -82,39 +93,29 @@ pub(crate) fn take_warning() -> Option<String> {
 }
 
 impl Spool {
-    /// Opens a new process directory under `root` (made if missing), for rings of `capacity`
-    /// bytes (a power of two), writing `manifest` (see `SPOOL.md`).
-    pub(crate) fn create(root: &Path, capacity: usize, manifest: &[u8]) -> io::Result<Spool> {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(root)?;
+    /// Opens a new process directory under `root` (made if missing, and refused unless it is
+    /// private to this user: see `private_dir`), for rings of `capacity` bytes (a power of
+    /// two).
+    pub(crate) fn create(root: &Path, capacity: usize) -> io::Result<Spool> {
+        let root = PrivateDir::open_root(root, true)?;
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let dir = root.join(format!("{}.{started}", std::process::id()));
-        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-        let lock = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(dir.join(LOCK))?;
+        let name = format!("{}.{started}", std::process::id());
+        let dir = root.create_dir(&name)?;
+        let lock = dir.create_file(LOCK)?;
         if !set_lock(&lock)? {
             return Err(io::Error::other("the spool directory's lock is held"));
         }
-        let state = Mapping::create(&dir.join(STATE), STATE_BYTES)?;
+        let state = Mapping::create(&dir.create_file(STATE)?, STATE_BYTES)?;
         state.write(0, &STATE_MAGIC);
         state.write(8, &(STATE_USIZE_BYTES as u32).to_le_bytes());
         state.write(12, &(usize::BITS / 8).to_le_bytes());
-        std::fs::write(dir.join(MANIFEST), manifest)?;
-        let defs = OpenOptions::new()
-            .append(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(dir.join(DEFS))?;
+        let defs = dir.create_file(DEFS)?;
         Ok(Spool {
-            dir,
+            root,
+            name,
+            dir: Arc::new(dir),
             _lock: lock,
             state,
             defs: Mutex::new(defs),
@@ -125,14 +126,14 @@ impl Spool {
 
     /// The process's directory.
     pub(crate) fn dir(&self) -> &Path {
-        &self.dir
+        self.dir.path()
     }
 
     /// A ring file for the thread `serial` (OS id `tid`, `name`), its pages allocated and
     /// touched.
     pub(crate) fn ring_file(&self, serial: u64, tid: u64, name: &str) -> io::Result<RingFile> {
-        let path = self.dir.join(format!("{RING_PREFIX}{serial}"));
-        let mapping = Mapping::create(&path, PAGE + self.capacity)?;
+        let file_name = format!("{RING_PREFIX}{serial}");
+        let mapping = Mapping::create(&self.dir.create_file(&file_name)?, PAGE + self.capacity)?;
         let h = RING_HEADER;
         mapping.write(h, &RING_MAGIC);
         mapping.write(h + RH_USIZE_BYTES, &(usize::BITS / 8).to_le_bytes());
@@ -144,7 +145,9 @@ impl Spool {
         mapping.write(h + RH_NAME + 2, name);
         Ok(RingFile {
             mapping,
-            path,
+            name: file_name,
+            dir: self.dir.clone(),
+            serial,
             capacity: self.capacity,
         })
     }
@@ -208,19 +211,22 @@ impl Spool {
 impl Drop for Spool {
     fn drop(&mut self) {
         if self.clean.load(Ordering::Acquire) {
-            // Everything but the lock first: a recovery that finds the directory without its
-            // files has nothing to do, and the lock goes last.
-            if let Ok(entries) = std::fs::read_dir(&self.dir) {
-                for entry in entries.flatten() {
-                    if entry.file_name() != LOCK {
-                        let _ = std::fs::remove_file(entry.path());
-                    }
-                }
-            }
-            let _ = std::fs::remove_file(self.dir.join(LOCK));
-            let _ = std::fs::remove_dir(&self.dir);
+            remove_process_dir(&self.root, OsStr::new(&self.name), &self.dir);
         }
     }
+}
+
+/// Removes the process directory `name` of `root`, open as `dir`: everything but the lock
+/// first (a recovery that finds the directory without its files has nothing to do), the lock
+/// last, then the directory.
+pub(crate) fn remove_process_dir(root: &PrivateDir, name: &OsStr, dir: &PrivateDir) {
+    if let Ok(entries) = dir.entries() {
+        for entry in entries.iter().filter(|e| e.as_os_str() != LOCK) {
+            let _ = dir.remove_file(entry);
+        }
+    }
+    let _ = dir.remove_file(OsStr::new(LOCK));
+    let _ = root.remove_dir(name);
 }
 
 /// Takes the `fcntl` write lock on `file`: `false` when another process holds it.
@@ -246,8 +252,19 @@ pub(crate) fn set_lock(file: &File) -> io::Result<bool> {
 /// written by then: the back end drops a queue only after the cut that wrote its last one).
 pub(crate) struct RingFile {
     mapping: Mapping,
-    path: PathBuf,
+    /// Its name in `dir`.
+    name: String,
+    /// The process's spool directory, where the ring's large records are saved too.
+    dir: Arc<PrivateDir>,
+    serial: u64,
     capacity: usize,
+}
+
+/// A large record's body saved under a temporary name, before its frame has a place in the
+/// ring (see [`RingFile::stage_large`]).
+pub(crate) struct StagedRecord {
+    file: File,
+    name: String,
 }
 
 impl RingFile {
@@ -282,10 +299,50 @@ impl RingFile {
             .store(position as u64, Ordering::Relaxed);
         self.mapping.atomic_u64(slot).store(seq, Ordering::Release);
     }
+
+    /// Saves the body of a record too large for the ring (its first 8 bytes, the timestamp,
+    /// are written again by [`RingFile::place_large`]) in this ring's temporary file, one
+    /// `write(2)`: in the page cache, so it outlives the process, before the log call returns.
+    /// Producer only (one thread per ring).
+    pub(crate) fn stage_large(&self, body: &[u8]) -> io::Result<StagedRecord> {
+        let name = format!("{LARGE_PREFIX}{}.tmp", self.serial);
+        let mut file = self.dir.replace_file(&name)?;
+        file.write_all(body)?;
+        Ok(StagedRecord { file, name })
+    }
+
+    /// Gives a staged record its name, `large-<serial>-<position>` (the position of its frame
+    /// in the ring), with its timestamp `ticks`: recovery finds it there from the frame.
+    /// Producer only, between reserving the frame and publishing it.
+    pub(crate) fn place_large(
+        &self,
+        staged: StagedRecord,
+        position: usize,
+        ticks: u64,
+    ) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        staged.file.write_all_at(&ticks.to_ne_bytes(), 0)?;
+        let name = large_name(self.serial, position as u64);
+        self.dir
+            .rename(OsStr::new(&staged.name), OsStr::new(&name))
+    }
+
+    /// Removes the saved body of the large record at `position`, once a committed cut has
+    /// written it. Back end only.
+    pub(crate) fn remove_large(&self, position: usize) {
+        let _ = self
+            .dir
+            .remove_file(OsStr::new(&large_name(self.serial, position as u64)));
+    }
+
+    /// The process's spool directory.
+    pub(crate) fn dir(&self) -> &Path {
+        self.dir.path()
+    }
 }
 
 impl Drop for RingFile {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        let _ = self.dir.remove_file(OsStr::new(&self.name));
     }
 }

@@ -36,6 +36,16 @@ use std::time::{Duration, Instant};
 /// most 50 ms) land in it first.
 const COMPRESS_GRACE: Duration = Duration::from_secs(1);
 
+/// How many periods' files a recovery looks through for records a dead process had written
+/// (see [`Sink::recovery_files`]): its records after its last cut span a few batches' time.
+#[cfg(all(unix, not(loom)))]
+const MAX_RECOVERY_PERIODS: usize = 64;
+
+/// How much of the end of a file the dead process moved on to after its last cut a recovery
+/// reads: it wrote at most a few batches there before it died.
+#[cfg(all(unix, not(loom)))]
+const RECOVERY_TAIL: u64 = 64 << 20;
+
 /// How often, at most, opening a file that failed is tried again.
 const REOPEN_RETRY: Duration = Duration::from_secs(1);
 
@@ -478,6 +488,47 @@ impl Sink for RollingFile {
 
     fn next_deadline(&self) -> Option<i64> {
         (self.period.end != i64::MAX).then_some(self.period.end)
+    }
+
+    #[cfg(all(unix, not(loom)))]
+    fn spool_mark(&self, _: crate::codec::sealed::Internal) -> Option<crate::read::FileMark> {
+        self.file.as_ref()?.mark()
+    }
+
+    /// Every file of the periods from `span.0` to `span.1` (at most [`MAX_RECOVERY_PERIODS`]
+    /// of them, from the first): the file the dead process was writing at its last cut from
+    /// its length then, any other from its last [`RECOVERY_TAIL`] bytes (files it moved on to
+    /// after that cut, by time or size).
+    #[cfg(all(unix, not(loom)))]
+    fn recovery_files(
+        &mut self,
+        marks: &[crate::read::FileMark],
+        span: (i64, i64),
+        _: crate::codec::sealed::Internal,
+    ) -> Vec<super::TailFile> {
+        use std::os::unix::fs::MetadataExt;
+        let mut files = Vec::new();
+        let mut at = span.0;
+        for _ in 0..MAX_RECOVERY_PERIODS {
+            let period = self.pattern.period_file(at, &self.zone);
+            let highest = housekeeping::highest_index(&self.pattern, &period.base);
+            for index in 0..=highest.map_or(0, |h| h.index) {
+                let path = self.pattern.indexed(&period.base, index);
+                let Ok(meta) = std::fs::metadata(&path) else {
+                    continue;
+                };
+                let from = marks
+                    .iter()
+                    .find(|m| (m.dev, m.ino) == (meta.dev(), meta.ino()))
+                    .map_or(meta.len().saturating_sub(RECOVERY_TAIL), |m| m.len);
+                files.push(super::TailFile { path, from });
+            }
+            if period.end > span.1 || period.end <= at {
+                break;
+            }
+            at = period.end;
+        }
+        files
     }
 
     fn tick(&mut self, now_unix_nanos: i64) -> io::Result<()> {
