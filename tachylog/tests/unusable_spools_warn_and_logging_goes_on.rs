@@ -23,7 +23,7 @@ fn a_spool_path_that_is_a_file_is_a_warning() {
     let lines = common::parse_log(&text);
     let warning = lines
         .iter()
-        .find(|l| l.level == "WARN" && l.message.contains("cannot be opened"))
+        .find(|l| l.level == "WARN" && l.message.contains("cannot be used"))
         .unwrap_or_else(|| panic!("no warning:\n{text}"));
     assert!(warning.message.contains(&spool.display().to_string()));
     assert!(warning.message.contains("not protected against SIGKILL"));

@@ -131,13 +131,24 @@ fn recover_process(process: DeadProcess, root: &crate::queue::spool::PrivateDir,
     // Pass three: the rest, to every sink that takes them.
     let mut skip = vec![false; out.sinks.len()];
     let mut records = spool.records(false);
+    let most_verbose = out.sinks.iter().map(|s| s.min_level()).max();
+    let mut too_verbose = 0usize;
     for (ordinal, record) in (&mut records).enumerate() {
         for (i, held) in already.iter().enumerate() {
             skip[i] = held.as_ref().is_some_and(|h| h[ordinal]);
         }
+        if most_verbose.is_none_or(|level| record.level > level) {
+            too_verbose += 1;
+        }
         out.write_recovered(&crate::read::view_of(&record), &skip);
     }
     warnings.extend(records.warnings);
+    if too_verbose > 0 {
+        warnings.push(format!(
+            "{too_verbose} recovered record(s) are more verbose than any of this logger's \
+             sinks takes: not written"
+        ));
+    }
     out.flush();
     report.processes += 1;
     report.records += count;

@@ -400,6 +400,14 @@ pub(crate) fn render_message(
             text.push_str(message);
             crate::fields::wire::decode(encoded, fields);
         }
+        Message::Decoded {
+            text: message,
+            fields: decoded,
+        } => {
+            text.push_str(message);
+            fields.clone_from(decoded);
+            fields.limit_values(max_message);
+        }
         Message::Site(site_message) => {
             render_site_message(site_message, fields, max_message, &mut text);
             return;

@@ -16,6 +16,12 @@ pub(crate) enum Message<'a> {
     /// Text formatted by the caller with structured fields in the encoding of
     /// [`crate::fields::wire`] (the `log` facade, `tracing`).
     Dynamic { text: &'a str, fields: &'a [u8] },
+    /// A message read back with its fields (a record recovered from a spool).
+    #[cfg_attr(not(all(unix, not(loom))), allow(dead_code))]
+    Decoded {
+        text: &'a str,
+        fields: &'a crate::fields::Fields,
+    },
 }
 
 /// A call-site record's message, before rendering: its site, how to read its arguments, and

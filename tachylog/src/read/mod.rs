@@ -190,7 +190,10 @@ pub(crate) fn view_of(r: &crate::binary::decoder::Decoded) -> RecordView<'_> {
         file,
         line,
         thread: &r.thread,
-        message: Message::Text(&r.message),
+        message: Message::Decoded {
+            text: &r.message,
+            fields: &r.fields,
+        },
         static_metadata: r.static_metadata,
         backtrace: r.backtrace,
         recovered: r.recovered,
