@@ -4,11 +4,11 @@
 //! byte for byte with the default pattern (or `--pattern`), or as JSON or logfmt lines;
 //! filters by level, target, time and text; `--merge` interleaves several files by time,
 //! holding one record per file; `--follow` reads one file as it grows, across rotations.
-//! `tachylog stats FILE...` counts. `tachylog recover DIR` writes what processes that died
-//! left in a spool directory (`Builder::spool`). Reading large files at a terminal shows how far it has
-//! come on standard error. Exit status: 0 when every
-//! byte was read, 1 when damage was found (each stretch reported on standard error with its
-//! byte offset; the records around it are still printed), 2 on a usage or I/O error.
+//! `tachylog stats FILE...` counts. `tachylog recover DIR --file PATH` writes what processes
+//! that died left in a spool directory (`Builder::spool`) into the files it names. Reading
+//! large files at a terminal shows how far it has come on standard error. Exit status: 0 when
+//! every byte was read, 1 when damage was found (each stretch reported on standard error with
+//! its byte offset; the records around it are still printed), 2 on a usage or I/O error.
 
 mod cat;
 mod filter;
@@ -39,13 +39,10 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-    /// Writes what dead processes left in a spool directory (`Builder::spool`) to their files,
-    /// as their next start would.
+    /// Writes what dead processes left in a spool directory (`Builder::spool`) into the files
+    /// named here, as their next start would write them into theirs.
     #[cfg(unix)]
-    Recover {
-        /// The directory given to `Builder::spool`.
-        dir: PathBuf,
-    },
+    Recover(recover::RecoverArgs),
 }
 
 /// The line format of `cat`.
@@ -73,7 +70,7 @@ fn main() -> ExitCode {
         Command::Cat(args) => cat::run(args),
         Command::Stats { files } => stats::run(&files),
         #[cfg(unix)]
-        Command::Recover { dir } => recover::run(&dir),
+        Command::Recover(args) => recover::run(args),
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,

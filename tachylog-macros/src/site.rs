@@ -15,7 +15,8 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::{Ident, LitStr};
 
-/// The `Site` fields every call site sets the same way, whatever its arguments.
+/// The first arguments of `Site::new`, which every call site gives the same way whatever its
+/// arguments: level, target, file, line, format string.
 pub(crate) fn metadata(
     krate: &TokenStream,
     level: &Ident,
@@ -23,11 +24,11 @@ pub(crate) fn metadata(
     lit: &LitStr,
 ) -> TokenStream {
     quote! {
-        level: #krate::Level::#level,
-        target: #target,
-        file: ::core::file!(),
-        line: ::core::line!(),
-        format: #lit,
+        #krate::Level::#level,
+        #target,
+        ::core::file!(),
+        ::core::line!(),
+        #lit,
     }
 }
 
@@ -98,12 +99,11 @@ pub(crate) fn table(
     }
     quote! {
         #(#flags_fns)*
-        static __SITE: #krate::__private::Site = #krate::__private::Site {
+        static __SITE: #krate::__private::Site = #krate::__private::Site::new(
             #metadata
-            message: &[#(#entries),*],
-            tail: #tail,
-            fields: &[#(#keys),*],
-            gate: ::core::sync::atomic::AtomicU8::new(#krate::__private::Site::UNARMED),
-        };
+            &[#(#entries),*],
+            #tail,
+            &[#(#keys),*],
+        );
     }
 }

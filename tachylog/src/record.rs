@@ -131,36 +131,76 @@ fn hex(bytes: &[u8]) -> String {
 /// placeholder specs, and the fields' keys. How to read the arguments travels beside it as a
 /// [`Decode`], which every call site with the same argument types shares, so a call site emits
 /// no code for its formatting. The back end walks both together (`format::message`).
+///
+/// Its fields are private and it is made by [`Site::new`], which works out at compile time
+/// whether its target and file may be written without escaping: a site built by hand can
+/// never have them written raw.
 #[derive(Debug)]
 pub struct Site {
     /// The call's level.
-    pub level: Level,
+    pub(crate) level: Level,
     /// `module_path!()` of the call.
-    pub target: &'static str,
+    pub(crate) target: &'static str,
     /// `file!()` of the call.
-    pub file: &'static str,
+    pub(crate) file: &'static str,
     /// `line!()` of the call.
-    pub line: u32,
+    pub(crate) line: u32,
     /// The format string as written.
-    pub format: &'static str,
+    pub(crate) format: &'static str,
     /// The message's placeholders in order, each with the literal text before it.
-    pub message: &'static [Placeholder],
+    pub(crate) message: &'static [Placeholder],
     /// The literal text after the last placeholder (all of it for a message without any).
-    pub tail: &'static str,
+    pub(crate) tail: &'static str,
     /// The structured fields' keys, in the order their values come first in the arguments.
-    pub fields: &'static [&'static str],
-    /// [`Site::UNARMED`] until the site's first record, then `level`: the level the log call
-    /// tests, so that its first call, and only that one, takes the cold path that defines the
-    /// site in the spool (see `frontend::spool`) before the record is published.
-    #[doc(hidden)]
-    pub gate: std::sync::atomic::AtomicU8,
+    pub(crate) fields: &'static [&'static str],
+    /// Neither `target` nor `file` holds a character the text line escapes: they are copied as
+    /// they are (the back end's fast path). Derived in [`Site::new`].
+    pub(crate) plain_metadata: bool,
+    /// The address of the [`Decode`] its last record was armed with (see `frontend::spool`),
+    /// [`Site::ANY_ARGUMENTS`] when no spool needs to know each argument list, 0 before its
+    /// first record: a log call whose `Decode` is not this one takes the cold path, which
+    /// defines the site and its argument list in the spool before the record is published.
+    pub(crate) armed: std::sync::atomic::AtomicUsize,
 }
 
 impl Site {
-    /// The gate of a site whose first record has not been logged: above every level, so the
-    /// level test fails and leads to the cold path.
-    #[doc(hidden)]
-    pub const UNARMED: u8 = u8::MAX;
+    /// [`Site::armed`] when no spool is installed: every argument list passes.
+    pub(crate) const ANY_ARGUMENTS: usize = usize::MAX;
+
+    /// A call site: its level, `module_path!()` (or the call's own target), `file!()`,
+    /// `line!()`, the format string as written, its placeholders, the text after the last one
+    /// and the fields' keys.
+    ///
+    /// ```
+    /// use tachylog::__private::Site;
+    /// static SITE: Site = Site::new(tachylog::Level::Info, "app", "src/main.rs", 7, "hi", &[], "hi", &[]);
+    /// # let _ = &SITE;
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    pub const fn new(
+        level: Level,
+        target: &'static str,
+        file: &'static str,
+        line: u32,
+        format: &'static str,
+        message: &'static [Placeholder],
+        tail: &'static str,
+        fields: &'static [&'static str],
+    ) -> Site {
+        Site {
+            level,
+            target,
+            file,
+            line,
+            format,
+            message,
+            tail,
+            fields,
+            plain_metadata: crate::__private::is_plain_target(target)
+                && crate::__private::is_plain_target(file),
+            armed: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
 }
 
 /// One `{...}` of a call site's format string, made by [`Placeholder::new`].

@@ -291,9 +291,8 @@ fn a_file_another_process_appended_to_keeps_their_lines() {
     }
     assert!(
         lines.iter().any(|l| l.level == "WARN"
-            && l.message.contains(
-                "3 line(s) past the dead process's last cut are another process's"
-            )),
+            && l.message
+                .contains("3 line(s) past the dead process's last cut are another process's")),
         "no warning:\n{}",
         common::tail(&text, 2_000)
     );
@@ -325,10 +324,6 @@ fn a_logger_does_not_recover_its_own_spool() {
     drop(guard);
     let text = common::read_log(&log);
     let lines = common::parse_log(&text);
-    assert_once_each(
-        &numbered(&lines, "live"),
-        100,
-        "the process's own records",
-    );
+    assert_once_each(&numbered(&lines, "live"), 100, "the process's own records");
     assert!(lines.iter().all(|l| !l.message.starts_with("[recovered]")));
 }

@@ -194,7 +194,16 @@ pub fn spool_args(bytes: &[u8]) {
         for site in sites.iter().flatten() {
             let mut message = String::from("before");
             let mut fields = Fields::new();
-            if decode(site, &shape, args, message.len() % 2 == 0, &mut message, &mut fields).is_err() {
+            if decode(
+                site,
+                &shape,
+                args,
+                message.len() % 2 == 0,
+                &mut message,
+                &mut fields,
+            )
+            .is_err()
+            {
                 assert_eq!(message, "before", "an error left part of a message");
                 assert!(fields.is_empty(), "an error left fields");
             }

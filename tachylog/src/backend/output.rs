@@ -173,7 +173,7 @@ impl Output {
                     line: site.line,
                     thread,
                     message: Message::Site(SiteMessage { site, decode, args }),
-                    static_metadata: true,
+                    static_metadata: site.plain_metadata,
                     backtrace: from_backtrace,
                     recovered: false,
                     trace,
@@ -383,8 +383,7 @@ impl Output {
             text_only,
             ..
         } = self;
-        if let (Message::Site(site_message), true, To::Taking) = (&record.message, *text_only, to)
-        {
+        if let (Message::Site(site_message), true, To::Taking) = (&record.message, *text_only, to) {
             // Several sinks, or one without a buffer of its own: the line is formatted once.
             let text = &mut lines[Format::Text as usize];
             text.clear();
@@ -622,4 +621,3 @@ fn init<const N: usize>(bytes: &[MaybeUninit<u8>]) -> [u8; N] {
     }
     out
 }
-

@@ -81,10 +81,9 @@ pub(super) fn recover(root: &Path, out: &mut Output) {
             }
         }
         Ok(None) => {}
-        Err(e) => report.warnings.push(format!(
-            "spool {}: not recovered: {e}",
-            root.display()
-        )),
+        Err(e) => report
+            .warnings
+            .push(format!("spool {}: not recovered: {e}", root.display())),
     }
     if report.processes > 0 {
         out.backend_notice(
@@ -106,7 +105,12 @@ pub(super) fn recover(root: &Path, out: &mut Output) {
     *crate::queue::sync::lock(&LAST) = Some(report);
 }
 
-fn recover_process(process: DeadProcess, root: &crate::queue::spool::PrivateDir, out: &mut Output, report: &mut Recovery) {
+fn recover_process(
+    process: DeadProcess,
+    root: &crate::queue::spool::PrivateDir,
+    out: &mut Output,
+    report: &mut Recovery,
+) {
     let spool = match process.open() {
         Ok(spool) => spool,
         Err(why) => {
@@ -157,9 +161,11 @@ fn recover_process(process: DeadProcess, root: &crate::queue::spool::PrivateDir,
         .flatten()
         .map(|held| held.iter().filter(|h| **h).count())
         .sum::<usize>();
-    report
-        .warnings
-        .extend(warnings.into_iter().map(|w| format!("spool {context}: {w}")));
+    report.warnings.extend(
+        warnings
+            .into_iter()
+            .map(|w| format!("spool {context}: {w}")),
+    );
     drop(spool);
     process.remove(root);
 }

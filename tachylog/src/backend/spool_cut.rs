@@ -62,11 +62,10 @@ impl SpoolCut {
     /// one that cannot be looked at now).
     fn measure(&mut self, sinks: &[SinkSlot]) {
         self.lengths.clear();
-        self.lengths.extend(
-            sinks
-                .iter()
-                .map(|sink| sink.spool_mark().map_or((0, 0, 0), |m| (m.dev, m.ino, m.len))),
-        );
+        self.lengths.extend(sinks.iter().map(|sink| {
+            sink.spool_mark()
+                .map_or((0, 0, 0), |m| (m.dev, m.ino, m.len))
+        }));
     }
 
     /// Notes that records went to the sinks since the last cut.

@@ -199,7 +199,8 @@ mod tests {
         message: PLACEHOLDERS,
         tail: " c",
         fields: &["k"],
-        gate: std::sync::atomic::AtomicU8::new(Site::UNARMED),
+        plain_metadata: true,
+        armed: std::sync::atomic::AtomicUsize::new(0),
     };
 
     static WITH_FIELD: Decode = Decode::List(&[
@@ -279,7 +280,8 @@ mod tests {
         static STATIC: Site = Site {
             message: &[],
             fields: &[],
-            gate: std::sync::atomic::AtomicU8::new(Site::UNARMED),
+            plain_metadata: true,
+            armed: std::sync::atomic::AtomicUsize::new(0),
             tail: "server started",
             ..SITE
         };
@@ -312,7 +314,8 @@ mod tests {
         static SIMPLE: Site = Site {
             message: &[Placeholder::new("a=", Count::None, Count::None, None)],
             fields: &[],
-            gate: std::sync::atomic::AtomicU8::new(Site::UNARMED),
+            plain_metadata: true,
+            armed: std::sync::atomic::AtomicUsize::new(0),
             tail: "",
             ..SITE
         };
@@ -382,7 +385,8 @@ mod tests {
         static TWO_SITE: Site = Site {
             message: TWO,
             fields: &[],
-            gate: std::sync::atomic::AtomicU8::new(Site::UNARMED),
+            plain_metadata: true,
+            armed: std::sync::atomic::AtomicUsize::new(0),
             tail: ".",
             ..SITE
         };
@@ -412,7 +416,8 @@ mod tests {
         static ONE_SITE: Site = Site {
             message: TWO.split_at(1).0,
             fields: &[],
-            gate: std::sync::atomic::AtomicU8::new(Site::UNARMED),
+            plain_metadata: true,
+            armed: std::sync::atomic::AtomicUsize::new(0),
             tail: "",
             ..SITE
         };
@@ -468,7 +473,8 @@ mod tests {
         static TWO_SITE: Site = Site {
             message: TWO,
             fields: &[],
-            gate: std::sync::atomic::AtomicU8::new(Site::UNARMED),
+            plain_metadata: true,
+            armed: std::sync::atomic::AtomicUsize::new(0),
             tail: "",
             ..SITE
         };

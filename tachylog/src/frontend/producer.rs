@@ -116,8 +116,11 @@ pub fn log_record<A: Args>(site: &'static Site, stage: &Stage, args: &A) {
     // The call site's cached interest passed; the global switch still wins (shutdown started,
     // or this is a forked child), and costs one load of a shared, read-mostly line.
     let decode: &'static Decode = const { &A::DECODE };
-    // The site's gate is its level once its first record armed it (see `super::spool`).
-    if !super::gate::enabled_raw(site.gate.load(Ordering::Relaxed))
+    // A site is armed with its argument list once its definitions are in the spool, if one is
+    // installed (see `super::spool`); Acquire, so that this record is published after them.
+    let armed = site.armed.load(Ordering::Acquire);
+    let passes = armed == decode as *const Decode as usize || armed == Site::ANY_ARGUMENTS;
+    if !(super::gate::enabled_raw(site.level as u8) && passes)
         && !super::spool::arm(site, decode, super::args::shape_of::<A>)
     {
         return;

@@ -6,18 +6,33 @@
 //! - a record too large for a spooled ring: its body is saved in the spool before its frame
 //!   is published, so that it outlives the process like the ring's own bytes.
 //!
-//! The log call tests the site's gate in place of its level: the same one load and compare.
-//! The gate holds a value above every level until this cold path has run once, then the level.
-//! A site logged with several argument lists (a call in a generic function) is defined with the
-//! first one only; the others' records are recovered as the message's literal text with
-//! `<?>` for each value.
+//! The log call compares the site's armed argument list with its own (a load and a compare
+//! beside its level's): only a site's first call, and the first call of each other argument
+//! list of a site in a generic function, takes the cold path.
 
 use crate::record::{Decode, Site};
 use std::sync::atomic::Ordering;
 
-/// Arms `site`'s gate, first defining it and `decode` (whose shape `describe` writes) in the
-/// spool; `false` when records of the site's level are not wanted now (the gate then stays
-/// unarmed, to be tried again).
+/// Every (site, argument list) pair armed so far in this process, with what writes its
+/// argument list's shape: a spool installed later defines them all before any record of its
+/// own (see [`define_armed`]).
+#[cfg(all(unix, not(loom)))]
+static ARMED: std::sync::Mutex<Vec<Armed>> = std::sync::Mutex::new(Vec::new());
+
+#[cfg(all(unix, not(loom)))]
+struct Armed {
+    site: &'static Site,
+    decode: &'static Decode,
+    describe: fn() -> Vec<u8>,
+}
+
+/// Arms `site` for `decode`, first defining both (`describe` writes the argument list's shape)
+/// in the spool if one is installed; `false` when records of the site's level are not wanted
+/// now (the site then stays as it was, to be tried again).
+///
+/// A site in a generic function is logged with several argument lists: each is defined before
+/// its first record. While their calls alternate, each call of a list other than the last
+/// armed one comes here (a lock and a lookup, with a spool).
 #[cold]
 #[inline(never)]
 pub(crate) fn arm(site: &'static Site, decode: &'static Decode, describe: fn() -> Vec<u8>) -> bool {
@@ -25,26 +40,71 @@ pub(crate) fn arm(site: &'static Site, decode: &'static Decode, describe: fn() -
         return false;
     }
     #[cfg(all(unix, not(loom)))]
-    if let Some(spool) = crate::queue::spool::active() {
-        let defined = spool
-            .append_def(&site_definition(site))
-            .and_then(|()| spool.append_def(&args_definition(decode, describe)));
-        if let Err(e) = defined {
-            crate::queue::spool::warn(format!(
-                "spool {}: could not define the call site at {}:{}: {e}; its records are \
-                 not protected against SIGKILL",
-                spool.dir().display(),
-                site.file,
-                site.line
-            ));
+    {
+        let mut armed = crate::queue::sync::lock(&ARMED);
+        let known = armed
+            .iter()
+            .any(|a| std::ptr::eq(a.site, site) && std::ptr::eq(a.decode, decode));
+        if !known {
+            armed.push(Armed {
+                site,
+                decode,
+                describe,
+            });
         }
+        let key = match crate::queue::spool::active() {
+            Some(spool) => {
+                define(&spool, site, decode, describe);
+                decode as *const Decode as usize
+            }
+            None => Site::ANY_ARGUMENTS,
+        };
+        // Release: a thread that sees the site armed publishes its records after the
+        // definitions reached the file.
+        site.armed.store(key, Ordering::Release);
     }
     #[cfg(not(all(unix, not(loom))))]
-    let _ = (decode, describe);
-    // Release: a thread that sees the gate armed publishes its records after the definitions
-    // reached the file.
-    site.gate.store(site.level as u8, Ordering::Release);
+    {
+        let _ = (decode, describe);
+        site.armed.store(Site::ANY_ARGUMENTS, Ordering::Release);
+    }
     true
+}
+
+/// Defines every site and argument list armed so far in `spool`, just installed, and makes
+/// each site arm again before its next record (so that a list first logged after this is
+/// defined too). Called by `init` before the logger's first record.
+#[cfg(all(unix, not(loom)))]
+pub(crate) fn define_armed(spool: &crate::queue::spool::Spool) {
+    let armed = crate::queue::sync::lock(&ARMED);
+    for a in armed.iter() {
+        define(spool, a.site, a.decode, a.describe);
+        a.site.armed.store(0, Ordering::Release);
+    }
+}
+
+/// Appends the definitions of `site` and `decode` to `spool`, each once per spool.
+#[cfg(all(unix, not(loom)))]
+fn define(
+    spool: &crate::queue::spool::Spool,
+    site: &'static Site,
+    decode: &'static Decode,
+    describe: fn() -> Vec<u8>,
+) {
+    let site_key = site as *const Site as u64;
+    let decode_key = decode as *const Decode as u64;
+    let defined = spool
+        .define(site_key, || site_definition(site))
+        .and_then(|()| spool.define(decode_key, || args_definition(decode, describe)));
+    if let Err(e) = defined {
+        crate::queue::spool::warn(format!(
+            "spool {}: could not define the call site at {}:{}: {e}; its records are not \
+             protected against SIGKILL",
+            spool.dir().display(),
+            site.file,
+            site.line
+        ));
+    }
 }
 
 /// `DEF_SITE`: the site's address (the key records use), then its static parts.

@@ -831,6 +831,7 @@ fn open_spool(
         Ok(spool) => {
             crate::queue::spool::install(spool);
             let spool = crate::queue::spool::active()?;
+            crate::frontend::spool::define_armed(&spool);
             Some(crate::backend::spool_cut::SpoolCut::new(spool))
         }
         Err(e) => {

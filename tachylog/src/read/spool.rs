@@ -90,7 +90,8 @@ pub(crate) fn dead_processes(
     // This process's own spool is alive whatever its lock says: `fcntl` locks do not exclude
     // the process that holds them. Its pid is no help: a container's process is pid 1 at every
     // restart.
-    let own = crate::queue::spool::active().and_then(|spool| spool.dir().file_name().map(OsStr::to_os_string));
+    let own = crate::queue::spool::active()
+        .and_then(|spool| spool.dir().file_name().map(OsStr::to_os_string));
     let mut processes = Vec::new();
     for (_, name) in names {
         if own.as_deref() == Some(name.as_os_str()) {
@@ -111,7 +112,10 @@ pub(crate) fn dead_processes(
                 continue;
             }
             Err(e) => {
-                warnings.push(format!("{}: its lock: {e}; left alone", dir.path().display()));
+                warnings.push(format!(
+                    "{}: its lock: {e}; left alone",
+                    dir.path().display()
+                ));
                 continue;
             }
         };

@@ -79,10 +79,7 @@ impl SinkTail {
     }
 
     fn add_text(&mut self, file: TailFile, bytes: &[u8], end: u64) {
-        let whole = bytes
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
+        let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         self.lines.extend(
             bytes[..whole]
                 .split_inclusive(|&b| b == b'\n')
@@ -140,7 +137,9 @@ impl SinkTail {
 
     /// Whether the sink has a part past the cut to compare with.
     pub(super) fn is_empty(&self) -> bool {
-        self.lines.is_empty() && self.keys.is_empty() && self.regions.iter().all(|r| r.torn.is_none())
+        self.lines.is_empty()
+            && self.keys.is_empty()
+            && self.regions.iter().all(|r| r.torn.is_none())
     }
 
     /// Takes the binary record `key` if it is there.
@@ -272,8 +271,7 @@ fn matches(line: &[u8], pieces: &[&[u8]]) -> bool {
     let [first, middle @ .., last] = pieces else {
         return pieces.first().is_some_and(|p| *p == line);
     };
-    if line.len() < first.len() + last.len() || !line.starts_with(first) || !line.ends_with(last)
-    {
+    if line.len() < first.len() + last.len() || !line.starts_with(first) || !line.ends_with(last) {
         return false;
     }
     let mut rest = &line[first.len()..line.len() - last.len()];
@@ -308,10 +306,19 @@ mod tests {
     fn holes_take_any_text_on_the_line_and_the_quotes_around_them() {
         let rendered = holed("t INFO order 7 for @ done user=\"@\"\n");
         let pieces = holed_pieces(&rendered);
-        assert!(matches(b"t INFO order 7 for ticket 7/3 done user=ada\n", &pieces));
+        assert!(matches(
+            b"t INFO order 7 for ticket 7/3 done user=ada\n",
+            &pieces
+        ));
         assert!(matches(b"t INFO order 7 for  done user=\"a b\"\n", &pieces));
-        assert!(!matches(b"t INFO order 8 for ticket done user=ada\n", &pieces));
-        assert!(!matches(b"t INFO order 7 for x\ny done user=ada\n", &pieces));
+        assert!(!matches(
+            b"t INFO order 8 for ticket done user=ada\n",
+            &pieces
+        ));
+        assert!(!matches(
+            b"t INFO order 7 for x\ny done user=ada\n",
+            &pieces
+        ));
         let exact = holed_pieces(b"t INFO plain\n");
         assert!(matches(b"t INFO plain\n", &exact));
         assert!(!matches(b"t INFO plain!\n", &exact));

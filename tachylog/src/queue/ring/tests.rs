@@ -165,11 +165,19 @@ fn a_boxed_frame_keeps_its_space_until_released_and_is_freed_once() {
     assert!(push(&ring, &mut p, &body(8, 1)));
     let frame = ring.peek(&mut c).unwrap();
     assert!(frame.is_boxed());
-    assert_eq!(Some(frame.position()), placed, "the position given before publishing");
+    assert_eq!(
+        Some(frame.position()),
+        placed,
+        "the position given before publishing"
+    );
     let used = ring.used_bytes();
     frame.advance();
     assert_eq!(ring.boxed_bytes(), 0, "the block is freed at advance");
-    assert_eq!(ring.used_bytes(), used, "its ring space is not released yet");
+    assert_eq!(
+        ring.used_bytes(),
+        used,
+        "its ring space is not released yet"
+    );
     let frame = ring.peek(&mut c).unwrap();
     assert!(!frame.is_boxed());
     frame.advance();

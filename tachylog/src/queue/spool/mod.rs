@@ -46,7 +46,8 @@ pub(crate) struct Spool {
     /// Holds the `fcntl` lock while open.
     _lock: File,
     state: Mapping,
-    defs: Mutex<File>,
+    /// The definitions file, and the keys defined in it.
+    defs: Mutex<(File, std::collections::HashSet<u64>)>,
     capacity: usize,
     /// Whether every record since the spool opened was committed and the directory may go.
     clean: AtomicBool,
@@ -118,7 +119,7 @@ impl Spool {
             dir: Arc::new(dir),
             _lock: lock,
             state,
-            defs: Mutex::new(defs),
+            defs: Mutex::new((defs, std::collections::HashSet::new())),
             capacity,
             clean: AtomicBool::new(false),
         })
@@ -152,14 +153,22 @@ impl Spool {
         })
     }
 
-    /// Appends one definition: a `u32` length, a CRC-32, the payload, in one `write(2)`, which
-    /// puts it in the page cache before it returns.
-    pub(crate) fn append_def(&self, payload: &[u8]) -> io::Result<()> {
+    /// Appends the definition `payload()` of `key` (a site's or an argument list's address)
+    /// unless it was defined already: a `u32` length, a CRC-32, the payload, in one
+    /// `write(2)`, which puts it in the page cache before it returns.
+    pub(crate) fn define(&self, key: u64, payload: impl FnOnce() -> Vec<u8>) -> io::Result<()> {
+        let mut defs = super::sync::lock(&self.defs);
+        if defs.1.contains(&key) {
+            return Ok(());
+        }
+        let payload = payload();
         let mut entry = Vec::with_capacity(8 + payload.len());
         entry.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-        entry.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
-        entry.extend_from_slice(payload);
-        super::sync::lock(&self.defs).write_all(&entry)
+        entry.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        entry.extend_from_slice(&payload);
+        defs.0.write_all(&entry)?;
+        defs.1.insert(key);
+        Ok(())
     }
 
     /// Publishes the clock's calibration: ticks at `base_ticks` were `base_wall` ns after the
@@ -323,8 +332,7 @@ impl RingFile {
         use std::os::unix::fs::FileExt;
         staged.file.write_all_at(&ticks.to_ne_bytes(), 0)?;
         let name = large_name(self.serial, position as u64);
-        self.dir
-            .rename(OsStr::new(&staged.name), OsStr::new(&name))
+        self.dir.rename(OsStr::new(&staged.name), OsStr::new(&name))
     }
 
     /// Removes the saved body of the large record at `position`, once a committed cut has

@@ -55,7 +55,12 @@ impl PrivateDir {
     /// Creates the file `name` (mode `0600`), which must not exist, for reading and writing.
     pub(crate) fn create_file(&self, name: &str) -> io::Result<File> {
         let flags = OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW;
-        let fd = rustix::fs::openat(&self.fd, name, flags | OFlags::CLOEXEC, Mode::RUSR | Mode::WUSR)?;
+        let fd = rustix::fs::openat(
+            &self.fd,
+            name,
+            flags | OFlags::CLOEXEC,
+            Mode::RUSR | Mode::WUSR,
+        )?;
         Ok(File::from(fd))
     }
 
@@ -63,7 +68,12 @@ impl PrivateDir {
     /// refused.
     pub(crate) fn replace_file(&self, name: &str) -> io::Result<File> {
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW;
-        let fd = rustix::fs::openat(&self.fd, name, flags | OFlags::CLOEXEC, Mode::RUSR | Mode::WUSR)?;
+        let fd = rustix::fs::openat(
+            &self.fd,
+            name,
+            flags | OFlags::CLOEXEC,
+            Mode::RUSR | Mode::WUSR,
+        )?;
         let file = File::from(fd);
         check_file(&file, &self.path.join(name), u64::MAX)?;
         Ok(file)
@@ -97,12 +107,20 @@ impl PrivateDir {
 
     /// Removes the file (or symbolic link, or other non-directory) `name`.
     pub(crate) fn remove_file(&self, name: &OsStr) -> io::Result<()> {
-        Ok(rustix::fs::unlinkat(&self.fd, name.as_bytes(), AtFlags::empty())?)
+        Ok(rustix::fs::unlinkat(
+            &self.fd,
+            name.as_bytes(),
+            AtFlags::empty(),
+        )?)
     }
 
     /// Removes the empty directory `name`.
     pub(crate) fn remove_dir(&self, name: &OsStr) -> io::Result<()> {
-        Ok(rustix::fs::unlinkat(&self.fd, name.as_bytes(), AtFlags::REMOVEDIR)?)
+        Ok(rustix::fs::unlinkat(
+            &self.fd,
+            name.as_bytes(),
+            AtFlags::REMOVEDIR,
+        )?)
     }
 
     /// Renames the entry `from` to `to`, both in this directory.
@@ -130,7 +148,10 @@ impl PrivateDir {
         if mode & 0o022 != 0 {
             return Err(untrusted(
                 &path,
-                format!("is writable by its group or by others (mode {:o})", mode & 0o7777),
+                format!(
+                    "is writable by its group or by others (mode {:o})",
+                    mode & 0o7777
+                ),
             ));
         }
         Ok(PrivateDir { fd, path })
@@ -173,7 +194,10 @@ fn check_owner(meta: &std::fs::Metadata, path: &Path) -> io::Result<()> {
 fn untrusted(path: &Path, why: String) -> io::Error {
     io::Error::new(
         io::ErrorKind::PermissionDenied,
-        format!("{} {why}: a spool must be private to its user", path.display()),
+        format!(
+            "{} {why}: a spool must be private to its user",
+            path.display()
+        ),
     )
 }
 
