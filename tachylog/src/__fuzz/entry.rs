@@ -122,12 +122,38 @@ pub fn rolling_name(pattern: &str, unix_nanos: i64) {
     }
 }
 
-/// Reads `bytes` as a binary log, twice: as they are (the framing: sync markers, lengths,
-/// checksums, resynchronisation), and wrapped in one block with a valid header and checksum
-/// (the payload's tables and records, which random bytes would not otherwise reach). No input
-/// may panic; every record must render as UTF-8 text, JSON and logfmt lines; the reader must
-/// consume its whole input.
+/// Reads `bytes` as a binary log, three times: as they are (the framing: sync markers,
+/// lengths, checksums, resynchronisation), wrapped in one block with a valid header and
+/// checksum (the payload's tables and records, which random bytes would not otherwise reach),
+/// and repeated to [`TILED`] bytes. No input may panic; every record must render as UTF-8
+/// text, JSON and logfmt lines; the reader must consume its whole input; and the repeated
+/// input must read at [`FLOOR_BYTES_PER_SECOND`] or faster: work that grows faster than the
+/// input (headers that make the reader move or check its buffer again and again) shows there.
 pub fn binary_reader(bytes: &[u8]) {
+    read_binary_log(bytes);
+    if bytes.is_empty() {
+        return;
+    }
+    let tiled: Vec<u8> = bytes.iter().copied().cycle().take(TILED).collect();
+    let started = std::time::Instant::now();
+    read_binary_log(&tiled);
+    let elapsed = started.elapsed().as_secs_f64();
+    let floor = GRACE_SECONDS + TILED as f64 / FLOOR_BYTES_PER_SECOND;
+    assert!(
+        elapsed < floor,
+        "{TILED} bytes read in {elapsed:.2} s: slower than {FLOOR_BYTES_PER_SECOND} bytes/s"
+    );
+}
+
+/// The repeated input's length.
+const TILED: usize = 256 << 10;
+/// The slowest reading a fuzzing build (instrumented, sanitised) may show: a linear reader
+/// reads tens of megabytes a second there.
+const FLOOR_BYTES_PER_SECOND: f64 = 1e6;
+/// Time any input may take beside that (a cold cache, a busy machine).
+const GRACE_SECONDS: f64 = 1.0;
+
+fn read_binary_log(bytes: &[u8]) {
     let mut block = Vec::with_capacity(bytes.len() + crate::binary::HEADER);
     block.extend_from_slice(&crate::binary::SYNC);
     block.push(crate::binary::VERSION);

@@ -11,6 +11,15 @@ use std::path::Path;
 /// Bytes asked of the source per read.
 const CHUNK: usize = 256 << 10;
 
+/// What the reader may spend on checksums that fail: [`CHECK_PER_BYTE`] bytes for each byte
+/// it has read. A block is checked whole before a byte of it is used, so a file of crafted
+/// headers, each claiming a long block that fails its check and starting inside the last
+/// one's, would make the work grow with the square of its size; with the allowance spent, such
+/// a block is damage without its check, and reading stays linear. A check that passes costs
+/// nothing, and a block is read whole before it is checked, so an intact block is always
+/// checked unless failed checks spent the allowance just before it.
+const CHECK_PER_BYTE: u64 = 16;
+
 /// Reads the records of a binary log from any [`Read`], in file order.
 ///
 /// [`Reader::next_record`] lends each record (its buffers are reused: the fast way);
@@ -41,6 +50,11 @@ pub struct Reader<R> {
     record: Record,
     /// A source still being written: a block cut short at its end is waited for, not damage.
     follow: bool,
+    /// Bytes of failing checksums still allowed (see [`CHECK_PER_BYTE`]).
+    check_allowance: u64,
+    /// Bytes moved in the buffer and checksummed: what the tests bound.
+    #[cfg(test)]
+    work: u64,
 }
 
 impl Reader<BufReader<File>> {
@@ -73,6 +87,9 @@ impl<R: Read> Reader<R> {
             block: None,
             record: Record::default(),
             follow: false,
+            check_allowance: 0,
+            #[cfg(test)]
+            work: 0,
         }
     }
 
@@ -217,8 +234,18 @@ impl<R: Read> Reader<R> {
             }
             return Ok(Some(Err("a file cut short in a block")));
         }
+        if len as u64 > self.check_allowance {
+            return Ok(Some(Err(
+                "a block header among too many that fail their checks to check them all",
+            )));
+        }
+        #[cfg(test)]
+        {
+            self.work += len as u64;
+        }
         let payload = &self.buf[self.pos + HEADER..self.pos + HEADER + len];
         if crc32fast::hash(payload) != crc {
+            self.check_allowance -= len as u64;
             return Ok(Some(Err("a block whose checksum does not match")));
         }
         self.payload.clear();
@@ -255,26 +282,40 @@ impl<R: Read> Reader<R> {
     }
 
     /// Reads until `n` bytes are available past `pos`, or to the end.
+    ///
+    /// What was consumed is dropped from the buffer only when it is at least half of it: a
+    /// move of the rest for every block tried would make a file of headers that claim more
+    /// than the file holds take time in the square of its size.
     fn fill(&mut self, n: usize) -> io::Result<()> {
-        if self.buf.len() - self.pos >= n {
+        if self.buf.len() - self.pos >= n || self.eof {
             return Ok(());
         }
-        if self.pos > 0 {
+        if self.pos > 0 && self.pos >= self.buf.len() / 2 {
+            #[cfg(test)]
+            {
+                self.work += (self.buf.len() - self.pos) as u64;
+            }
             self.buf.drain(..self.pos);
             self.pos = 0;
         }
-        while self.buf.len() < n && !self.eof {
+        while self.buf.len() - self.pos < n && !self.eof {
             let start = self.buf.len();
             // Grown a chunk at a time, as bytes arrive: a damaged length field cannot make the
             // reader allocate more than the source holds.
+            let wanted = self.pos + n;
             self.buf
-                .resize(start + CHUNK.min(n - start).max(CHUNK / 4), 0);
+                .resize(start + CHUNK.min(wanted - start).max(CHUNK / 4), 0);
             match self.source.read(&mut self.buf[start..]) {
                 Ok(0) => {
                     self.buf.truncate(start);
                     self.eof = true;
                 }
-                Ok(read) => self.buf.truncate(start + read),
+                Ok(read) => {
+                    self.buf.truncate(start + read);
+                    self.check_allowance = self
+                        .check_allowance
+                        .saturating_add(read as u64 * CHECK_PER_BYTE);
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => self.buf.truncate(start),
                 Err(e) => {
                     self.buf.truncate(start);
@@ -353,6 +394,60 @@ mod tests {
                 assert_eq!((record.message(), record.thread_id()), ("hi", 7));
             }
             assert!(reader.next_record().is_none());
+        }
+    }
+
+    /// Reads all of `input` through a source that hands out at most 4 KiB a call; returns the
+    /// reader's work (bytes moved and checksummed) and the records read.
+    fn work_to_read(input: &[u8]) -> (u64, usize) {
+        struct Trickle<'a>(&'a [u8]);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                let n = buf.len().min(self.0.len()).min(4096);
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let mut reader = Reader::new(Trickle(input));
+        let mut records = 0;
+        while let Some(item) = reader.next_record() {
+            records += item.is_ok() as usize;
+        }
+        assert_eq!(reader.offset(), input.len() as u64, "every byte consumed");
+        (reader.work, records)
+    }
+
+    /// A block header with the given payload length and a checksum that does not match.
+    fn lying_header(len: u32) -> Vec<u8> {
+        let mut header = SYNC.to_vec();
+        header.extend_from_slice(&[VERSION, 0]);
+        header.extend_from_slice(&len.to_le_bytes());
+        header.extend_from_slice(&0u32.to_le_bytes());
+        header
+    }
+
+    /// Headers that lie about their lengths cost the reader work in proportion to the file,
+    /// whether they claim more than the file holds (each used to move the whole buffer) or
+    /// less (each used to be checksummed over what follows it), and the intact blocks among
+    /// them are still read.
+    #[test]
+    fn headers_that_lie_about_lengths_take_linear_work() {
+        for claim in [u32::MAX >> 2, 512 << 10, 64 << 10] {
+            let mut input = Vec::new();
+            input.extend_from_slice(&block());
+            while input.len() < 1 << 20 {
+                input.extend_from_slice(&lying_header(claim));
+            }
+            input.extend_from_slice(&block());
+            let (work, records) = work_to_read(&input);
+            assert_eq!(records, 2, "claim {claim}: the intact blocks around them");
+            let bound = (CHECK_PER_BYTE + 4) * input.len() as u64;
+            assert!(
+                work <= bound,
+                "claim {claim}: {work} bytes of work for {} bytes of input",
+                input.len()
+            );
         }
     }
 

@@ -710,7 +710,7 @@ proptest! {
             if let Ok(shape) = Shape::parse(candidate) {
                 let mut message = String::new();
                 let mut fields = Fields::new();
-                let _ = decode(&site, &shape, &args, &mut message, &mut fields);
+                let _ = decode(&site, &shape, &args, false, &mut message, &mut fields);
             }
         }
     }
