@@ -89,6 +89,120 @@ fn killed_before_commit() {
     }
 }
 
+/// A type only the writing program can format.
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct Ticket {
+    id: u32,
+    lane: u32,
+}
+
+impl std::fmt::Display for Ticket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ticket {}/{}", self.id, self.lane)
+    }
+}
+
+impl tachylog::CopyArg for Ticket {}
+
+/// One call site for every `T`: each type's argument list is its own.
+fn generic<T: std::fmt::Display + std::fmt::Debug>(n: u64, value: T) {
+    tachylog::info!("generic {} holds {} ({:?})", n, value, value);
+}
+
+#[test]
+fn own_types_and_generic_sites_before_commit() {
+    if let Some(log) = common::child_role("own_types_and_generic_sites_before_commit") {
+        std::mem::forget(common::expect_init(
+            tachylog::builder().file(&log).spool(spool_dir(&log)).init(),
+        ));
+        for n in 0..200u64 {
+            tachylog::info!("own {} is {}", n, Ticket { id: n as u32, lane: 3 });
+        }
+        tachylog::flush();
+        // The next batch reaches the file and its cut is never committed.
+        tachylog::__private::kill_before_next_commit();
+        for n in 200..400u64 {
+            tachylog::info!("own {} is {}", n, Ticket { id: n as u32, lane: 3 });
+        }
+        tachylog::flush();
+        common::await_fatal_signal(Duration::from_secs(30));
+    }
+}
+
+#[test]
+fn generic_sites_killed_while_held() {
+    if let Some(log) = common::child_role("generic_sites_killed_while_held") {
+        std::mem::forget(common::expect_init(
+            tachylog::builder().file(&log).spool(spool_dir(&log)).init(),
+        ));
+        tachylog::__private::hold_backend(true);
+        for n in 0..100u64 {
+            generic(n, n * 7);
+            generic(n, "text");
+            generic(n, n as f64 / 4.0);
+        }
+        // SAFETY: killing our own process.
+        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        common::await_fatal_signal(Duration::from_secs(30));
+    }
+}
+
+/// Lines the dead process wrote with a value of its own type are found in the file, though
+/// recovery can show that value only as its type name and bytes: none is written twice.
+#[test]
+fn a_value_of_the_programs_own_type_is_not_written_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    let child = common::run_child_with_log(
+        "own_types_and_generic_sites_before_commit",
+        &log,
+        Duration::from_secs(60),
+    );
+    assert_eq!(child.status.signal(), Some(libc::SIGKILL), "{child}");
+    let before = common::read_log(&log);
+    assert!(before.contains("own 399 is ticket 399/3"), "the batch reached the file");
+    let text = recover(&log);
+    assert!(text.starts_with(&before));
+    let lines = common::parse_log(&text);
+    assert_once_each(&numbered(&lines, "own"), 400, "own types");
+    assert!(
+        lines.iter().all(|l| !l.message.starts_with("[recovered] own")),
+        "a line already in the file was written again:\n{}",
+        common::tail(&text, 1_000)
+    );
+}
+
+/// A call site in a generic function logged with three argument types: each type's records
+/// are recovered with their values.
+#[test]
+fn a_generic_site_recovers_the_values_of_every_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    let child = common::run_child_with_log(
+        "generic_sites_killed_while_held",
+        &log,
+        Duration::from_secs(60),
+    );
+    assert_eq!(child.status.signal(), Some(libc::SIGKILL), "{child}");
+    let text = recover(&log);
+    for n in [0u64, 1, 57, 99] {
+        for expected in [
+            format!("[recovered] generic {n} holds {} ({})", n * 7, n * 7),
+            format!("[recovered] generic {n} holds text (\"text\")"),
+            format!(
+                "[recovered] generic {n} holds {} ({:?})",
+                n as f64 / 4.0,
+                n as f64 / 4.0
+            ),
+        ] {
+            assert!(text.contains(&expected), "{expected} missing:\n{text}");
+        }
+    }
+    assert!(!text.contains("<?>"), "{text}");
+    assert_eq!(common::parse_log(&text).len(), 301, "300 records and the notice");
+}
+
 #[test]
 fn killed_while_held() {
     if let Some(log) = common::child_role("killed_while_held") {

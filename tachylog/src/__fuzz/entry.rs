@@ -237,9 +237,14 @@ pub fn spool_args(bytes: &[u8]) {
     }
 }
 
-/// Recovers a dead process's spool from untrusted bytes (`read/spool.rs`): `bytes[0..2]` the
-/// length of a `defs` file (LE), then those bytes, then a ring's frames. No input may panic,
-/// and every recovered record must render as UTF-8 text, JSON and logfmt lines.
+/// Recovers a dead process's spool made from untrusted bytes (`read/spool.rs`), in a private
+/// directory of its own under `/dev/shm` (or the temporary directory): `bytes[0..2]` the
+/// length of a `defs` file (LE), then those bytes, then a ring's frames, whose last
+/// [`SPOOL_CONTROL`] bytes (when there are that many) say how the rest of the directory looks:
+/// which entries are replaced by a symbolic link to `/dev/zero`, a FIFO, a directory or a file
+/// of another mode; the clock's calibration; the committed cut and position, and where the
+/// ring's head is; whether a large record's body is saved. No input may panic or hang, and
+/// every recovered record must render as UTF-8 text, JSON and logfmt lines.
 #[cfg(unix)]
 pub fn spool_recovery(bytes: &[u8]) {
     let Some(len) = bytes.get(..2) else {
@@ -247,6 +252,173 @@ pub fn spool_recovery(bytes: &[u8]) {
     };
     let len = usize::from(u16::from_le_bytes([len[0], len[1]]));
     let rest = &bytes[2..];
-    let (defs, storage) = rest.split_at(len.min(rest.len()));
-    crate::read::fuzz_spool(defs, storage);
+    let (defs, rest) = rest.split_at(len.min(rest.len()));
+    let (storage, control) = match rest.len().checked_sub(SPOOL_CONTROL) {
+        Some(at) => rest.split_at(at),
+        None => (rest, &[0u8; SPOOL_CONTROL][..]),
+    };
+    let base = ["/dev/shm", "/tmp"]
+        .iter()
+        .map(std::path::Path::new)
+        .find(|p| p.is_dir())
+        .map_or_else(std::env::temp_dir, |p| p.to_path_buf());
+    let Ok(root) = tempfile_dir(&base) else {
+        return;
+    };
+    if build_spool(root.path(), defs, storage, control).is_ok() {
+        let records = crate::read::fuzz_spool(root.path());
+        render_every_way(&records);
+    }
+}
+
+/// Bytes at the end of a `spool_recovery` input that shape the directory.
+#[cfg(unix)]
+const SPOOL_CONTROL: usize = 40;
+
+/// A private directory removed when dropped.
+#[cfg(unix)]
+struct TempDir(std::path::PathBuf);
+
+#[cfg(unix)]
+impl TempDir {
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+#[cfg(unix)]
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(unix)]
+fn tempfile_dir(base: &std::path::Path) -> std::io::Result<TempDir> {
+    use std::os::unix::fs::DirBuilderExt;
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = base.join(format!("tachylog-fuzz-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&path);
+    std::fs::DirBuilder::new().mode(0o700).create(&path)?;
+    Ok(TempDir(path))
+}
+
+/// Makes the dead process's directory `1.1` under `root` (see [`spool_recovery`]).
+#[cfg(unix)]
+fn build_spool(
+    root: &std::path::Path,
+    defs: &[u8],
+    storage: &[u8],
+    control: &[u8],
+) -> std::io::Result<()> {
+    use crate::queue::spool::layout::*;
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let word = |at: usize| u64::from_le_bytes(control[at..at + 8].try_into().unwrap_or([0; 8]));
+    let flags = control[0];
+    let dir = root.join("1.1");
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    let hostile = |name: &str, how: u8| -> std::io::Result<()> {
+        let path = dir.join(name);
+        let _ = std::fs::remove_file(&path);
+        match how % 4 {
+            0 => std::os::unix::fs::symlink("/dev/zero", &path),
+            1 => {
+                let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+                    .map_err(std::io::Error::other)?;
+                // SAFETY: a valid NUL-terminated path.
+                match unsafe { libc::mkfifo(c.as_ptr(), 0o600) } {
+                    0 => Ok(()),
+                    _ => Err(std::io::Error::last_os_error()),
+                }
+            }
+            2 => std::fs::create_dir(&path),
+            _ => {
+                std::fs::write(&path, b"")?;
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666))
+            }
+        }
+    };
+    if flags & 0x80 == 0 {
+        std::fs::write(dir.join(LOCK), b"")?;
+    }
+    // The state: magic, widths, cut 1 committed, the clock and one ledger entry from `control`.
+    let mut state = vec![0u8; STATE_BYTES];
+    state[..8].copy_from_slice(&STATE_MAGIC);
+    state[8..12].copy_from_slice(&8u32.to_le_bytes());
+    state[12..16].copy_from_slice(&8u32.to_le_bytes());
+    state[STATE_CURRENT..STATE_CURRENT + 8].copy_from_slice(&1u64.to_le_bytes());
+    state[STATE_CLOCK..STATE_CLOCK + 8].copy_from_slice(&2u64.to_le_bytes());
+    state[STATE_CLOCK + 8..STATE_CLOCK + 32].copy_from_slice(&control[1..25]);
+    let slot = STATE_SLOTS + SLOT_BYTES;
+    state[slot..slot + 8].copy_from_slice(&1u64.to_le_bytes());
+    state[slot + 8..slot + 16].copy_from_slice(&1u64.to_le_bytes());
+    state[slot + 16..slot + 40].copy_from_slice(&control[8..32]);
+    std::fs::write(dir.join(STATE), &state)?;
+    std::fs::write(dir.join(DEFS), defs)?;
+    // The ring: its storage from `storage`, its committed position and head from `control`.
+    let capacity = storage.len().clamp(64, 1 << 16).next_power_of_two();
+    let mut ring = vec![0u8; PAGE + capacity];
+    ring[PAGE..PAGE + storage.len().min(capacity)]
+        .copy_from_slice(&storage[..storage.len().min(capacity)]);
+    let committed = word(25) & !7 & (capacity as u64 * 4 - 1);
+    let head = committed.wrapping_add(u64::from(control[33]) * 8 % (capacity as u64 + 64));
+    let h = RING_HEADER;
+    ring[h..h + 8].copy_from_slice(&RING_MAGIC);
+    ring[h + RH_USIZE_BYTES..h + RH_USIZE_BYTES + 4].copy_from_slice(&8u32.to_le_bytes());
+    ring[h + RH_CAPACITY..h + RH_CAPACITY + 8].copy_from_slice(&(capacity as u64).to_le_bytes());
+    ring[h + RH_HEAD_OFFSET..h + RH_HEAD_OFFSET + 8].copy_from_slice(&0u64.to_le_bytes());
+    ring[..8].copy_from_slice(&head.to_le_bytes());
+    ring[h + RH_SERIAL..h + RH_SERIAL + 8].copy_from_slice(&1u64.to_le_bytes());
+    ring[h + RH_COMMITTED..h + RH_COMMITTED + 8].copy_from_slice(&1u64.to_le_bytes());
+    ring[h + RH_COMMITTED + 8..h + RH_COMMITTED + 16].copy_from_slice(&committed.to_le_bytes());
+    let name_len = usize::from(control[34] % 16);
+    ring[h + RH_NAME..h + RH_NAME + 2].copy_from_slice(&(name_len as u16).to_le_bytes());
+    ring[h + RH_NAME + 2..h + RH_NAME + 2 + name_len]
+        .copy_from_slice(&control[35..35 + name_len.min(5)].repeat(4)[..name_len]);
+    std::fs::write(dir.join(format!("{RING_PREFIX}1")), &ring)?;
+    if flags & 0x01 != 0 {
+        std::fs::write(dir.join(large_name(1, committed)), defs)?;
+    }
+    // Entries that are not what their names say.
+    for (bit, name) in [
+        (0x02, "ring-2"),
+        (0x04, "ring-1"),
+        (0x08, STATE),
+        (0x10, DEFS),
+        (0x20, LOCK),
+    ] {
+        if flags & bit != 0 {
+            hostile(name, control[36].wrapping_add(bit))?;
+        }
+    }
+    if flags & 0x40 != 0 {
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777))?;
+    }
+    Ok(())
+}
+
+/// Renders `records` as every sink would: text, JSON and logfmt lines (which must be UTF-8),
+/// and a binary log.
+#[cfg(unix)]
+fn render_every_way(records: &[crate::binary::decoder::Decoded]) {
+    let zone = crate::zone::TimeZone::utc();
+    let mut renderers = [
+        crate::read::Renderer::text(crate::Pattern::default(), zone.clone()),
+        crate::read::Renderer::json(zone.clone()),
+        crate::read::Renderer::logfmt(zone),
+    ];
+    let mut line = Vec::new();
+    let mut encoder = crate::binary::encoder::Encoder::new(usize::MAX);
+    for record in records {
+        for renderer in &mut renderers {
+            line.clear();
+            renderer.render_decoded(record, &mut line);
+            assert!(std::str::from_utf8(&line).is_ok(), "a line that is not UTF-8");
+        }
+        if encoder.encode(&crate::read::view_of(record)) {
+            encoder.close_block(|_| ());
+        }
+    }
+    encoder.close_block(|_| ());
 }

@@ -836,14 +836,13 @@ fn uint_at(bytes: &[u8], at: usize, width: usize) -> Option<u64> {
     }
 }
 
-/// The fuzz target `spool_recovery`: `tree` describes a process directory (see
-/// `__fuzz::spool_recovery`), made for real in a private temporary directory, then opened and
-/// read as recovery reads it, every record rendered in every format.
+/// The fuzz target `spool_recovery`: a spool directory made for real from untrusted bytes (see
+/// `__fuzz::spool_recovery`), then read as recovery reads it; the records it yields.
 #[cfg(fuzzing)]
-pub(crate) fn fuzz(dir: &Path) -> Vec<Decoded> {
+pub(crate) fn fuzz(root: &Path) -> Vec<Decoded> {
     let mut warnings = Vec::new();
     let mut out = Vec::new();
-    let Ok(Some(dead)) = dead_processes(dir, &mut warnings) else {
+    let Ok(Some(dead)) = dead_processes(root, &mut warnings) else {
         return out;
     };
     for process in &dead.processes {
