@@ -117,13 +117,27 @@ fn own_types_and_generic_sites_before_commit() {
             tachylog::builder().file(&log).spool(spool_dir(&log)).init(),
         ));
         for n in 0..200u64 {
-            tachylog::info!("own {} is {}", n, Ticket { id: n as u32, lane: 3 });
+            tachylog::info!(
+                "own {} is {}",
+                n,
+                Ticket {
+                    id: n as u32,
+                    lane: 3
+                }
+            );
         }
         tachylog::flush();
         // The next batch reaches the file and its cut is never committed.
         tachylog::__private::kill_before_next_commit();
         for n in 200..400u64 {
-            tachylog::info!("own {} is {}", n, Ticket { id: n as u32, lane: 3 });
+            tachylog::info!(
+                "own {} is {}",
+                n,
+                Ticket {
+                    id: n as u32,
+                    lane: 3
+                }
+            );
         }
         tachylog::flush();
         common::await_fatal_signal(Duration::from_secs(30));
@@ -161,13 +175,18 @@ fn a_value_of_the_programs_own_type_is_not_written_twice() {
     );
     assert_eq!(child.status.signal(), Some(libc::SIGKILL), "{child}");
     let before = common::read_log(&log);
-    assert!(before.contains("own 399 is ticket 399/3"), "the batch reached the file");
+    assert!(
+        before.contains("own 399 is ticket 399/3"),
+        "the batch reached the file"
+    );
     let text = recover(&log);
     assert!(text.starts_with(&before));
     let lines = common::parse_log(&text);
     assert_once_each(&numbered(&lines, "own"), 400, "own types");
     assert!(
-        lines.iter().all(|l| !l.message.starts_with("[recovered] own")),
+        lines
+            .iter()
+            .all(|l| !l.message.starts_with("[recovered] own")),
         "a line already in the file was written again:\n{}",
         common::tail(&text, 1_000)
     );
@@ -200,7 +219,11 @@ fn a_generic_site_recovers_the_values_of_every_type() {
         }
     }
     assert!(!text.contains("<?>"), "{text}");
-    assert_eq!(common::parse_log(&text).len(), 301, "300 records and the notice");
+    assert_eq!(
+        common::parse_log(&text).len(),
+        301,
+        "300 records and the notice"
+    );
 }
 
 #[test]

@@ -414,7 +414,10 @@ fn render_every_way(records: &[crate::binary::decoder::Decoded]) {
         for renderer in &mut renderers {
             line.clear();
             renderer.render_decoded(record, &mut line);
-            assert!(std::str::from_utf8(&line).is_ok(), "a line that is not UTF-8");
+            assert!(
+                std::str::from_utf8(&line).is_ok(),
+                "a line that is not UTF-8"
+            );
         }
         if encoder.encode(&crate::read::view_of(record)) {
             encoder.close_block(|_| ());

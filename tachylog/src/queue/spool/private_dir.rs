@@ -201,10 +201,12 @@ fn untrusted(path: &Path, why: String) -> io::Error {
     )
 }
 
-/// An open refused because the last component is a symbolic link (`ELOOP` with `O_NOFOLLOW`)
-/// says so; other errors name the path.
+/// An open refused because the last component is a symbolic link (`ELOOP` with `O_NOFOLLOW`,
+/// or `ENOTDIR` with `O_DIRECTORY` too) says so; other errors name the path.
 fn refused(path: &Path, e: io::Error) -> io::Error {
-    if e.raw_os_error() == Some(libc::ELOOP) {
+    let link = matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR))
+        && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if link {
         return untrusted(path, "is a symbolic link".into());
     }
     io::Error::new(e.kind(), format!("{}: {e}", path.display()))
