@@ -3,11 +3,13 @@
 //! once, whole, with its own timestamp, marked `[recovered]`.
 //!
 //! Each run is a real child process in which four threads log numbered records at full speed
-//! and note, in a shared file mapping, how many of their calls have returned; a fifth thread
-//! sends the process SIGKILL after a random delay. A second child then starts a logger with
-//! the same file and spool and ends cleanly. The file must then hold every noted record of
-//! every thread exactly once, in whole lines, each thread's in time order. The number of runs
-//! is `TACHYLOG_SIGKILL_RUNS` (default 20; the goal is 100 of 100).
+//! (one in fifty larger than a quarter of the ring, which travels outside it) and note, in a
+//! shared file mapping, how many of their calls have returned; a fifth thread sends the
+//! process SIGKILL after a random delay. A second child then starts a logger with the same
+//! sink and spool and ends cleanly. The files must then hold every noted record of every
+//! thread exactly once, in whole lines, each thread's in time order. Once with a `FileSink`,
+//! once with a `RollingFile` that starts a new file every second and every 256 KiB. The
+//! number of runs is `TACHYLOG_SIGKILL_RUNS` (default 20; the goal is 100 of 100).
 // Unix only: SIGKILL and the spool are Unix-only.
 #![cfg(unix)]
 
@@ -20,6 +22,56 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 const THREADS: usize = 4;
+
+/// Each thread's ring: small, so that a record of [`LARGE`] bytes is larger than a quarter of
+/// it.
+const RING: usize = 64 << 10;
+/// The text of the large records, one in [`LARGE_EVERY`].
+const LARGE: usize = 20 << 10;
+const LARGE_EVERY: u64 = 50;
+
+/// Which sink the children use: `file` or `rolling` (`TACHYLOG_TEST_SINK`).
+fn builder(log: &Path) -> tachylog::Builder {
+    let builder = tachylog::builder()
+        .spool(spool_dir(log))
+        .ring_capacity(RING);
+    match std::env::var("TACHYLOG_TEST_SINK").as_deref() {
+        Ok("rolling") => {
+            let pattern = log.with_file_name("app.%Y%m%d-%H%M%S.log");
+            let sink = tachylog::RollingFile::builder(pattern.to_str().unwrap())
+                .max_size(256 << 10)
+                .open()
+                .expect("rolling file");
+            builder.sink(sink)
+        }
+        _ => builder.file(log),
+    }
+}
+
+/// The text of every file the sink wrote, each whole file in turn (a rolling sink's in the
+/// order of their names: period, then index).
+fn read_logs(log: &Path) -> String {
+    let dir = log.parent().unwrap();
+    let mut names: Vec<(String, u32, String)> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            let stem = name.strip_suffix(".log")?;
+            let (period, index) = match stem.rsplit_once('.') {
+                Some((period, index)) if period.contains('.') => {
+                    (period.to_string(), index.parse().ok()?)
+                }
+                _ => (stem.to_string(), 0),
+            };
+            Some((period, index, name))
+        })
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .map(|(_, _, name)| common::read_log(&dir.join(name)))
+        .collect()
+}
 
 fn spool_dir(log: &Path) -> PathBuf {
     log.with_extension("spool")
@@ -63,9 +115,7 @@ fn progress_counters(path: &Path, create: bool) -> &'static [AtomicU64] {
 fn sigkill_writer() {
     if let Some(log) = common::child_role("sigkill_writer") {
         let progress = progress_counters(&progress_path(&log), false);
-        std::mem::forget(common::expect_init(
-            tachylog::builder().file(&log).spool(spool_dir(&log)).init(),
-        ));
+        std::mem::forget(common::expect_init(builder(&log).init()));
         let delay: u64 = std::env::var("TACHYLOG_TEST_KILL_AFTER_US")
             .ok()
             .and_then(|v| v.parse().ok())
@@ -80,8 +130,20 @@ fn sigkill_writer() {
                 std::thread::Builder::new()
                     .name(format!("writer-{t}"))
                     .spawn(move || {
+                        let large = "x".repeat(LARGE);
                         for seq in 0u64.. {
-                            tachylog::info!("t{} seq {} payload {:.3}", t, seq, seq as f64 / 7.0);
+                            let extra = if seq % LARGE_EVERY == 7 {
+                                &large[..]
+                            } else {
+                                ""
+                            };
+                            tachylog::info!(
+                                "t{} seq {} {}payload {:.3}",
+                                t,
+                                seq,
+                                extra,
+                                seq as f64 / 7.0
+                            );
                             progress[t].store(seq + 1, Ordering::Release);
                         }
                     })
@@ -99,8 +161,7 @@ fn sigkill_writer() {
 #[test]
 fn sigkill_recoverer() {
     if let Some(log) = common::child_role("sigkill_recoverer") {
-        let guard =
-            common::expect_init(tachylog::builder().file(&log).spool(spool_dir(&log)).init());
+        let guard = common::expect_init(builder(&log).init());
         tachylog::info!("recovery done");
         drop(guard);
     }
@@ -108,6 +169,15 @@ fn sigkill_recoverer() {
 
 #[test]
 fn records_whose_call_returned_survive_sigkill() {
+    survive_sigkill("file");
+}
+
+#[test]
+fn records_whose_call_returned_survive_sigkill_into_rolling_files() {
+    survive_sigkill("rolling");
+}
+
+fn survive_sigkill(sink: &str) {
     if common::child_role("sigkill_writer").is_some()
         || common::child_role("sigkill_recoverer").is_some()
     {
@@ -130,6 +200,7 @@ fn records_whose_call_returned_survive_sigkill() {
             &log,
             |command| {
                 command.env("TACHYLOG_TEST_KILL_AFTER_US", delay.to_string());
+                command.env("TACHYLOG_TEST_SINK", sink);
             },
             Duration::from_secs(60),
         );
@@ -139,10 +210,16 @@ fn records_whose_call_returned_survive_sigkill() {
             "run {run}: {writer}"
         );
         let returned: Vec<u64> = progress.iter().map(|c| c.load(Ordering::Acquire)).collect();
-        let recoverer =
-            common::run_child_with_log("sigkill_recoverer", &log, Duration::from_secs(60));
+        let recoverer = common::run_child_with_command(
+            "sigkill_recoverer",
+            &log,
+            |command| {
+                command.env("TACHYLOG_TEST_SINK", sink);
+            },
+            Duration::from_secs(60),
+        );
         assert!(recoverer.status.success(), "run {run}: {recoverer}");
-        let text = common::read_log(&log);
+        let text = read_logs(&log);
         let lines = common::parse_log(&text);
         let mut seen: HashMap<(usize, u64), usize> = HashMap::new();
         let mut last_time: [&str; THREADS] = [""; THREADS];
@@ -167,9 +244,12 @@ fn records_whose_call_returned_survive_sigkill() {
                 "run {run}: thread {t}'s records out of time order at seq {seq}"
             );
             last_time[t] = line.timestamp;
+            let large = if seq % LARGE_EVERY == 7 { LARGE } else { 0 };
             assert!(
-                message.ends_with(&format!("payload {:.3}", seq as f64 / 7.0)),
-                "run {run}: {message}"
+                message.ends_with(&format!("payload {:.3}", seq as f64 / 7.0))
+                    && message.len() > large,
+                "run {run}: {}",
+                &message[..message.len().min(200)]
             );
         }
         let duplicates: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
@@ -200,7 +280,7 @@ fn records_whose_call_returned_survive_sigkill() {
         assert_eq!(leftover, 0, "run {run}: spool directories left behind");
     }
     eprintln!(
-        "{runs} runs: {returned_total} records returned before SIGKILL, all written once; \
-         {recovered_total} of them by recovery"
+        "{sink}: {runs} runs: {returned_total} records returned before SIGKILL, all written \
+         once; {recovered_total} of them by recovery"
     );
 }

@@ -1,0 +1,191 @@
+//! Recovery shares a file with the processes that append to it: it never cuts what another
+//! process wrote. Each round, a process with a spool dies after its last batch reached the
+//! file and before that batch was committed, the death having torn the batch's last line;
+//! then, while this process (a live sibling, a plain logger) appends to the same file as fast
+//! as it flushes, a third process recovers the spool. Recovery cuts off the torn piece only
+//! under the file's exclusive `flock`, which every tachylog writer shares while it appends,
+//! and only if it is still the end of the file; otherwise the sibling's next line was written
+//! after it, and both stay.
+//!
+//! After each round, every record of the sibling is in the file once, whole, every record of
+//! the dead process once, as a whole line, and every line parses; the torn piece is either cut
+//! off or followed by the sibling's whole line. `TACHYLOG_SIBLING_ROUNDS` rounds (default
+//! 100).
+// Unix only: the spool is Unix-only.
+#![cfg(unix)]
+
+mod common;
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn spool_dir(log: &Path) -> PathBuf {
+    log.with_extension("spool")
+}
+
+#[test]
+fn dies_after_writing_its_last_batch() {
+    if let Some(log) = common::child_role("dies_after_writing_its_last_batch") {
+        std::mem::forget(common::expect_init(
+            tachylog::builder().file(&log).spool(spool_dir(&log)).init(),
+        ));
+        for i in 0..300u64 {
+            tachylog::info!("dead {} of the committed cut", i);
+        }
+        tachylog::flush();
+        tachylog::__private::kill_before_next_commit();
+        for i in 300..600u64 {
+            tachylog::info!("dead {} written, never committed", i);
+        }
+        tachylog::flush();
+        common::await_fatal_signal(Duration::from_secs(30));
+    }
+}
+
+#[test]
+fn recovers() {
+    if let Some(log) = common::child_role("recovers") {
+        drop(common::expect_init(
+            tachylog::builder().file(&log).spool(spool_dir(&log)).init(),
+        ));
+    }
+}
+
+#[test]
+fn a_live_sibling_keeps_every_line_while_a_dead_process_is_recovered() {
+    if common::child_role("dies_after_writing_its_last_batch").is_some()
+        || common::child_role("recovers").is_some()
+    {
+        return;
+    }
+    let _serial = common::logger_lock();
+    let rounds: usize = std::env::var("TACHYLOG_SIBLING_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    let (mut cut, mut glued) = (0, 0);
+    for round in 0..rounds {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("shared.log");
+        let child = common::run_child_with_log(
+            "dies_after_writing_its_last_batch",
+            &log,
+            Duration::from_secs(60),
+        );
+        assert_eq!(child.status.signal(), Some(libc::SIGKILL), "{child}");
+        // The death tore the last line: its end, from inside the message, is not there.
+        let text = common::read_log(&log);
+        let last = text.trim_end().rsplit('\n').next().unwrap();
+        let keep = last.find(" written").unwrap() + round % 7;
+        let torn = &last[..keep];
+        let len = text.len() - last.len() - 1 + keep;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&log)
+            .unwrap()
+            .set_len(len as u64)
+            .unwrap();
+
+        // The sibling: this process, appending and flushing until the recovery is over.
+        let guard = common::expect_init(
+            tachylog::builder()
+                .file(&log)
+                .flush_interval(Duration::from_millis(1))
+                .init(),
+        );
+        // The recovering process starts; the sibling begins to append a moment later, from
+        // before that process has looked at the file to after it is done.
+        let recovery = {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                common::run_child_with_log("recovers", &log, Duration::from_secs(60))
+            })
+        };
+        std::thread::sleep(Duration::from_micros((round as u64 * 7_919) % 40_000));
+        let mut i = 0u64;
+        while !recovery.is_finished() || i < 8 {
+            tachylog::info!("sibling {} of the live", i);
+            i += 1;
+            if i % 4 == 0 {
+                tachylog::flush();
+            }
+        }
+        let recovery = recovery.join().unwrap();
+        assert!(recovery.status.success(), "round {round}: {recovery}");
+        drop(guard);
+        let sibling_count = i;
+
+        let text = common::read_log(&log);
+        let mut dead = vec![0u32; 600];
+        let mut live = vec![0u32; sibling_count as usize];
+        let mut unparsed = Vec::new();
+        for line in text.lines() {
+            for i in numbers(line, "sibling ", " of the live") {
+                live[i] += 1;
+            }
+            match common::parse_line(line) {
+                Ok(parsed) => {
+                    let message = parsed.message.trim_start_matches("[recovered] ");
+                    let n = numbers(message, "dead ", " of the committed cut").chain(numbers(
+                        message,
+                        "dead ",
+                        " written, never committed",
+                    ));
+                    for i in n {
+                        dead[i] += 1;
+                    }
+                }
+                Err(_) => unparsed.push(line),
+            }
+        }
+        let context = || format!("round {round}:\n{}", common::tail(&text, 3_000));
+        assert!(
+            live.iter().all(|&n| n == 1),
+            "a sibling line lost or doubled: {}",
+            context()
+        );
+        assert!(
+            dead.iter().all(|&n| n == 1),
+            "a dead record lost or doubled: {}",
+            context()
+        );
+        assert!(
+            unparsed.is_empty(),
+            "lines that do not parse: {unparsed:?}\n{}",
+            context()
+        );
+        match text.find(torn) {
+            None => cut += 1,
+            // The sibling's line was written after the torn piece before recovery looked:
+            // the piece is not the end of the file, and stays.
+            Some(at) => {
+                let rest = &text[at + torn.len()..];
+                let glued_line = &rest[..rest.find('\n').unwrap_or(rest.len())];
+                assert!(glued_line.contains(" sibling "), "{}", context());
+                glued += 1;
+            }
+        }
+    }
+    eprintln!(
+        "{rounds} rounds: the torn piece cut by recovery in {cut}, followed by the sibling's \
+         line before recovery looked in {glued}"
+    );
+    assert!(cut > 0, "recovery never had a torn piece to cut");
+}
+
+/// The numbers `n` of each `{prefix}{n}{suffix}` in `text`.
+fn numbers<'a>(
+    text: &'a str,
+    prefix: &'a str,
+    suffix: &'a str,
+) -> impl Iterator<Item = usize> + 'a {
+    text.match_indices(prefix).filter_map(move |(at, _)| {
+        let rest = &text[at + prefix.len()..];
+        let digits = rest.find(|c: char| !c.is_ascii_digit())?;
+        rest[digits..]
+            .starts_with(suffix)
+            .then(|| rest[..digits].parse().ok())
+            .flatten()
+    })
+}
