@@ -470,3 +470,19 @@ impl Decode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A site whose target or file holds a character the line escapes is never written raw:
+    /// however it was built, `Site::new` says so, and the back end escapes it.
+    #[test]
+    fn a_site_with_hostile_metadata_is_not_plain() {
+        let site = |target, file| Site::new(Level::Info, target, file, 1, "x", &[], "x", &[]);
+        assert!(site("app::net", "src/net.rs").plain_metadata);
+        assert!(!site("app\nERROR forged", "src/net.rs").plain_metadata);
+        assert!(!site("app", "src/\u{202e}net.rs").plain_metadata);
+        assert!(!site("app\u{85}", "f").plain_metadata);
+    }
+}

@@ -14,7 +14,7 @@ use std::time::Duration;
 /// ANSI sequences that would hide the real text and recolour the terminal.
 const FORGED: &str = "\n2026-11-21 16:04:05.125049 ERROR [main/1] app: FORGED (src/x.rs:1)\r\
                       2026-11-21 16:04:05.125049 ERROR [main/1] app: FORGED (src/x.rs:2)\r\n\
-                      \u{1b}[2K\u{1b}[1A\u{1b}]0;title\u{7}\u{85}\u{2028}\u{0}\u{7f}\u{9b}31m";
+                      \u{1b}[2K\u{1b}[1A\u{1b}]0;title\u{7}\u{85}\u{2028}\u{0}\u{7f}\u{9b}31m\u{202e}\u{2066}";
 
 #[derive(Clone, Copy)]
 struct Hostile;
@@ -79,7 +79,8 @@ fn no_field_can_forge_a_record() {
             "raw control byte {byte:#04x} in the log:\n{text}"
         );
     }
-    for c in ['\u{85}', '\u{9b}', '\u{2028}'] {
+    // Bidi controls too, in the thread's name as in the rest.
+    for c in ['\u{85}', '\u{9b}', '\u{2028}', '\u{202e}', '\u{2066}'] {
         assert!(!text.contains(c), "raw {c:?} in the log:\n{text}");
     }
 }

@@ -5,7 +5,10 @@
 use super::escape::invisible_layout_char;
 use std::fmt::Write as _;
 
-/// Appends `text` as a quoted JSON string.
+/// Appends `text` as a quoted JSON string. Beside what JSON requires (`"`, `\`, C0 controls),
+/// DEL, the C1 controls, the line and paragraph separators and the bidi controls are written as
+/// `\u` escapes too, as the text line escapes them: a JSON line shown in a terminal or a pager
+/// stays one line and reads in its order.
 pub(crate) fn write_string(text: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let bytes = text.as_bytes();
@@ -18,27 +21,27 @@ pub(crate) fn write_string(text: &str, out: &mut Vec<u8>) {
             b'\r' => b"\\r",
             b'\t' => b"\\t",
             0..=0x1f | 0x7f => b"",
-            // U+2028 / U+2029 are E2 80 A8 / E2 80 A9.
-            0xe2 if bytes.get(i + 1) == Some(&0x80)
-                && matches!(bytes.get(i + 2), Some(0xa8 | 0xa9)) =>
-            {
-                b""
+            // The lead bytes of U+0080..U+00BF (the C1 controls) and of U+2000..U+2FFF (the
+            // separators and bidi controls): looked at as a character.
+            0xc2 | 0xe2 => {
+                let c = text[i..].chars().next().unwrap_or(' ');
+                if !(c.is_control() || invisible_layout_char(c)) {
+                    continue;
+                }
+                out.extend_from_slice(&bytes[clean_from..i]);
+                out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes());
+                clean_from = i + c.len_utf8();
+                continue;
             }
             _ => continue,
         };
         out.extend_from_slice(&bytes[clean_from..i]);
         if escape.is_empty() {
-            let code = if b == 0xe2 {
-                0x2000 + bytes[i + 2] as u32 - 0x80
-            } else {
-                b as u32
-            };
-            out.extend_from_slice(format!("\\u{code:04x}").as_bytes());
-            clean_from = if b == 0xe2 { i + 3 } else { i + 1 };
+            out.extend_from_slice(format!("\\u{:04x}", b as u32).as_bytes());
         } else {
             out.extend_from_slice(escape);
-            clean_from = i + 1;
         }
+        clean_from = i + 1;
     }
     out.extend_from_slice(&bytes[clean_from.min(bytes.len())..]);
     out.push(b'"');

@@ -7,6 +7,8 @@
 //! Each test binary compiles this module and uses only part of it.
 #![allow(dead_code)]
 
+pub mod forged_tlog;
+
 use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
