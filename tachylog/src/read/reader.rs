@@ -52,8 +52,8 @@ pub struct Reader<R> {
     follow: bool,
     /// Bytes of failing checksums still allowed (see [`CHECK_PER_BYTE`]).
     check_allowance: u64,
-    /// Bytes moved in the buffer and checksummed: what the tests bound.
-    #[cfg(test)]
+    /// Bytes moved in the buffer and checksummed: what the tests and the fuzz target bound.
+    #[cfg(any(test, fuzzing))]
     work: u64,
 }
 
@@ -88,7 +88,7 @@ impl<R: Read> Reader<R> {
             record: Record::default(),
             follow: false,
             check_allowance: 0,
-            #[cfg(test)]
+            #[cfg(any(test, fuzzing))]
             work: 0,
         }
     }
@@ -115,6 +115,12 @@ impl<R: Read> Reader<R> {
     /// ```
     pub fn offset(&self) -> u64 {
         self.offset
+    }
+
+    /// Bytes moved in the buffer and checksummed so far.
+    #[cfg(fuzzing)]
+    pub(crate) fn work(&self) -> u64 {
+        self.work
     }
 
     /// The next record, lent until the next call; `None` at the end of the source.
@@ -239,7 +245,7 @@ impl<R: Read> Reader<R> {
                 "a block header among too many that fail their checks to check them all",
             )));
         }
-        #[cfg(test)]
+        #[cfg(any(test, fuzzing))]
         {
             self.work += len as u64;
         }
@@ -291,7 +297,7 @@ impl<R: Read> Reader<R> {
             return Ok(());
         }
         if self.pos > 0 && self.pos >= self.buf.len() / 2 {
-            #[cfg(test)]
+            #[cfg(any(test, fuzzing))]
             {
                 self.work += (self.buf.len() - self.pos) as u64;
             }
