@@ -68,7 +68,7 @@ fn recover_into(log: &Path, root: &Path) -> String {
     text
 }
 
-fn warnings<'a>(text: &'a str) -> Vec<&'a str> {
+fn warnings(text: &str) -> Vec<&str> {
     common::parse_log(text)
         .into_iter()
         .filter(|l| l.level == "WARN")

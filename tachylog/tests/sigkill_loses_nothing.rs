@@ -36,6 +36,7 @@ fn builder(log: &Path) -> tachylog::Builder {
         .spool(spool_dir(log))
         .ring_capacity(RING);
     match std::env::var("TACHYLOG_TEST_SINK").as_deref() {
+        #[cfg(feature = "rolling")]
         Ok("rolling") => {
             let pattern = log.with_file_name("app.%Y%m%d-%H%M%S.log");
             let sink = tachylog::RollingFile::builder(pattern.to_str().unwrap())
@@ -172,6 +173,7 @@ fn records_whose_call_returned_survive_sigkill() {
     survive_sigkill("file");
 }
 
+#[cfg(feature = "rolling")]
 #[test]
 fn records_whose_call_returned_survive_sigkill_into_rolling_files() {
     survive_sigkill("rolling");

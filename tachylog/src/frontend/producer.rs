@@ -119,10 +119,9 @@ pub fn log_record<A: Args>(site: &'static Site, stage: &Stage, args: &A) {
     // A site is armed with its argument list once its definitions are in the spool, if one is
     // installed (see `super::spool`); Acquire, so that this record is published after them.
     let armed = site.armed.load(Ordering::Acquire);
-    let passes = armed == decode as *const Decode as usize || armed == Site::ANY_ARGUMENTS;
-    if !(super::gate::enabled_raw(site.level as u8) && passes)
-        && !super::spool::arm(site, decode, super::args::shape_of::<A>)
-    {
+    let ready = super::gate::enabled_raw(site.level as u8)
+        && (armed == decode as *const Decode as usize || armed == Site::ANY_ARGUMENTS);
+    if !ready && !super::spool::arm(site, decode, super::args::shape_of::<A>) {
         return;
     }
     let args_len = args.encoded_len(stage);

@@ -191,7 +191,7 @@ impl Spool {
     }
 
     /// Commits cut `seq`: every ring's slot for it was written ([`RingFile::commit`]), and
-    /// `files` says how long each manifest file is now. One store makes it the current cut.
+    /// `files` gives each sink's file and its length now. One store makes it the current cut.
     /// Back end only.
     pub(crate) fn commit(&self, seq: u64, files: &[(u64, u64, u64)]) {
         let slot = STATE_SLOTS + (seq % 2) as usize * SLOT_BYTES;
