@@ -65,6 +65,7 @@ fn a_live_sibling_keeps_every_line_while_a_dead_process_is_recovered() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(100);
     let (mut cut, mut glued) = (0, 0);
+    let mut recovery_takes = Duration::from_millis(100);
     for round in 0..rounds {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("shared.log");
@@ -94,15 +95,17 @@ fn a_live_sibling_keeps_every_line_while_a_dead_process_is_recovered() {
                 .flush_interval(Duration::from_millis(1))
                 .init(),
         );
-        // The recovering process starts; the sibling begins to append a moment later, from
-        // before that process has looked at the file to after it is done.
+        // The recovering process starts; the sibling begins to append a moment later, spread
+        // over the time a recovery took in the last round: from before that process has looked
+        // at the file to after it is done.
+        let started = std::time::Instant::now();
         let recovery = {
             let log = log.clone();
             std::thread::spawn(move || {
                 common::run_child_with_log("recovers", &log, Duration::from_secs(60))
             })
         };
-        std::thread::sleep(Duration::from_micros((round as u64 * 7_919) % 40_000));
+        std::thread::sleep(recovery_takes * (round % 8) as u32 / 7);
         let mut i = 0u64;
         while !recovery.is_finished() || i < 8 {
             tachylog::info!("sibling {} of the live", i);
@@ -112,6 +115,7 @@ fn a_live_sibling_keeps_every_line_while_a_dead_process_is_recovered() {
             }
         }
         let recovery = recovery.join().unwrap();
+        recovery_takes = started.elapsed();
         assert!(recovery.status.success(), "round {round}: {recovery}");
         drop(guard);
         let sibling_count = i;

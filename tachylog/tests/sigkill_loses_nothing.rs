@@ -49,6 +49,40 @@ fn builder(log: &Path) -> tachylog::Builder {
     }
 }
 
+fn grep(log: &Path, what: &str) -> String {
+    let mut out = String::new();
+    for e in std::fs::read_dir(log.parent().unwrap()).unwrap() {
+        let e = e.unwrap();
+        if let Ok(text) = std::fs::read_to_string(e.path()) {
+            for l in text.lines().filter(|l| l.contains(what)) {
+                out.push_str(&format!(
+                    "{}: {}\n",
+                    e.file_name().to_string_lossy(),
+                    &l[..l.len().min(200)]
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The names and sizes of the log files, for messages.
+fn files(log: &Path) -> String {
+    let mut names: Vec<String> = std::fs::read_dir(log.parent().unwrap())
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            format!(
+                "{} {}",
+                e.file_name().to_string_lossy(),
+                e.metadata().unwrap().len()
+            )
+        })
+        .collect();
+    names.sort();
+    names.join("\n")
+}
+
 /// The text of every file the sink wrote, each whole file in turn (a rolling sink's in the
 /// order of their names: period, then index).
 fn read_logs(log: &Path) -> String {
@@ -243,7 +277,11 @@ fn survive_sigkill(sink: &str) {
             *seen.entry((t, seq)).or_default() += 1;
             assert!(
                 line.timestamp >= last_time[t],
-                "run {run}: thread {t}'s records out of time order at seq {seq}"
+                "run {run}: thread {t}'s records out of time order at seq {seq}: {} after {}\n{}\n{}",
+                line.timestamp,
+                last_time[t],
+                files(&log),
+                grep(&log, &format!("t{t} seq {seq} "))
             );
             last_time[t] = line.timestamp;
             let large = if seq % LARGE_EVERY == 7 { LARGE } else { 0 };

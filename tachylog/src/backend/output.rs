@@ -342,10 +342,18 @@ impl Output {
         self.write_to(record, To::TakingBut(skip));
     }
 
-    /// `record`'s line as sink `index` would be given it (uncoloured), without writing it:
-    /// `None` for a binary log, which takes no line.
+    /// `record`'s line as sink `index` would be given it (uncoloured), each byte of its
+    /// date-time column replaced by `any_byte`, without writing it: what recovery compares
+    /// with a file's lines (the time the dead process wrote may be later than the record's own
+    /// by up to the column's monotonic clamp, and its clock's calibration may have moved
+    /// since). `None` for a binary log, which takes no line.
     #[cfg(all(unix, not(loom)))]
-    pub(super) fn render_line(&mut self, record: &RecordView<'_>, index: usize) -> Option<&[u8]> {
+    pub(super) fn render_line_for_matching(
+        &mut self,
+        record: &RecordView<'_>,
+        index: usize,
+        any_byte: u8,
+    ) -> Option<&[u8]> {
         let Output {
             formatter,
             sinks,
@@ -366,6 +374,14 @@ impl Output {
             Format::Json => formatter.format_json(record, message, fields, text),
             Format::Logfmt => formatter.format_logfmt(record, message, fields, text),
             Format::Binary => {}
+        }
+        let mut column = Vec::with_capacity(32);
+        formatter.write_time(record.unix_nanos, &mut column);
+        if format != Format::Text {
+            column[10] = b'T';
+        }
+        if let Some(at) = text.windows(column.len()).position(|w| w == column) {
+            text[at..at + column.len()].fill(any_byte);
         }
         Some(text)
     }

@@ -218,17 +218,22 @@ fn find_written(
     held
 }
 
-/// Whether `tail` holds `record` as sink `index` writes it, unmarked or marked.
+/// Whether `tail` holds `record` as sink `index` writes it, unmarked or marked, at about its
+/// time (see [`Output::render_line_for_matching`]); a binary log's record by its thread, level,
+/// line and message.
 fn taken_by(tail: &mut SinkTail, record: &mut Decoded, out: &mut Output, index: usize) -> bool {
+    if record.level > out.sinks[index].min_level() {
+        return false;
+    }
     if out.sinks[index].format() == Format::Binary {
         let line = record.site.as_ref().map_or(record.line, |s| s.line);
-        return tail.take_key((record.unix_nanos, record.thread.id, record.level, line));
+        return tail.take_record((record.thread.id, record.level, line), &record.message);
     }
     for recovered in [false, true] {
         record.recovered = recovered;
         let view = crate::read::view_of(record);
         if out
-            .render_line(&view, index)
+            .render_line_for_matching(&view, index, tail::ANY_BYTE)
             .is_some_and(|line| tail.take_line(line))
         {
             return true;

@@ -5,10 +5,16 @@
 //! A recovered record is looked for as the sink would have written it, marked or not (the dead
 //! process wrote it unmarked; a recovery killed halfway, marked). A value the dead program
 //! formatted with its own code (a `CopyArg` of its own type) is a hole in that line
-//! (`format::shaped::HOLE`), which any text without a line break fills. A binary log's records
-//! are compared by time, thread, level and line, which its encoder keeps whatever the values.
+//! (`format::shaped::HOLE`), which any text without a line break fills; each byte of its
+//! date-time column is any byte ([`ANY_BYTE`]): the dead process may have written a later time
+//! than the record's own (the column is kept monotonic) or converted it with an older
+//! calibration. A binary log's records are compared by thread, level, line and message.
 
 use crate::format::shaped::HOLE;
+
+/// A byte that stands for any byte in a line rendered for comparison: each byte of its
+/// date-time column (see `Output::render_line_for_matching`). Never in UTF-8 text.
+pub(super) const ANY_BYTE: u8 = 0xFF;
 use crate::read::Reader;
 use crate::sink::append::lock;
 use crate::sink::TailFile;
@@ -25,8 +31,8 @@ const MAX_TAIL: u64 = 64 << 20;
 /// How long a recovery waits for the other writers of a file to let it cut a torn line.
 const LOCK_WAIT: Duration = Duration::from_secs(5);
 
-/// A binary record's identity: time, thread, level, line.
-pub(super) type RecordKey = (i64, u64, Level, u32);
+/// Where a binary record was logged: thread, level, line.
+pub(super) type RecordKey = (u64, Level, u32);
 
 /// One file's part past the cut.
 struct Region {
@@ -45,12 +51,18 @@ struct Torn {
     ours: bool,
 }
 
-/// The lines of one sink's files past the cut, sorted, each taken by at most one record.
+/// The lines of one sink's files past the cut, each taken by at most one record.
 pub(super) struct SinkTail {
     regions: Vec<Region>,
+    /// Sorted, so that the lines that begin with a given text are together.
     lines: Vec<Vec<u8>>,
     taken: Vec<bool>,
-    keys: HashMap<RecordKey, u32>,
+    /// Indices into `lines`, sorted by each line read backwards: the lines that end with a
+    /// given text are together (a line's date-time, a hole, often comes first).
+    by_end: Vec<u32>,
+    /// A binary log's records, by where they were logged: their messages, and whether a
+    /// recovered record took each.
+    records: HashMap<RecordKey, Vec<(String, bool)>>,
 }
 
 impl SinkTail {
@@ -61,7 +73,8 @@ impl SinkTail {
             regions: Vec::new(),
             lines: Vec::new(),
             taken: Vec::new(),
-            keys: HashMap::new(),
+            by_end: Vec::new(),
+            records: HashMap::new(),
         };
         for file in files {
             match read_region(&file) {
@@ -75,6 +88,11 @@ impl SinkTail {
         }
         tail.lines.sort_unstable();
         tail.taken = vec![false; tail.lines.len()];
+        tail.by_end = (0..tail.lines.len() as u32).collect();
+        let lines = &tail.lines;
+        tail.by_end.sort_unstable_by(|&a, &b| {
+            backwards(&lines[a as usize]).cmp(&backwards(&lines[b as usize]))
+        });
         tail
     }
 
@@ -104,13 +122,11 @@ impl SinkTail {
             match item {
                 Ok(record) => {
                     torn = None;
-                    let key = (
-                        record.unix_nanos(),
-                        record.thread_id(),
-                        record.level(),
-                        record.line(),
-                    );
-                    *self.keys.entry(key).or_default() += 1;
+                    let key = (record.thread_id(), record.level(), record.line());
+                    self.records
+                        .entry(key)
+                        .or_default()
+                        .push((record.message().to_string(), false));
                 }
                 // Damage that runs to the end of the file: a block torn by a death, cut
                 // whoever tore it (no live writer leaves part of a block).
@@ -138,19 +154,24 @@ impl SinkTail {
     /// Whether the sink has a part past the cut to compare with.
     pub(super) fn is_empty(&self) -> bool {
         self.lines.is_empty()
-            && self.keys.is_empty()
+            && self.records.is_empty()
             && self.regions.iter().all(|r| r.torn.is_none())
     }
 
-    /// Takes the binary record `key` if it is there.
-    pub(super) fn take_key(&mut self, key: RecordKey) -> bool {
-        match self.keys.get_mut(&key) {
-            Some(count) if *count > 0 => {
-                *count -= 1;
-                true
+    /// Takes a binary record logged at `key` whose message `message` (with holes) matches,
+    /// if there is one not taken.
+    pub(super) fn take_record(&mut self, key: RecordKey, message: &str) -> bool {
+        let pieces = holed_pieces(message.as_bytes());
+        let Some(candidates) = self.records.get_mut(&key) else {
+            return false;
+        };
+        for (text, taken) in candidates.iter_mut() {
+            if !*taken && matches(text.as_bytes(), &pieces) {
+                *taken = true;
+                return true;
             }
-            _ => false,
         }
+        false
     }
 
     /// Takes a line that `rendered` (a line with holes) matches, if there is one not taken;
@@ -162,22 +183,40 @@ impl SinkTail {
                 torn.ours = torn.ours || is_prefix_of(&torn.bytes, &pieces);
             }
         }
-        let first = pieces[0];
-        // Lines that begin with the first piece are together in sorted order.
-        let from = self.lines.partition_point(|l| l.as_slice() < first);
-        let to = from + self.lines[from..].partition_point(|l| l.starts_with(first));
-        for i in from..to {
-            if !self.taken[i] && matches(&self.lines[i], &pieces) {
+        let first = plain_start(pieces[0]);
+        let last = plain_end(pieces[pieces.len() - 1]);
+        let lines = &self.lines;
+        let found = if first.len() >= last.len() {
+            // The lines that begin with the first piece, together in sorted order.
+            let from = lines.partition_point(|l| l.as_slice() < first);
+            let to = from + lines[from..].partition_point(|l| l.starts_with(first));
+            (from..to).find(|&i| !self.taken[i] && matches(&lines[i], &pieces))
+        } else {
+            // Those that end with the last piece, together read backwards.
+            let end = backwards(last);
+            let by_end = &self.by_end;
+            let from = by_end.partition_point(|&i| backwards(&lines[i as usize]) < end);
+            let to = from
+                + by_end[from..]
+                    .partition_point(|&i| backwards(&lines[i as usize]).starts_with(end));
+            by_end[from..to]
+                .iter()
+                .map(|&i| i as usize)
+                .find(|&i| !self.taken[i] && matches(&lines[i], &pieces))
+        };
+        match found {
+            Some(i) => {
                 self.taken[i] = true;
-                return true;
+                true
             }
+            None => false,
         }
-        false
     }
 
-    /// Lines there that no record took: another process's.
+    /// Lines (binary records) there that no record took: another process's.
     pub(super) fn foreign(&self) -> usize {
-        self.taken.iter().filter(|t| !**t).count()
+        let records = self.records.values().flatten().filter(|(_, t)| !*t).count();
+        self.taken.iter().filter(|t| !**t).count() + records
     }
 
     /// Cuts off the torn pieces the dead process left, and ends any other with a line break
@@ -241,6 +280,32 @@ fn read_region(file: &TailFile) -> io::Result<(Vec<u8>, u64)> {
     Ok((bytes, end))
 }
 
+/// `bytes` read from the end, comparable as a whole.
+fn backwards(bytes: &[u8]) -> Backwards<'_> {
+    Backwards(bytes)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Backwards<'a>(&'a [u8]);
+
+impl Backwards<'_> {
+    fn starts_with(&self, other: Backwards<'_>) -> bool {
+        self.0.ends_with(other.0)
+    }
+}
+
+impl PartialOrd for Backwards<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Backwards<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.iter().rev().cmp(other.0.iter().rev())
+    }
+}
+
 /// `rendered` split at its holes. A hole takes the quotes around it (`key="…"`): the dead
 /// program's text may or may not have needed them.
 fn holed_pieces(rendered: &[u8]) -> Vec<&[u8]> {
@@ -248,7 +313,7 @@ fn holed_pieces(rendered: &[u8]) -> Vec<&[u8]> {
     let hole = HOLE.encode_utf8(&mut hole).as_bytes();
     let mut pieces = Vec::new();
     let mut rest = rendered;
-    while let Some(at) = find(rest, hole) {
+    while let Some(at) = rest.windows(hole.len()).position(|w| w == hole) {
         pieces.push(&rest[..at]);
         rest = &rest[at + hole.len()..];
     }
@@ -262,16 +327,49 @@ fn holed_pieces(rendered: &[u8]) -> Vec<&[u8]> {
     pieces
 }
 
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
+/// Whether `text` is `piece`, where [`ANY_BYTE`] in `piece` stands for any byte.
+fn same(text: &[u8], piece: &[u8]) -> bool {
+    text.len() == piece.len()
+        && text
+            .iter()
+            .zip(piece)
+            .all(|(&t, &p)| p == ANY_BYTE || t == p)
+}
+
+/// Where `piece` (see [`same`]) first occurs in `haystack`.
+fn find(haystack: &[u8], piece: &[u8]) -> Option<usize> {
+    haystack.windows(piece.len()).position(|w| same(w, piece))
+}
+
+/// The part of `piece` before its first [`ANY_BYTE`]: what a sorted search may use.
+fn plain_start(piece: &[u8]) -> &[u8] {
+    &piece[..piece
+        .iter()
+        .position(|&b| b == ANY_BYTE)
+        .unwrap_or(piece.len())]
+}
+
+/// The part of `piece` after its last [`ANY_BYTE`].
+fn plain_end(piece: &[u8]) -> &[u8] {
+    &piece[piece
+        .iter()
+        .rposition(|&b| b == ANY_BYTE)
+        .map_or(0, |i| i + 1)..]
 }
 
 /// Whether `line` is `pieces` with any text but a line break in each hole.
 fn matches(line: &[u8], pieces: &[&[u8]]) -> bool {
+    let body = line.strip_suffix(b"\n").unwrap_or(line);
+    if body.contains(&b'\n') {
+        return false;
+    }
     let [first, middle @ .., last] = pieces else {
-        return pieces.first().is_some_and(|p| *p == line);
+        return pieces.first().is_some_and(|p| same(line, p));
     };
-    if line.len() < first.len() + last.len() || !line.starts_with(first) || !line.ends_with(last) {
+    if line.len() < first.len() + last.len()
+        || !same(&line[..first.len()], first)
+        || !same(&line[line.len() - last.len()..], last)
+    {
         return false;
     }
     let mut rest = &line[first.len()..line.len() - last.len()];
@@ -281,17 +379,20 @@ fn matches(line: &[u8], pieces: &[&[u8]]) -> bool {
             None => return false,
         }
     }
-    !rest.contains(&b'\n')
+    true
 }
 
 /// Whether `torn` is the beginning of some line that `pieces` matches.
 fn is_prefix_of(torn: &[u8], pieces: &[&[u8]]) -> bool {
     let first = pieces[0];
+    if torn.is_empty() {
+        return false;
+    }
     if torn.len() <= first.len() {
-        return first.starts_with(torn) && !torn.is_empty();
+        return same(torn, &first[..torn.len()]);
     }
     // Past the first piece, a hole takes anything, and a line without holes is exact.
-    torn.starts_with(first) && pieces.len() > 1
+    same(&torn[..first.len()], first) && pieces.len() > 1
 }
 
 #[cfg(test)]
@@ -322,6 +423,34 @@ mod tests {
         let exact = holed_pieces(b"t INFO plain\n");
         assert!(matches(b"t INFO plain\n", &exact));
         assert!(!matches(b"t INFO plain!\n", &exact));
+    }
+
+    /// The date-time column matches any time; the rest of the line must be as rendered.
+    #[test]
+    fn the_time_column_takes_any_time_and_nothing_else_moves() {
+        let mut rendered = b"2026-11-27 20:28:41.183070 INFO  [w/7] m: t0 seq 0\n".to_vec();
+        rendered[..26].fill(ANY_BYTE);
+        let pieces = holed_pieces(&rendered);
+        assert!(matches(
+            b"2026-11-27 20:28:41.189720 INFO  [w/7] m: t0 seq 0\n",
+            &pieces
+        ));
+        assert!(!matches(
+            b"2026-11-27 20:28:41.189720 INFO  [w/7] m: t0 seq 1\n",
+            &pieces
+        ));
+        assert!(!matches(
+            b"2026-11-27 20:28:41.18972 INFO  [w/7] m: t0 seq 0\n",
+            &pieces
+        ));
+        assert!(is_prefix_of(b"2026-11-27 20:28:41.1", &pieces));
+        assert!(is_prefix_of(
+            b"2026-11-27 20:28:41.999999 INFO  [w/7] m: t0 s",
+            &pieces
+        ));
+        assert!(!is_prefix_of(b"2026-11-27 20:28:41.999999 WARN", &pieces));
+        assert_eq!(plain_end(pieces[0]), b" INFO  [w/7] m: t0 seq 0\n");
+        assert_eq!(plain_start(pieces[0]), b"");
     }
 
     #[test]
