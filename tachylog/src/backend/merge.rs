@@ -71,6 +71,8 @@ struct Source {
     /// Positions of the large records (saved in the spool beside the ring) read since the
     /// last cut: their saved bodies go when the cut is committed.
     large: Vec<usize>,
+    /// The cursor's position when the ring was adopted.
+    adopted_at: usize,
 }
 
 impl Source {
@@ -90,6 +92,7 @@ impl Source {
             unreleased: 0,
             held: adopted_held,
             large: Vec::new(),
+            adopted_at: snapshot,
         }
     }
 
@@ -174,6 +177,16 @@ pub(crate) struct Merger {
     hold: bool,
     slack: u64,
     stall: u64,
+}
+
+/// How far a spooled ring had been read when a cut was marked (see [`Merger::held_marks`]).
+#[cfg(all(unix, not(loom)))]
+pub(crate) struct HeldMark {
+    /// The ring's queue, by address.
+    queue: usize,
+    position: usize,
+    /// How many of its large records had been read.
+    large: usize,
 }
 
 /// What one drain did.
@@ -327,6 +340,59 @@ impl Merger {
         for s in self.sources.iter().filter(|s| s.held) {
             if let Some(file) = s.queue.rings.spool_file() {
                 file.commit(seq, s.cursor.position());
+            }
+        }
+    }
+
+    /// How far each spooled ring has been read now: a cut to commit once what was read is
+    /// written ([`Merger::commit_marks`], [`Merger::release_marks`]), while reading goes on.
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) fn held_marks(&self) -> Vec<HeldMark> {
+        self.sources
+            .iter()
+            .filter(|s| s.held)
+            .map(|s| HeldMark {
+                queue: std::sync::Arc::as_ptr(&s.queue) as usize,
+                position: s.cursor.position(),
+                large: s.large.len(),
+            })
+            .collect()
+    }
+
+    /// Writes every spooled ring's slot of cut `seq`: at its mark, or where it was adopted
+    /// for a ring adopted since the marks were taken (none of its records was written yet).
+    /// Every ring's slot is written: recovery reads a ring whose slot is not the committed
+    /// cut's from its start.
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) fn commit_marks(&self, seq: u64, marks: &[HeldMark]) {
+        for s in self.sources.iter().filter(|s| s.held) {
+            let queue = std::sync::Arc::as_ptr(&s.queue) as usize;
+            let position = marks
+                .iter()
+                .find(|m| m.queue == queue)
+                .map_or(s.adopted_at, |m| m.position);
+            if let Some(file) = s.queue.rings.spool_file() {
+                file.commit(seq, position);
+            }
+        }
+    }
+
+    /// Gives each spooled ring's frames before its mark back to its producer, and removes the
+    /// saved bodies of the large records among them.
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) fn release_marks(&mut self, marks: &[HeldMark]) {
+        for s in self.sources.iter_mut().filter(|s| s.held) {
+            let Some(mark) = marks
+                .iter()
+                .find(|m| m.queue == std::sync::Arc::as_ptr(&s.queue) as usize)
+            else {
+                continue;
+            };
+            s.queue.rings.release_to(&s.cursor, mark.position);
+            if let Some(file) = s.queue.rings.spool_file() {
+                for position in s.large.drain(..mark.large.min(s.large.len())) {
+                    file.remove_large(position);
+                }
             }
         }
     }

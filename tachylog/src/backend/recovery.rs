@@ -203,17 +203,11 @@ fn find_written(
             }
         }
     }
-    for (tail, sink) in tails.iter().zip(&out.sinks) {
-        let Some(tail) = tail else { continue };
+    // Lines there that no record took stay as they are: another process's, or the dead
+    // process's own of records its last cut had committed (a cut's lengths are taken before
+    // its batch is written).
+    for tail in tails.iter().flatten() {
         tail.mend_torn_ends(warnings);
-        let foreign = tail.foreign();
-        if foreign > 0 {
-            warnings.push(format!(
-                "{}: {foreign} line(s) past the dead process's last cut are another \
-                 process's; they were left as they are",
-                sink.describe()
-            ));
-        }
     }
     held
 }

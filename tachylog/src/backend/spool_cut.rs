@@ -7,7 +7,7 @@
 //! and writes everything after the committed ring positions: each record once, whole.
 
 use super::clock::WallClock;
-use super::merge::Merger;
+use super::merge::{HeldMark, Merger};
 use crate::queue::spool::Spool;
 use crate::sink::SinkSlot;
 #[cfg(feature = "testing")]
@@ -30,6 +30,15 @@ pub fn kill_before_next_commit() {
     KILL_BEFORE_NEXT_COMMIT.store(true, Ordering::SeqCst);
 }
 
+/// With the test hook set: SIGKILL between a batch's write and its commit.
+fn kill_if_asked() {
+    #[cfg(feature = "testing")]
+    if KILL_BEFORE_NEXT_COMMIT.load(Ordering::Relaxed) {
+        // SAFETY: sends our own process a signal; no memory is involved.
+        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+    }
+}
+
 /// The open spool and the next cut's number.
 pub(crate) struct SpoolCut {
     spool: Arc<Spool>,
@@ -37,6 +46,9 @@ pub(crate) struct SpoolCut {
     lengths: Vec<(u64, u64, u64)>,
     /// Records handed to the sinks since the last cut.
     pending: bool,
+    /// Where the rings stood and how long the files were when the batch the sinks are writing
+    /// now was handed to them ([`SpoolCut::overlap`]): the next cut, once that write is done.
+    writing: Option<(Vec<HeldMark>, Vec<(u64, u64, u64)>)>,
 }
 
 impl SpoolCut {
@@ -46,6 +58,7 @@ impl SpoolCut {
             seq: 1,
             lengths: Vec::new(),
             pending: false,
+            writing: None,
         }
     }
 
@@ -78,19 +91,46 @@ impl SpoolCut {
         self.pending
     }
 
-    /// Commits what the sinks were just flushed with (call right after they were).
+    /// Commits what the sinks were just flushed with (call right after they were): every
+    /// record read so far.
     pub(crate) fn commit(&mut self, merger: &mut Merger, sinks: &[SinkSlot]) {
-        #[cfg(feature = "testing")]
-        if KILL_BEFORE_NEXT_COMMIT.load(Ordering::Relaxed) {
-            // SAFETY: sends our own process a signal; no memory is involved.
-            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
-        }
+        kill_if_asked();
         merger.commit_held(self.seq);
         self.measure(sinks);
         self.spool.commit(self.seq, &self.lengths);
         merger.release_held();
         self.seq += 1;
         self.pending = false;
+        self.writing = None;
+    }
+
+    /// The cut of a batch written while the next is formatted: waits for the batch the sinks
+    /// are writing (handed to them by the last call), then commits the rings' positions and
+    /// the files' lengths as they were when it was handed over, and gives that much ring space
+    /// back; then notes both again and hands the sinks what was formatted since, without
+    /// waiting. The rings hold two batches' records at most.
+    ///
+    /// The lengths are taken before the hand-over, not after the write: a file sink may have
+    /// written part of the next batch by then (a full buffer goes to its writing thread at
+    /// once), and a committed length must never count a line of a record after the committed
+    /// positions, which recovery looks for past it. A line of a committed record past it is
+    /// only one recovery does not take.
+    pub(crate) fn overlap(&mut self, merger: &mut Merger, sinks: &mut [SinkSlot]) {
+        for sink in sinks.iter_mut() {
+            sink.flush_finish();
+        }
+        if let Some((marks, lengths)) = self.writing.take() {
+            kill_if_asked();
+            merger.commit_marks(self.seq, &marks);
+            self.spool.commit(self.seq, &lengths);
+            merger.release_marks(&marks);
+            self.seq += 1;
+        }
+        self.measure(sinks);
+        self.writing = Some((merger.held_marks(), self.lengths.clone()));
+        for sink in sinks.iter_mut() {
+            sink.flush_start();
+        }
     }
 
     /// Publishes the clock's calibration, which recovery needs to date the records.

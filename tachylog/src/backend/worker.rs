@@ -106,6 +106,16 @@ fn cut(cuts: &mut Cuts, merger: &mut Merger, out: &Output) {
     }
 }
 
+/// With a spool: the cut of the batch the sinks were writing, then the next batch handed to
+/// them (see `SpoolCut::overlap`).
+#[allow(unused_variables)]
+fn overlap(cuts: &mut Cuts, merger: &mut Merger, out: &mut Output) {
+    #[cfg(all(unix, not(loom)))]
+    if let Some(cuts) = cuts {
+        cuts.overlap(merger, &mut out.sinks);
+    }
+}
+
 /// Notes that records went to the sinks (a cut is due after the next flush).
 #[allow(unused_variables)]
 fn note_written(cuts: &mut Cuts) {
@@ -283,8 +293,11 @@ impl Worker {
                 // Writing may have moved a sink to another file, with another deadline.
                 out.refresh_deadline();
                 // The spooled rings are not released until their records are in the files:
-                // a cut per batch keeps their producers going.
-                if last_flush.elapsed() >= flush_interval || merger.has_held() {
+                // a cut per batch keeps their producers going, each batch written while the
+                // next is formatted.
+                if merger.has_held() {
+                    overlap(&mut cuts, &mut merger, &mut out);
+                } else if last_flush.elapsed() >= flush_interval {
                     out.flush();
                     cut(&mut cuts, &mut merger, &out);
                     dirty = false;

@@ -229,6 +229,13 @@ impl RingChain {
         self.oldest().release(cursor);
     }
 
+    /// Gives the frames before `position` back to the producer; see [`Ring::release_to`].
+    /// Consumer only, for a spooled queue's one ring.
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) fn release_to(&self, cursor: &ConsumerCursor, position: usize) {
+        self.oldest().release_to(cursor, position);
+    }
+
     /// See [`Ring::prefetch`]. Consumer only.
     #[inline(always)]
     pub(crate) fn prefetch(&self, cursor: &ConsumerCursor, distance: usize) {

@@ -632,6 +632,17 @@ impl Ring {
     pub(crate) fn release(&self, cursor: &ConsumerCursor) {
         self.consumer.tail.store(cursor.read, Ordering::Release);
     }
+
+    /// Gives the frames before `position` back to the producer, where `position` is a frame
+    /// boundary the consumer has read past and not yet released (a spooled ring's frames
+    /// written by a cut while later ones are being read). A position outside that range
+    /// releases nothing: the producer may never reuse a byte the consumer may still read.
+    pub(crate) fn release_to(&self, cursor: &ConsumerCursor, position: usize) {
+        let tail = self.consumer.tail.load(Ordering::Relaxed);
+        if cursor.read.wrapping_sub(position) <= cursor.read.wrapping_sub(tail) {
+            self.consumer.tail.store(position, Ordering::Release);
+        }
+    }
 }
 
 impl Drop for Ring {

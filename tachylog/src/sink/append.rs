@@ -204,6 +204,13 @@ impl AppendFile {
     /// no longer names it (checking before writing sends those lines to the new file).
     pub(crate) fn flush(&mut self) -> io::Result<()> {
         self.wait_for_writer()?;
+        self.recreate_if_moved()?;
+        self.write_buffer()
+    }
+
+    /// At most once a second, recreates the file if its path no longer names it (checking
+    /// before writing sends the buffered lines to the new file).
+    fn recreate_if_moved(&mut self) -> io::Result<()> {
         if self.last_identity_check.elapsed() >= IDENTITY_CHECK_INTERVAL {
             self.last_identity_check = Instant::now();
             if !self.still_at_path() {
@@ -237,7 +244,26 @@ impl AppendFile {
                 }
             }
         }
-        self.write_buffer()
+        Ok(())
+    }
+
+    /// [`AppendFile::flush`] without waiting for the write: the buffered lines go to the
+    /// writing thread (once the batch before is written), and [`AppendFile::finish_flush`]
+    /// waits for them.
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) fn start_flush(&mut self) -> io::Result<()> {
+        self.wait_for_writer()?;
+        self.recreate_if_moved()?;
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        self.hand_off_buffer()
+    }
+
+    /// Waits until what [`AppendFile::start_flush`] handed over is written.
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) fn finish_flush(&mut self) -> io::Result<()> {
+        self.wait_for_writer()
     }
 
     /// Writes what is buffered, then opens the path again (a new file if it was moved away).

@@ -79,6 +79,16 @@ impl Sink for FileSink {
     }
 
     #[cfg(all(unix, not(loom)))]
+    fn flush_start(&mut self, _: crate::codec::sealed::Internal) -> io::Result<()> {
+        self.file.start_flush()
+    }
+
+    #[cfg(all(unix, not(loom)))]
+    fn flush_finish(&mut self, _: crate::codec::sealed::Internal) -> io::Result<()> {
+        self.file.finish_flush()
+    }
+
+    #[cfg(all(unix, not(loom)))]
     fn spool_mark(&self, _: crate::codec::sealed::Internal) -> Option<crate::read::FileMark> {
         self.file.mark()
     }

@@ -214,6 +214,20 @@ pub trait Sink: Send + 'static {
         Ok(())
     }
 
+    /// Starts writing what the sink holds without waiting for the write to end (a batch
+    /// handed to a writing thread); [`Sink::flush_finish`] waits for it. A spool's back end
+    /// formats the next batch meanwhile. Internal: the default flushes at once.
+    #[doc(hidden)]
+    fn flush_start(&mut self, _: Internal) -> io::Result<()> {
+        self.flush()
+    }
+
+    /// Waits until what [`Sink::flush_start`] began is written. Internal.
+    #[doc(hidden)]
+    fn flush_finish(&mut self, _: Internal) -> io::Result<()> {
+        Ok(())
+    }
+
     /// The file this sink writes now, with its length: what a spool's cut records of the sink
     /// (see [`Builder::spool`](crate::Builder::spool)). Internal: [`FileSink`] and
     /// `RollingFile` have one.
@@ -394,6 +408,9 @@ pub(crate) struct SinkSlot {
     /// Lines accepted by `write_line` since the last successful flush: lost if the next flush
     /// fails.
     unflushed: u64,
+    /// Lines of a flush started ([`SinkSlot::flush_start`]) and not finished yet: lost, with
+    /// `unflushed`, if it fails.
+    in_flight: Option<u64>,
     /// The recovery notice waiting to be formatted and written to this sink.
     notice: Option<String>,
     /// The loss the pending notice announces, restored if the sink drops the notice.
@@ -413,6 +430,7 @@ impl SinkSlot {
             failing: None,
             dirty: false,
             unflushed: 0,
+            in_flight: None,
             notice: None,
             announced: None,
             binary: None,
@@ -570,16 +588,53 @@ impl SinkSlot {
     }
 
     pub(crate) fn flush(&mut self) {
+        self.flush_finish();
         if !self.dirty {
             return;
         }
         self.dirty = false;
         self.close_block();
-        match self.sink.flush() {
-            Err(e) => self.fail(e),
+        let flushed = self.sink.flush();
+        let lines = std::mem::take(&mut self.unflushed);
+        self.flushed(flushed, lines);
+    }
+
+    /// Starts a flush that [`SinkSlot::flush_finish`] completes (see [`Sink::flush_start`]);
+    /// the lines written meanwhile wait for the next flush.
+    #[cfg(all(unix, not(loom)))]
+    pub(crate) fn flush_start(&mut self) {
+        self.flush_finish();
+        if !self.dirty {
+            return;
+        }
+        self.dirty = false;
+        self.close_block();
+        let lines = std::mem::take(&mut self.unflushed);
+        match self.sink.flush_start(Internal::TOKEN) {
+            Ok(()) => self.in_flight = Some(lines),
+            Err(e) => self.flushed(Err(e), lines),
+        }
+    }
+
+    /// Waits for the flush [`SinkSlot::flush_start`] started, if any.
+    pub(crate) fn flush_finish(&mut self) {
+        if let Some(lines) = self.in_flight.take() {
+            let finished = self.sink.flush_finish(Internal::TOKEN);
+            self.flushed(finished, lines);
+        }
+    }
+
+    /// A flush of `lines` lines ended: the accounting of [`SinkSlot::flush`].
+    fn flushed(&mut self, result: io::Result<()>, lines: u64) {
+        match result {
+            // The lines since are lost too: a failed write drops the buffer.
+            Err(e) => {
+                self.unflushed += lines;
+                self.fail(e)
+            }
             // Recovered only when lines went through: a flush after nothing but failed writes
             // proves nothing.
-            Ok(()) if std::mem::take(&mut self.unflushed) == 0 => {}
+            Ok(()) if lines == 0 => {}
             Ok(()) => {
                 if let Some((lost, error)) = self.failing.take() {
                     eprintln!(
@@ -606,11 +661,6 @@ impl SinkSlot {
                 self.sink.describe()
             );
         }
-    }
-
-    /// What the sink says it is (its path, say), for messages.
-    pub(crate) fn describe(&self) -> String {
-        self.sink.describe()
     }
 
     /// See [`Sink::spool_mark`].

@@ -213,12 +213,6 @@ impl SinkTail {
         }
     }
 
-    /// Lines (binary records) there that no record took: another process's.
-    pub(super) fn foreign(&self) -> usize {
-        let records = self.records.values().flatten().filter(|(_, t)| !*t).count();
-        self.taken.iter().filter(|t| !**t).count() + records
-    }
-
     /// Cuts off the torn pieces the dead process left, and ends any other with a line break
     /// (so that what follows starts a line), each only if it is still the file's end, under
     /// the file's exclusive lock (see `sink::append::lock`).

@@ -184,6 +184,28 @@ fn a_boxed_frame_keeps_its_space_until_released_and_is_freed_once() {
     drop(ring);
 }
 
+/// Releasing up to a position read past frees exactly the frames before it; a position the
+/// consumer has not read, or has released already, frees nothing.
+#[test]
+fn release_to_frees_only_what_was_read() {
+    let (ring, mut p, mut c) = Ring::new(64);
+    for fill in 1..=4 {
+        assert!(push(&ring, &mut p, &body(8, fill)));
+    }
+    let first = c.position();
+    ring.peek(&mut c).unwrap().advance();
+    let second = c.position();
+    ring.peek(&mut c).unwrap().advance();
+    ring.release_to(&c, second.wrapping_add(64));
+    assert_eq!(ring.used_bytes(), 64, "past the read position: nothing");
+    ring.release_to(&c, second);
+    assert_eq!(ring.used_bytes(), 48, "the first frame only");
+    ring.release_to(&c, first);
+    assert_eq!(ring.used_bytes(), 48, "behind the tail: nothing");
+    assert!(push(&ring, &mut p, &body(8, 5)));
+    assert!(!push(&ring, &mut p, &body(8, 6)));
+}
+
 fn second_byte(frame: &Frame) -> u8 {
     // SAFETY: every body in these tests is at least 8 bytes long and fully written.
     frame.read_body(|b| unsafe { b[1].assume_init() })

@@ -491,6 +491,22 @@ impl Sink for RollingFile {
     }
 
     #[cfg(all(unix, not(loom)))]
+    fn flush_start(&mut self, _: crate::codec::sealed::Internal) -> io::Result<()> {
+        match &mut self.file {
+            Some(file) => file.start_flush(),
+            None => self.flush(),
+        }
+    }
+
+    #[cfg(all(unix, not(loom)))]
+    fn flush_finish(&mut self, _: crate::codec::sealed::Internal) -> io::Result<()> {
+        match &mut self.file {
+            Some(file) => file.finish_flush(),
+            None => Ok(()),
+        }
+    }
+
+    #[cfg(all(unix, not(loom)))]
     fn spool_mark(&self, _: crate::codec::sealed::Internal) -> Option<crate::read::FileMark> {
         self.file.as_ref()?.mark()
     }
