@@ -144,3 +144,19 @@ fn recover_reads_a_spool_of_another_build() {
     let leftover = std::fs::read_dir(dir.path().join("spool")).unwrap().count();
     assert_eq!(leftover, 0, "the dead process's spool directory is removed");
 }
+
+/// `tachylog recover` writes only where its command line says: with no destination named, it
+/// writes nothing, says why, and exits 2.
+#[test]
+fn recover_needs_its_destinations_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tachylog"))
+        .arg("recover")
+        .arg(dir.path().join("spool"))
+        .output()
+        .expect("runs tachylog recover");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("name where the records go"), "{stderr}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
