@@ -457,3 +457,36 @@ fn a_logger_does_not_recover_its_own_spool() {
     assert_once_each(&numbered(&lines, "live"), 100, "the process's own records");
     assert!(lines.iter().all(|l| !l.message.starts_with("[recovered]")));
 }
+
+/// A sink that is no file (the application's own here, as syslog or OTLP would be) gets every
+/// recovered record, beside the file: at least once, since nothing says what it had taken.
+#[test]
+fn a_sink_that_is_no_file_gets_every_recovered_record() {
+    let _serial = common::logger_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    let child = common::run_child_with_log("killed_while_held", &log, Duration::from_secs(60));
+    assert_eq!(child.status.signal(), Some(libc::SIGKILL), "{child}");
+    let collected = common::CollectLines(Default::default());
+    let lines = collected.0.clone();
+    let guard = common::expect_init(
+        tachylog::builder()
+            .file(&log)
+            .sink(collected)
+            .spool(spool_dir(&log))
+            .level(tachylog::Level::Debug)
+            .init(),
+    );
+    drop(guard);
+    let lines = lines.lock().unwrap();
+    let held: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("[recovered] held "))
+        .collect();
+    assert_eq!(held.len(), 1_000, "{lines:?}");
+    assert_once_each(
+        &numbered(&common::parse_log(&common::read_log(&log)), "held"),
+        1_000,
+        "the file",
+    );
+}
