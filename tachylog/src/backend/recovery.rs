@@ -47,10 +47,11 @@ use tail::SinkTail;
 pub struct Recovery {
     /// Dead processes whose spool was recovered.
     pub processes: usize,
-    /// Their records written, each counted once whatever the number of sinks that took it.
+    /// Their records found after their last committed cut, each counted once whatever the
+    /// number of sinks that took it.
     pub records: usize,
-    /// Records already in a file that a dead process wrote before it died, not written there
-    /// again (counted per sink).
+    /// Of those, the ones a file sink already held (the dead process wrote them before it
+    /// died), not written there again: counted per sink.
     pub already_written: usize,
     /// What could not be recovered, or was found wrong, one line each; also logged as WARN
     /// records.
