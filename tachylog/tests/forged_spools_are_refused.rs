@@ -172,8 +172,9 @@ fn a_process_directory_others_own_or_may_write_is_left_alone() {
     }
 }
 
-/// Files that are not what their names say: refused before a byte is read, without waiting on
-/// a FIFO or reading `/dev/zero` without end. What they hold is lost, and said so.
+/// Files that are not what their names say (a link to `/dev/zero`, a FIFO, a directory, a
+/// device): refused before a byte is read, without waiting on a FIFO or reading a device
+/// without end. What they hold is lost, and said so.
 #[test]
 fn files_that_are_not_regular_files_are_refused_without_hanging() {
     let _serial = common::logger_lock();
@@ -183,7 +184,7 @@ fn files_that_are_not_regular_files_are_refused_without_hanging() {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     };
     type Forge = fn(&Path, &dyn Fn(&Path));
-    let cases: [(&str, &str, Forge); 6] = [
+    let cases: [(&str, &str, Forge); 7] = [
         ("state", "is a symbolic link", |p, _| {
             std::os::unix::fs::symlink("/dev/zero", p).unwrap()
         }),
@@ -197,6 +198,14 @@ fn files_that_are_not_regular_files_are_refused_without_hanging() {
         ("ring-1", "is not a regular file", |p, fifo| fifo(p)),
         ("ring-1", "is not a regular file", |p, _| {
             std::fs::create_dir(p).unwrap()
+        }),
+        ("state", "is not a regular file", |p, _| {
+            // A character device: /dev/zero's numbers (1, 5), made in the spool (as root).
+            let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: a valid NUL-terminated path.
+            let made =
+                unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 5)) };
+            assert_eq!(made, 0, "mknod: {}", std::io::Error::last_os_error());
         }),
     ];
     for (name, expected, forge) in cases {

@@ -46,9 +46,15 @@ pub(crate) struct SpoolCut {
     lengths: Vec<(u64, u64, u64)>,
     /// Records handed to the sinks since the last cut.
     pending: bool,
-    /// Where the rings stood and how long the files were when the batch the sinks are writing
-    /// now was handed to them ([`SpoolCut::overlap`]): the next cut, once that write is done.
-    writing: Option<(Vec<HeldMark>, Vec<(u64, u64, u64)>)>,
+    /// The batch the sinks are writing now ([`SpoolCut::overlap`]): the next cut, once that
+    /// write is done.
+    writing: Option<Handed>,
+}
+
+/// Where the rings stood and each file sink's file and length, when a batch was handed over.
+struct Handed {
+    marks: Vec<HeldMark>,
+    lengths: Vec<(u64, u64, u64)>,
 }
 
 impl SpoolCut {
@@ -119,15 +125,18 @@ impl SpoolCut {
         for sink in sinks.iter_mut() {
             sink.flush_finish();
         }
-        if let Some((marks, lengths)) = self.writing.take() {
+        if let Some(handed) = self.writing.take() {
             kill_if_asked();
-            merger.commit_marks(self.seq, &marks);
-            self.spool.commit(self.seq, &lengths);
-            merger.release_marks(&marks);
+            merger.commit_marks(self.seq, &handed.marks);
+            self.spool.commit(self.seq, &handed.lengths);
+            merger.release_marks(&handed.marks);
             self.seq += 1;
         }
         self.measure(sinks);
-        self.writing = Some((merger.held_marks(), self.lengths.clone()));
+        self.writing = Some(Handed {
+            marks: merger.held_marks(),
+            lengths: self.lengths.clone(),
+        });
         for sink in sinks.iter_mut() {
             sink.flush_start();
         }
