@@ -17,14 +17,21 @@ use std::sync::atomic::Ordering;
 /// argument list's shape: a spool installed later defines them all before any record of its
 /// own (see [`define_armed`]).
 #[cfg(all(unix, not(loom)))]
-static ARMED: std::sync::Mutex<Vec<Armed>> = std::sync::Mutex::new(Vec::new());
+static ARMED: std::sync::LazyLock<std::sync::Mutex<Armed>> =
+    std::sync::LazyLock::new(Default::default);
 
 #[cfg(all(unix, not(loom)))]
+#[derive(Default)]
 struct Armed {
-    site: &'static Site,
-    decode: &'static Decode,
-    describe: fn() -> Vec<u8>,
+    /// The pairs by address, for the lookup each cold call makes.
+    seen: std::collections::HashSet<(usize, usize)>,
+    /// Each pair, with what writes its argument list's shape.
+    pairs: Vec<(&'static Site, &'static Decode, Describe)>,
 }
+
+/// What writes an argument list's shape (`codec/SHAPES.md`).
+#[cfg(all(unix, not(loom)))]
+type Describe = fn() -> Vec<u8>;
 
 /// Arms `site` for `decode`, first defining both (`describe` writes the argument list's shape)
 /// in the spool if one is installed; `false` when records of the site's level are not wanted
@@ -42,15 +49,12 @@ pub(crate) fn arm(site: &'static Site, decode: &'static Decode, describe: fn() -
     #[cfg(all(unix, not(loom)))]
     {
         let mut armed = crate::queue::sync::lock(&ARMED);
-        let known = armed
-            .iter()
-            .any(|a| std::ptr::eq(a.site, site) && std::ptr::eq(a.decode, decode));
-        if !known {
-            armed.push(Armed {
-                site,
-                decode,
-                describe,
-            });
+        let pair = (
+            site as *const Site as usize,
+            decode as *const Decode as usize,
+        );
+        if armed.seen.insert(pair) {
+            armed.pairs.push((site, decode, describe));
         }
         let key = match crate::queue::spool::active() {
             Some(spool) => {
@@ -77,9 +81,9 @@ pub(crate) fn arm(site: &'static Site, decode: &'static Decode, describe: fn() -
 #[cfg(all(unix, not(loom)))]
 pub(crate) fn define_armed(spool: &crate::queue::spool::Spool) {
     let armed = crate::queue::sync::lock(&ARMED);
-    for a in armed.iter() {
-        define(spool, a.site, a.decode, a.describe);
-        a.site.armed.store(0, Ordering::Release);
+    for &(site, decode, describe) in &armed.pairs {
+        define(spool, site, decode, describe);
+        site.armed.store(0, Ordering::Release);
     }
 }
 
