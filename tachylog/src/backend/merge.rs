@@ -72,6 +72,7 @@ struct Source {
     /// last cut: their saved bodies go when the cut is committed.
     large: Vec<usize>,
     /// The cursor's position when the ring was adopted.
+    #[cfg(all(unix, not(loom)))]
     adopted_at: usize,
 }
 
@@ -92,6 +93,7 @@ impl Source {
             unreleased: 0,
             held: adopted_held,
             large: Vec::new(),
+            #[cfg(all(unix, not(loom)))]
             adopted_at: snapshot,
         }
     }

@@ -637,6 +637,7 @@ impl Ring {
     /// boundary the consumer has read past and not yet released (a spooled ring's frames
     /// written by a cut while later ones are being read). A position outside that range
     /// releases nothing: the producer may never reuse a byte the consumer may still read.
+    #[cfg_attr(not(all(unix, not(loom))), allow(dead_code))]
     pub(crate) fn release_to(&self, cursor: &ConsumerCursor, position: usize) {
         let tail = self.consumer.tail.load(Ordering::Relaxed);
         if cursor.read.wrapping_sub(position) <= cursor.read.wrapping_sub(tail) {
