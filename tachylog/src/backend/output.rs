@@ -225,7 +225,6 @@ impl Output {
     }
 
     /// A record of the back end's own, on its thread.
-    #[cfg(all(unix, not(loom)))]
     pub(super) fn backend_notice(&mut self, level: Level, message: &str) {
         let thread = self.backend_thread.clone();
         self.notice_on(&thread, level, message);

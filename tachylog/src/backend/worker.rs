@@ -69,6 +69,11 @@ impl LimitScan {
     }
 }
 
+/// Pause hints between two looks of a spinning back end with nothing to do (a few hundred
+/// nanoseconds): short enough that a record waits no longer than its formatting takes, long
+/// enough that the core's other hardware thread gets its share.
+const SPIN_PAUSES: u32 = 64;
+
 /// Records formatted per drain before the worker checks for flush requests again.
 const BATCH: usize = 4096;
 
@@ -79,6 +84,10 @@ pub(crate) struct Worker {
     pub(crate) sinks: Vec<SinkSlot>,
     pub(crate) clock: WallClock,
     pub(crate) flush_interval: Duration,
+    /// Spins when idle instead of sleeping (`Builder::spin_backend`).
+    pub(crate) spin: bool,
+    /// The CPU the back end's thread runs on (`Builder::pin_backend`).
+    pub(crate) cpu: Option<usize>,
     pub(crate) backtrace: Option<BacktraceConfig>,
     /// The spool's cuts, when `Builder::spool` installed one.
     #[cfg(all(unix, not(loom)))]
@@ -146,6 +155,8 @@ impl Worker {
             sinks,
             clock,
             flush_interval,
+            spin,
+            cpu,
             backtrace,
             #[cfg(all(unix, not(loom)))]
             spool,
@@ -161,6 +172,14 @@ impl Worker {
         #[cfg(not(all(unix, not(loom))))]
         let mut cuts: Cuts = None;
         let mut out = Output::new(formatter, sinks, clock, backtrace.map(BacktraceRing::new));
+        if let Some(cpu) = cpu {
+            if let Err(e) = pin_current_thread(cpu) {
+                out.backend_notice(
+                    Level::Warn,
+                    &format!("the back end could not be pinned to CPU {cpu}: {e}"),
+                );
+            }
+        }
         // What dead processes left goes to the sinks before any record of ours; then the
         // ledger starts from the files as they are.
         #[cfg(all(unix, not(loom)))]
@@ -319,6 +338,14 @@ impl Worker {
             }
             reopen_if_requested(&control, &mut reopened_up_to, &mut out);
             merger.reap();
+            if spin {
+                // A core of its own: look again in a moment, never asleep, so that no
+                // producer ever has to wake it.
+                for _ in 0..SPIN_PAUSES {
+                    std::hint::spin_loop();
+                }
+                continue;
+            }
             // Announce the sleep, then look for what must not wait for it (SeqCst both sides: a
             // request stored after our look rings the doorbell, which ends or skips the sleep).
             // Records do not count: they wait for the next drain.
@@ -346,6 +373,36 @@ impl Worker {
         REGISTRY.give_back(merger.into_queues());
         stats::backend_ended();
     }
+}
+
+/// Runs the calling thread on `cpu` alone.
+#[cfg(target_os = "linux")]
+fn pin_current_thread(cpu: usize) -> std::io::Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(std::io::Error::other(format!(
+            "CPUs are numbered below {}",
+            libc::CPU_SETSIZE
+        )));
+    }
+    // SAFETY: a zeroed `cpu_set_t` is the empty set; `CPU_SET` sets a bit below
+    // `CPU_SETSIZE` (checked); `sched_setaffinity` reads the set's size we pass.
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn pin_current_thread(_cpu: usize) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "pinning a thread is done on Linux only",
+    ))
 }
 
 /// After a halting drain: the process is dying of a signal. Producers that keep logging wait

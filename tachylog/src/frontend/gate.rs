@@ -49,9 +49,9 @@ pub(crate) struct Gate {
     /// Clock ticks per microsecond (the calibrated rate, at least 1), for the rate limits'
     /// periods. Written by `init`; read when a rate-limited record passes.
     pub(crate) ticks_per_micro: AtomicU64,
-    /// The flush interval in clock ticks: a ring that reaches its high-water mark again within
-    /// this long after a wake grows instead of waking the back end again. Written by `init`;
-    /// read on the high-water path only.
+    /// Two flush intervals in clock ticks: a ring that reaches its high-water mark again
+    /// within this long after a wake grows instead of waking the back end again. Written by
+    /// `init`; read on the high-water path only.
     pub(crate) grow_window_ticks: AtomicU64,
 }
 
@@ -65,7 +65,7 @@ pub(crate) static GATE: Gate = Gate {
     sync_level: AtomicU8::new(0),
     max_block_nanos: AtomicU64::new(0),
     ticks_per_micro: AtomicU64::new(1_000),
-    grow_window_ticks: AtomicU64::new(100_000_000),
+    grow_window_ticks: AtomicU64::new(200_000_000),
 };
 
 impl Gate {

@@ -9,9 +9,12 @@
 //!
 //! Waking the back end: it sleeps between drains (see `backend::worker`), so a producer wakes
 //! it only when its ring passes a quarter full. A thread that reaches that mark again soon after
-//! the back end emptied its ring (within the flush interval) logs faster than a ring of this size
-//! can hold between two drains: its ring grows instead (up to `ring_capacity`), and the back end
-//! keeps draining on its own schedule.
+//! the back end emptied its ring (within two flush intervals) logs faster than a ring of this
+//! size can hold between two drains: its ring grows instead (up to `ring_capacity`), and the
+//! back end keeps draining on its own schedule. So a thread that logs at a steady rate ends up
+//! with a ring that holds what it logs between two drains, and its calls make no system call
+//! (`tests/a_warm_log_call_makes_no_system_call.rs`); a back end that spins
+//! (`Builder::spin_backend`) is never woken at all.
 
 use super::args::{Args, Encode, Stage};
 use super::clock;
