@@ -24,6 +24,7 @@ mod nolog;
 mod slog;
 mod spdlog_rs;
 mod tachylog;
+mod tachylog_spin;
 mod tachylog_spool;
 mod tachylog_tracing;
 mod ticklog;
@@ -64,6 +65,9 @@ pub trait BenchLogger: Sized + Sync {
     fn items(&self, v: &[String]);
     /// `info!("Iteration: {} int: {} double: {}", i, int, double)`.
     fn iteration(&self, i: u64, int: i64, double: f64);
+    /// `info!("Logging iteration: {}, message: {}, double: {}", i, message, double)`: the record
+    /// of Quill's latency harness.
+    fn quill(&self, i: u64, message: u64, double: f64);
     /// `info!("limlog b={} c={} i={} u={} f={} s={}", ..)`: the limlog matrix's record.
     fn mixed(&self, b: bool, c: char, i: i32, u: u64, f: f64, s: &str);
     /// `info!("access {} GET {} {} {}us", peer, path, status, micros)`: the server's record.
@@ -133,6 +137,10 @@ macro_rules! log_calls {
         #[inline(always)]
         fn iteration(&self, i: u64, int: i64, double: f64) {
             $($mac)::+!($($recv,)? "Iteration: {} int: {} double: {}", i, int, double);
+        }
+        #[inline(always)]
+        fn quill(&self, i: u64, message: u64, double: f64) {
+            $($mac)::+!($($recv,)? "Logging iteration: {}, message: {}, double: {}", i, message, double);
         }
         #[inline(always)]
         fn mixed(&self, b: bool, c: char, i: i32, u: u64, f: f64, s: &str) {
@@ -208,6 +216,7 @@ impl Entry {
 pub const ALL: &[Entry] = &[
     Entry::of::<tachylog::Tachylog>(),
     Entry::of::<tachylog_spool::TachylogSpool>(),
+    Entry::of::<tachylog_spin::TachylogSpin>(),
     Entry::of::<bufwriter::BufWriterFloor>(),
     Entry::of::<mutex_file::MutexFile>(),
     Entry::of::<spdlog_rs::SpdlogRs>(),

@@ -25,6 +25,7 @@ impl BenchLogger for NoLog {
     fn payload(&self, _: &str) {}
     fn items(&self, _: &[String]) {}
     fn iteration(&self, _: u64, _: i64, _: f64) {}
+    fn quill(&self, _: u64, _: u64, _: f64) {}
     fn mixed(&self, _: bool, _: char, _: i32, _: u64, _: f64, _: &str) {}
     fn access(&self, _: &str, _: &str, _: u16, _: u64) {}
     fn response(&self, _: u16, _: u64, _: f64) {}

@@ -9,8 +9,8 @@ use std::path::Path;
 use super::{log_calls, logger_err, BackendStats, BenchLogger};
 use crate::error::BenchError;
 
-/// The log calls of the rows that log through tachylog's own macros (`tachylog` and
-/// `tachylog_spool`), structured fields included.
+/// The log calls of the rows that log through tachylog's own macros (`tachylog`,
+/// `tachylog_spool` and `tachylog_spin`), structured fields included.
 macro_rules! tachylog_calls {
     () => {
         log_calls!(tachylog::info);

@@ -99,6 +99,14 @@ impl BenchLogger for Ticklog {
     fn iteration(&self, i: u64, int: i64, double: f64) {
         ticklog::info!("Iteration: {} int: {} double: {}", i, int, double);
     }
+    fn quill(&self, i: u64, message: u64, double: f64) {
+        ticklog::info!(
+            "Logging iteration: {}, message: {}, double: {}",
+            i,
+            message,
+            double
+        );
+    }
     fn mixed(&self, _: bool, _: char, _: i32, _: u64, _: f64, _: &str) {
         unsupported("mixed")
     }

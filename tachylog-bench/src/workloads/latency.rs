@@ -8,9 +8,10 @@
 //! the same way around an empty body before the logger is installed; it is reported, not
 //! subtracted.
 //!
-//! `batch20_t1`/`batch20_t2` reproduce Quill's published method instead, so our figures can
-//! be set beside the C++ loggers' tables: 20 calls timed together (the sample is the batch
-//! time / 20), 2 ms of sleep between batches, from 1 or 2 producer threads at once.
+//! `batch20_t1`/`batch20_t4` rebuild Quill's latency harness instead, so our figures can be
+//! set beside the C++ loggers' tables: Quill's record, 20 calls per batch (shared out among
+//! the threads) timed together, the sample the batch time / calls, 2.0-2.2 ms of busy-wait
+//! between batches, the callers pinned to CPUs 1, 2, .. modulo the CPU count.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -167,17 +168,19 @@ const CURVE_POINTS: [f64; 12] = [
     1.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 100.0,
 ];
 
-/// Quill's batch method: how many batches, of how many calls, how far apart.
+/// Quill's latency harness (`benchmarks/hot_path_latency` in its repository), rebuilt: how
+/// many batches, of how many calls, how far apart.
 #[derive(Clone, Copy, Debug)]
 pub struct Batch {
     /// Timed batches per thread.
     pub batches: u64,
-    /// Untimed batches per thread before them.
+    /// Untimed batches per thread before them, in place of Quill's `preallocate()`, which
+    /// not every logger has.
     pub warmup: u64,
-    /// Calls per batch.
+    /// Calls per batch, shared out among the threads as Quill does (20 / threads each).
     pub size: u64,
-    /// Sleep between batches.
-    pub gap: Duration,
+    /// Busy-wait between batches: uniform between these two bounds.
+    pub gap: (Duration, Duration),
 }
 
 impl Batch {
@@ -185,71 +188,123 @@ impl Batch {
     pub fn for_scale(scale: Scale) -> Self {
         Batch {
             batches: match scale {
-                Scale::Quick => 500,
-                Scale::Full => 1_500,
+                Scale::Quick => 2_000,
+                Scale::Full => 10_000,
                 Scale::Smoke => 5,
             },
             warmup: if scale == Scale::Smoke { 1 } else { 50 },
             size: 20,
-            gap: Duration::from_millis(2),
+            gap: (Duration::from_micros(2_000), Duration::from_micros(2_200)),
         }
     }
 
-    /// Lines one thread logs.
-    pub fn lines(self) -> u64 {
-        (self.batches + self.warmup) * self.size
+    /// Calls per batch of each of `threads` threads.
+    fn per_thread(self, threads: u8) -> u64 {
+        (self.size / u64::from(threads)).max(1)
+    }
+
+    /// Lines one of `threads` threads logs.
+    pub fn lines(self, threads: u8) -> u64 {
+        (self.batches + self.warmup) * self.per_thread(threads)
     }
 
     /// One line for the report header.
     pub fn describe(self, name: &str, threads: u8) -> String {
         format!(
-            "{name}: Quill's method, {threads} thread(s) x {} batches of {} x              info!(\"request {{}} took {{:.3}} ms: {{}}\") timed per batch (sample = batch / {}), \
-             {} ms sleep between batches, after {} warm-up batches",
+            "{name}: Quill's harness, {threads} thread(s) pinned to CPUs 1.. (mod the CPU count) \
+             x {} batches of {} x info!(\"Logging iteration: {{}}, message: {{}}, double: {{}}\", \
+             u64, u64, f64), a batch timed with rdtsc (sample = batch / calls), {}-{} µs of \
+             busy-wait between batches, after {} untimed warm-up batches",
             group_digits(self.batches),
-            self.size,
-            self.size,
-            self.gap.as_millis(),
+            self.per_thread(threads),
+            self.gap.0.as_micros(),
+            self.gap.1.as_micros(),
             self.warmup
         )
     }
 }
 
-/// Times `n` batches of `b.size` calls of `body(i)`, sleeping `b.gap` after each; returns
-/// per-call ticks (batch time / size), one sample per batch.
+/// Pins the calling thread to one CPU, as Quill's harness pins its callers (Linux; elsewhere
+/// the thread stays where the scheduler puts it).
+fn pin_to_cpu(cpu: usize) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `set` is a zeroed `cpu_set_t` on this stack frame, filled by `CPU_SET` with an
+    // index below `CPU_SETSIZE`; `sched_setaffinity` reads `size_of` bytes of it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu % libc::CPU_SETSIZE as usize, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cpu;
+}
+
+/// A small xorshift generator for the gaps: Quill draws them uniformly too, and a fixed
+/// gap could fall into step with the back end's flush interval.
+fn next_random(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+/// Times `n` batches of `per_batch` calls of `body(batch, i, batch * 1.1)`, busy-waiting a
+/// drawn gap after each; returns per-call ticks (batch time / calls), one sample per batch.
 #[inline(always)]
-fn time_batches(n: u64, b: Batch, body: &impl Fn(u64)) -> Vec<u64> {
+fn time_batches(
+    n: u64,
+    per_batch: u64,
+    gap: (u64, u64),
+    seed: u64,
+    body: &impl Fn(u64, u64, f64),
+) -> Vec<u64> {
     let mut samples = Vec::with_capacity(n as usize);
+    let mut state = seed | 1;
     for k in 0..n {
+        let d = k as f64 + 0.1 * k as f64;
         let t0 = clock::stamp();
-        for j in 0..b.size {
-            body(black_box(k * b.size + j));
+        for j in 0..per_batch {
+            body(black_box(k), black_box(j), black_box(d));
         }
         let t1 = clock::stamp();
-        samples.push(t1.saturating_sub(t0) / b.size);
-        std::thread::sleep(b.gap);
+        samples.push(t1.saturating_sub(t0) / per_batch);
+        let wait = gap.0 + next_random(&mut state) % (gap.1 - gap.0 + 1);
+        clock::spin_until(clock::stamp() + wait);
     }
     samples
 }
 
-/// Times batches of `b.size` `request` calls from `threads` threads at once.
+/// Runs Quill's harness with `threads` caller threads, each pinned as Quill pins them.
 pub fn run_batches<L: BenchLogger>(
     file: &Path,
     b: Batch,
     threads: u8,
 ) -> Result<Latency, BenchError> {
     let cal = Calibration::measure(Duration::from_millis(50));
-    let mut overhead = time_batches(b.batches.min(200), b, &|_| {});
+    let gap = (
+        cal.to_ticks(b.gap.0.as_nanos() as u64),
+        cal.to_ticks(b.gap.1.as_nanos() as u64),
+    );
+    let per_thread = b.per_thread(threads);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    pin_to_cpu(0);
+    let mut overhead = time_batches(b.batches.min(200), per_thread, gap, 1, &|_, _, _| {});
     let logger = L::init(file)?;
-    let call = |i: u64| {
-        let (id, ms, path) = request_args(i);
-        logger.request(id, ms, path);
-    };
+    let call = |k: u64, i: u64, d: f64| logger.quill(k, i, d);
     let mut samples: Vec<u64> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    drop(time_batches(b.warmup, b, &call));
-                    time_batches(b.batches, b, &call)
+        let workers: Vec<_> = (1..=u64::from(threads))
+            .map(|n| {
+                let call = &call;
+                s.spawn(move || {
+                    pin_to_cpu(n as usize % cpus);
+                    drop(time_batches(b.warmup, per_thread, gap, n, call));
+                    time_batches(
+                        b.batches,
+                        per_thread,
+                        gap,
+                        n.wrapping_mul(0x9e37_79b9),
+                        call,
+                    )
                 })
             })
             .collect();
@@ -261,9 +316,9 @@ pub fn run_batches<L: BenchLogger>(
     let finish = Instant::now();
     logger.finish()?;
     let p = Params {
-        calls: u64::from(threads) * b.batches * b.size,
-        warmup: u64::from(threads) * b.warmup * b.size,
-        gap_ns: b.gap.as_nanos() as u64,
+        calls: u64::from(threads) * b.batches * per_thread,
+        warmup: u64::from(threads) * b.warmup * per_thread,
+        gap_ns: b.gap.0.as_nanos() as u64,
     };
     Ok(summarize(
         &cal,

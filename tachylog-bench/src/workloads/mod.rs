@@ -93,6 +93,9 @@ pub enum Shape {
     Items,
     /// `info!("Iteration: {} int: {} double: {}", u64, i64, f64)`.
     Iteration,
+    /// `info!("Logging iteration: {}, message: {}, double: {}", u64, u64, f64)`: Quill's
+    /// latency harness's record.
+    Quill,
     /// limlog's mix of bool, char, ints, f64 and a string.
     Mixed,
     /// The server's access-log record.
@@ -124,7 +127,8 @@ pub enum Workload {
     Seed2x100k,
     /// Per-call latency of one shape, each call timed alone.
     Latency(Shape),
-    /// Quill's method: batches of 20 `request` calls timed together, 2 ms apart, N threads.
+    /// Quill's harness: batches of 20 calls of its record timed together, 2.0-2.2 ms apart,
+    /// from N pinned threads.
     Batch(u8),
     /// Records/s of `Iteration: ..` from one thread until the logger's shutdown returns.
     Throughput,
@@ -173,7 +177,7 @@ impl Workload {
             Workload::Latency(Shape::Items),
             Workload::Latency(Shape::Fields),
             Workload::Batch(1),
-            Workload::Batch(2),
+            Workload::Batch(4),
             Workload::Throughput,
             Workload::ThroughputLikeSpdlog,
             Workload::ThroughputBinary,
@@ -252,12 +256,16 @@ impl Workload {
             | Workload::CatBinary
             | Workload::Floor(_)
             | Workload::Backend(..) => logger == "tachylog",
-            Workload::Paced(_) | Workload::Threads(_) => logger != "tachylog_spool",
-            // The spool's cost to the caller and to the whole run, beside the rows without it.
+            Workload::Paced(_) | Workload::Threads(_) => {
+                logger != "tachylog_spool" && logger != "tachylog_spin"
+            }
+            // The spool's and the spinning back end's cost to the caller and to the whole run,
+            // beside the rows without them.
             Workload::Latency(Shape::Request) | Workload::Throughput | Workload::Scaling(2) => {
                 logger != "nolog"
             }
-            _ => logger != "nolog" && logger != "tachylog_spool",
+            Workload::Batch(_) => logger != "nolog" && logger != "tachylog_spool",
+            _ => logger != "nolog" && logger != "tachylog_spool" && logger != "tachylog_spin",
         }
     }
 
@@ -308,7 +316,7 @@ impl Workload {
             Workload::Seed1m | Workload::IdleCpu => Shape::HelloWorld,
             Workload::Seed2x100k => Shape::OneLogged,
             Workload::Latency(s) => s,
-            Workload::Batch(_) => Shape::Request,
+            Workload::Batch(_) => Shape::Quill,
             Workload::Throughput
             | Workload::ThroughputLikeSpdlog
             | Workload::ThroughputBinary
@@ -334,6 +342,7 @@ impl Workload {
             Shape::Payload => "payload ",
             Shape::Items => "items [",
             Shape::Iteration => "Iteration: ",
+            Shape::Quill => "Logging iteration: ",
             Shape::Mixed => "limlog b=",
             Shape::Access => "access 127.0.0.1",
             Shape::Response => "GET /index.html ",
@@ -399,7 +408,7 @@ impl Workload {
                 let p = latency::Params::for_scale(scale);
                 p.warmup + p.calls
             }
-            Workload::Batch(t) => u64::from(t) * latency::Batch::for_scale(scale).lines(),
+            Workload::Batch(t) => u64::from(t) * latency::Batch::for_scale(scale).lines(t),
             Workload::Throughput
             | Workload::ThroughputLikeSpdlog
             | Workload::ThroughputBinary
