@@ -1,9 +1,11 @@
-//! The report as Markdown: a header saying what was measured on what and how to read it,
-//! the internal targets with `--targets` only, then one table for per-call latency, one for
-//! throughput (with the floor under it), one for scaling over producer threads, one for the
-//! back end alone, then the server, the paced and the threads tables (the last two in `load`)
-//! and idle CPU. Rows are set beside tachylog's for the same workload as `compare` says; a
-//! failed row shows FAILED instead of numbers.
+//! The report as Markdown, results first: a short header (machine, date, command, scale,
+//! whether every line reached the disk), any failed runs, then one table for per-call latency,
+//! one for throughput (with the floor under it), one for scaling over producer threads, one
+//! for the back end alone, then the server, the paced and the threads tables (the last two in
+//! `load`) and idle CPU, the internal targets with `--targets` only; and after the figures,
+//! what each workload and logger is and how to read the comparisons. Rows are set beside
+//! tachylog's for the same workload as `compare` says; a failed row shows FAILED instead of
+//! numbers.
 
 use std::fmt::Write as _;
 
@@ -15,7 +17,7 @@ use super::{Measurement, Report, Row, Summary};
 use crate::workloads::Workload;
 
 impl Report {
-    /// The full Markdown report: header, tables, failures.
+    /// The full Markdown report: a short header, failures, tables, then the definitions.
     pub fn markdown(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "# tachylog-bench\n");
@@ -82,45 +84,20 @@ impl Report {
              right (counted by the parent after each child exited)",
             self.runs.len()
         );
-        if let Some(l) = self
-            .runs
-            .iter()
-            .find_map(|r| match r.result.as_ref()?.measurement {
-                Measurement::Latency(ref l) => Some(l),
-                _ => None,
-            })
-        {
-            let _ = writeln!(
-                out,
-                "- Clock: {:.3} TSC ticks/ns, advancing in steps of ~{:.1} ns (the resolution \
-                 of every latency figure)",
-                l.ticks_per_ns, l.clock_step_ns
-            );
-        }
-        for w in &self.workloads {
-            let _ = writeln!(out, "- {w}");
-        }
-        for l in &self.loggers {
-            let _ = writeln!(out, "- `{}` ({}): {}", l.name, l.crates, l.config);
-        }
-        for line in &self.not_run {
-            // Each line says why: a call the logger cannot express, or a baseline that
-            // could not be built.
-            let _ = writeln!(out, "- Not run: {line}");
-        }
-        if self.suite_s > 0.0 {
-            let _ = writeln!(out, "- The suite took {:.0} s", self.suite_s);
-        }
         let rows = self.rows();
-        out.push('\n');
-        out.push_str(&compare::how_to_read(self.runs_per_pair));
-        if self.targets {
-            out.push('\n');
-            out.push_str(&super::targets::section(
-                &rows,
-                &self.machine,
-                self.baseline_commit.as_deref(),
-            ));
+        let failures = self.failures();
+        if !failures.is_empty() {
+            let _ = writeln!(out, "\n## FAILED runs\n");
+            for f in failures {
+                let _ = writeln!(
+                    out,
+                    "- {} / {} run {}: {}",
+                    f.logger,
+                    f.workload,
+                    f.run,
+                    f.failure.as_deref().unwrap_or("")
+                );
+            }
         }
         let of = |k: Kind| -> Vec<Row> {
             rows.iter()
@@ -152,20 +129,46 @@ impl Report {
             out.push('\n');
             out.push_str(&binary);
         }
-        let failures = self.failures();
-        if !failures.is_empty() {
-            let _ = writeln!(out, "\n## FAILED runs\n");
-            for f in failures {
-                let _ = writeln!(
-                    out,
-                    "- {} / {} run {}: {}",
-                    f.logger,
-                    f.workload,
-                    f.run,
-                    f.failure.as_deref().unwrap_or("")
-                );
-            }
+        if self.targets {
+            out.push('\n');
+            out.push_str(&super::targets::section(
+                &rows,
+                &self.machine,
+                self.baseline_commit.as_deref(),
+            ));
         }
+        let _ = writeln!(out, "\n## What was measured\n");
+        if let Some(l) = self
+            .runs
+            .iter()
+            .find_map(|r| match r.result.as_ref()?.measurement {
+                Measurement::Latency(ref l) => Some(l),
+                _ => None,
+            })
+        {
+            let _ = writeln!(
+                out,
+                "- Clock: {:.3} TSC ticks/ns, advancing in steps of ~{:.1} ns (the resolution \
+                 of every latency figure)",
+                l.ticks_per_ns, l.clock_step_ns
+            );
+        }
+        for w in &self.workloads {
+            let _ = writeln!(out, "- {w}");
+        }
+        for l in &self.loggers {
+            let _ = writeln!(out, "- `{}` ({}): {}", l.name, l.crates, l.config);
+        }
+        for line in &self.not_run {
+            // Each line says why: a call the logger cannot express, or a baseline that
+            // could not be built.
+            let _ = writeln!(out, "- Not run: {line}");
+        }
+        if self.suite_s > 0.0 {
+            let _ = writeln!(out, "- The suite took {:.0} s", self.suite_s);
+        }
+        out.push('\n');
+        out.push_str(&compare::how_to_read(self.runs_per_pair));
         out
     }
 }
@@ -506,6 +509,20 @@ mod tests {
         assert!(md.contains("| peer | latency | FAILED |"), "{md}");
         assert!(md.contains("## FAILED runs"), "{md}");
         assert!(md.contains("(1 missing)"), "{md}");
+    }
+
+    #[test]
+    fn the_figures_come_before_the_definitions() {
+        let md = three_runs_and_a_peer().markdown();
+        let at = |heading: &str| {
+            md.find(heading)
+                .unwrap_or_else(|| panic!("no `{heading}`:\n{md}"))
+        };
+        let first_table = at("## Per-call latency");
+        assert!(first_table < at("## What was measured"), "{md}");
+        assert!(at("## What was measured") < at("## How to read this report"), "{md}");
+        // Above the first table: the title and a few lines of context, nothing more.
+        assert!(md[..first_table].lines().count() < 15, "{md}");
     }
 
     #[test]
