@@ -190,7 +190,9 @@ pub(crate) fn expand(mut call: LogCall) -> syn::Result<TokenStream> {
     let all_slot_idents: Vec<&Ident> = field_slot_idents.iter().chain(slot_idents.iter()).collect();
     let args = nest(all_slot_idents.iter().map(|ident| quote!(#ident)).collect());
     let site = site::table(krate, &site_fields, &parts, &tail, &call.fields);
-    let limit_open = limit.as_ref().map(|limit| limit.open(krate));
+    let limit_open = limit
+        .as_ref()
+        .map(|limit| limit.open(krate, level, &target));
     // The traits that pick a native field's slot, only where there are native fields: fewer
     // traits in scope is less work for the compiler at each of thousands of call sites.
     let native_traits = call.fields.iter().any(|f| f.sigil == Sigil::Native).then(|| {

@@ -12,7 +12,7 @@ use crate::fields::{FieldSpec, Sigil};
 use crate::input::LogCall;
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::Expr;
+use syn::{Expr, Ident};
 
 enum Kind {
     Every(Expr),
@@ -61,11 +61,17 @@ pub(crate) fn take(call: &mut LogCall) -> syn::Result<Option<Limit>> {
 impl Limit {
     /// The call site's state and `if let Some(__suppressed) = check`, to put before the block
     /// that evaluates the arguments and logs.
-    pub(crate) fn open(&self, krate: &TokenStream) -> TokenStream {
+    pub(crate) fn open(
+        &self,
+        krate: &TokenStream,
+        level: &Ident,
+        target: &TokenStream,
+    ) -> TokenStream {
         let private = quote!(#krate::__private::limit);
+        let to = quote!(#private::Destination::new(#krate::Level::#level, #target));
         match (&self.kind, &self.key) {
             (Kind::Every(period), None) => quote! {
-                static __EVERY: #private::Every = #private::Every::new();
+                static __EVERY: #private::Every = #private::Every::new(#to);
                 ::std::thread_local! {
                     static __EVERY_LOCAL: #private::EveryLocal = const { #private::EveryLocal::new() };
                 }
@@ -73,16 +79,16 @@ impl Limit {
             },
             (Kind::Sample(n), None) => quote! {
                 ::std::thread_local! {
-                    static __SAMPLE_LOCAL: #private::SampleLocal = const { #private::SampleLocal::new() };
+                    static __SAMPLE_LOCAL: #private::SampleLocal = const { #private::SampleLocal::new(#to) };
                 }
                 if let ::core::option::Option::Some(__suppressed) = #private::sample(&__SAMPLE_LOCAL, (#n) as u64)
             },
             (Kind::Every(period), Some(key)) => quote! {
-                static __KEYED: #private::Keyed = #private::Keyed::new();
+                static __KEYED: #private::Keyed = #private::Keyed::new(#to);
                 if let ::core::option::Option::Some(__suppressed) = __KEYED.every(&(#key), #period)
             },
             (Kind::Sample(n), Some(key)) => quote! {
-                static __KEYED: #private::Keyed = #private::Keyed::new();
+                static __KEYED: #private::Keyed = #private::Keyed::new(#to);
                 if let ::core::option::Option::Some(__suppressed) = __KEYED.sample(&(#key), (#n) as u64)
             },
         }

@@ -282,8 +282,9 @@ macro_rules! warn {
 /// (counted per thread); `key = k` beside either keeps a limit per key (64 slots per call site,
 /// so memory stays bounded). A skipped call evaluates none of its arguments. A call that passes
 /// carries `suppressed = N`, the calls skipped since the last one that passed; skipped calls
-/// that no later call reports are written by the back end as a WARN summary of the call site
-/// (`rate limit summary: N calls suppressed at FILE:LINE:COLUMN ...`), at [`flush`], when the
+/// that no later call reports are written by the back end as a summary record of the call site,
+/// at its level and with its target, so it goes wherever the site's records go (`rate limit
+/// summary: N calls suppressed at FILE:LINE:COLUMN ...`), at [`flush`], when the
 /// guard drops and otherwise within about two flush intervals. So a site's lines and every
 /// `suppressed` count add up to the calls made. A field really named `every`, `sample` or `key`
 /// is written quoted: `"key" = k`.

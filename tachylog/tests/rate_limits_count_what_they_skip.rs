@@ -1,7 +1,7 @@
 //! Rate limits and sampling at the call site (`every = ...`, `sample = ...`, `key = ...`):
 //! the calls let through carry `suppressed = N`, the skipped calls since the previous one, and
 //! skipped calls that no later call reports are reported by the back end (a summary record at
-//! the call site's file and line, with `suppressed` and `limit` fields): at `flush()`, when the
+//! the call site's level, target, file and line, with `suppressed` and `limit` fields): at `flush()`, when the
 //! guard drops, on a SIGTERM's drain (in a child process), and by itself once a period ends
 //! with no call passing. So the lines a site wrote plus all the `suppressed` counts are exactly
 //! the calls made, across threads too, with no later call. Skipped calls evaluate none of their
@@ -113,7 +113,9 @@ fn accounted(records: &[Value], marker: &str) -> Accounted {
         .filter(|r| r["fields"]["limit"].is_string() && at_the_site(r))
         .collect();
     for summary in &summaries {
-        assert_eq!(summary["target"], "tachylog", "{summary}");
+        // The summary goes where the site's records go: same level, same target.
+        assert_eq!(summary["target"], first["target"], "{summary}");
+        assert_eq!(summary["level"], first["level"], "{summary}");
         assert!(
             summary["message"]
                 .as_str()
@@ -288,6 +290,51 @@ mod at_flush {
     thread_local! {
         static SAMPLED_ON_THIS_THREAD: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     }
+}
+
+/// A sink that keeps only ERROR records, and a filter that keeps only this crate's target, still
+/// get the summaries of an `error!` site: they carry its level and target, not a WARN of
+/// tachylog's own.
+#[test]
+fn a_summary_reaches_the_sinks_that_keep_its_sites_records() {
+    let _lock = logger_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("errors.jsonl");
+    let guard = tachylog::builder()
+        .filter(format!("off,{}=error", module_path!()))
+        .file_with(
+            &path,
+            tachylog::SinkOptions::new()
+                .format(tachylog::Format::Json)
+                .level(tachylog::Level::Error),
+        )
+        .init()
+        .unwrap();
+    static ERRORS: Site = Site::new();
+    for _ in 0..50 {
+        tachylog::error!(every = Duration::from_secs(3600); "only-errors {}", ERRORS.pass());
+        ERRORS.called();
+        tachylog::error!(sample = 8; "only-errors-sampled");
+    }
+    tachylog::flush();
+    let records = records(&path);
+    assert_eq!(
+        assert_every_call_accounted(&records, "only-errors ", &ERRORS),
+        1,
+        "{records:?}"
+    );
+    let sampled = assert_calls_accounted(&records, "only-errors-sampled", 50, 7);
+    assert_eq!(sampled, 1, "{records:?}");
+    let summaries: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["fields"]["limit"].is_string())
+        .collect();
+    assert_eq!(summaries.len(), 2, "{records:?}");
+    for summary in summaries {
+        assert_eq!(summary["level"], "ERROR", "{summary}");
+        assert_eq!(summary["target"], module_path!(), "{summary}");
+    }
+    drop(guard);
 }
 
 #[test]

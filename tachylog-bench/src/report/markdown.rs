@@ -520,7 +520,10 @@ mod tests {
         };
         let first_table = at("## Per-call latency");
         assert!(first_table < at("## What was measured"), "{md}");
-        assert!(at("## What was measured") < at("## How to read this report"), "{md}");
+        assert!(
+            at("## What was measured") < at("## How to read this report"),
+            "{md}"
+        );
         // Above the first table: the title and a few lines of context, nothing more.
         assert!(md[..first_table].lines().count() < 15, "{md}");
     }

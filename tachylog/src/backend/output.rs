@@ -252,8 +252,9 @@ impl Output {
         });
     }
 
-    /// A rate-limited call site's skipped calls that no later call reported: a WARN record at
-    /// the site's file and line, with the count in `suppressed` like the site's own records.
+    /// A rate-limited call site's skipped calls that no later call reported: a record at the
+    /// site's level, target, file and line, with the count in `suppressed` like the site's own
+    /// records, so that it goes wherever they go.
     #[cold]
     pub(super) fn suppressed(&mut self, found: &Suppressed, fields: &mut Vec<u8>) {
         fields.clear();
@@ -273,8 +274,8 @@ impl Output {
         let thread = self.backend_thread.clone();
         self.write(&RecordView {
             unix_nanos,
-            level: Level::Warn,
-            target: "tachylog",
+            level: found.level,
+            target: found.target,
             file: at.file(),
             line: at.line(),
             thread: &thread,

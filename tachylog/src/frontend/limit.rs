@@ -31,6 +31,7 @@ pub(crate) mod pending;
 use self::pending::{Owner, Tally, TallyCell};
 use super::clock;
 use super::gate::GATE;
+use crate::level::Level;
 use std::cell::Cell;
 use std::hash::{Hash, Hasher};
 use std::panic::Location;
@@ -39,12 +40,32 @@ use std::sync::OnceLock;
 use std::thread::LocalKey;
 use std::time::Duration;
 
+/// Where a rate-limited call site's records go: its level and target. The summary of its
+/// skipped calls goes there too, so a sink or filter that keeps the site's records keeps its
+/// summaries.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct Destination {
+    pub(crate) level: Level,
+    pub(crate) target: &'static str,
+}
+
+impl Destination {
+    pub const fn new(level: Level, target: &'static str) -> Self {
+        Destination { level, target }
+    }
+}
+
 /// Slots per keyed call site.
 pub const KEY_SLOTS: usize = 64;
 
 /// This file: the back end's scans leave the call sites of its unit tests alone (see
 /// `pending::collect`).
 const UNIT_TESTS: &str = file!();
+
+/// The unit tests' call sites' destination.
+#[cfg(test)]
+const TEST_SITE: Destination = Destination::new(Level::Warn, "limit tests");
 
 fn period_ticks(period: Duration) -> u64 {
     let micros = period.as_micros().min(u64::MAX as u128) as u64;
@@ -85,6 +106,8 @@ pub struct Every {
     next_known: AtomicPtr<Every>,
     /// Where the call site is, for the back end's summary; set by the back end.
     at: OnceLock<&'static Location<'static>>,
+    /// Where the summary goes.
+    to: Destination,
 }
 
 /// A call site's per-thread count of skipped calls, for [`Every`].
@@ -120,7 +143,7 @@ impl EveryLocal {
                 hand_over(site, tally);
                 tally
             }
-            None => self.tally.create(Owner::Every(site), at),
+            None => self.tally.create(Owner::Every(site), at, site.to),
         };
         self.passes_seen.set(passes);
         tally.count();
@@ -149,8 +172,7 @@ impl Drop for EveryLocal {
 }
 
 impl Every {
-    #[allow(clippy::new_without_default)]
-    pub const fn new() -> Self {
+    pub const fn new(to: Destination) -> Self {
         Every {
             deadline: AtomicU64::new(0),
             passes: AtomicU64::new(0),
@@ -158,6 +180,7 @@ impl Every {
             known: AtomicBool::new(false),
             next_known: AtomicPtr::new(std::ptr::null_mut()),
             at: OnceLock::new(),
+            to,
         }
     }
 
@@ -202,14 +225,16 @@ pub struct SampleLocal {
     left: Cell<u64>,
     /// This thread's count of skipped calls, created at its first skipped call.
     tally: TallyCell,
+    /// Where the summary goes.
+    to: Destination,
 }
 
 impl SampleLocal {
-    #[allow(clippy::new_without_default)]
-    pub const fn new() -> Self {
+    pub const fn new(to: Destination) -> Self {
         SampleLocal {
             left: Cell::new(0),
             tally: TallyCell::new(),
+            to,
         }
     }
 }
@@ -236,7 +261,7 @@ pub fn sample(local_key: &'static LocalKey<SampleLocal>, n: u64) -> Option<u64> 
                     Some(tally) => tally.count(),
                     None => local
                         .tally
-                        .create(Owner::Sample(local_key_id(local_key)), at)
+                        .create(Owner::Sample(local_key_id(local_key)), at, local.to)
                         .count(),
                 }
                 return None;
@@ -276,11 +301,12 @@ pub struct Keyed {
     kind: AtomicU8,
     /// Where the call site is, for the back end's summary. Set before listing.
     at: OnceLock<&'static Location<'static>>,
+    /// Where the summary goes.
+    to: Destination,
 }
 
 impl Keyed {
-    #[allow(clippy::new_without_default)]
-    pub const fn new() -> Self {
+    pub const fn new(to: Destination) -> Self {
         Keyed {
             slots: [const {
                 KeySlot {
@@ -292,6 +318,7 @@ impl Keyed {
             next: AtomicPtr::new(std::ptr::null_mut()),
             kind: AtomicU8::new(0),
             at: OnceLock::new(),
+            to,
         }
     }
 
@@ -355,14 +382,14 @@ mod tests {
 
     #[test]
     fn sampling_passes_one_call_in_n_and_counts_the_rest() {
-        thread_local!(static LOCAL: SampleLocal = const { SampleLocal::new() });
+        thread_local!(static LOCAL: SampleLocal = const { SampleLocal::new(TEST_SITE) });
         let passed: Vec<Option<u64>> = (0..7).map(|_| sample(&LOCAL, 3)).collect();
         assert_eq!(passed, [Some(0), None, None, Some(2), None, None, Some(2)]);
     }
 
     #[test]
     fn every_passes_once_per_period_and_reports_what_it_skipped() {
-        static SITE: Every = Every::new();
+        static SITE: Every = Every::new(TEST_SITE);
         thread_local!(static LOCAL: EveryLocal = const { EveryLocal::new() });
         assert_eq!(SITE.check(&LOCAL, Duration::from_secs(3600)), Some(0));
         for _ in 0..5 {
@@ -383,7 +410,7 @@ mod tests {
 
     #[test]
     fn keys_have_their_own_limits() {
-        static SITE: Keyed = Keyed::new();
+        static SITE: Keyed = Keyed::new(TEST_SITE);
         let hour = Duration::from_secs(3600);
         assert_eq!(SITE.every("10.0.0.1", hour), Some(0));
         assert_eq!(SITE.every("10.0.0.1", hour), None);
@@ -392,7 +419,7 @@ mod tests {
             .find(|k| !std::ptr::eq(SITE.slot(k.as_str()), SITE.slot("10.0.0.1")))
             .unwrap();
         assert_eq!(SITE.every(other.as_str(), hour), Some(0));
-        static SAMPLED: Keyed = Keyed::new();
+        static SAMPLED: Keyed = Keyed::new(TEST_SITE);
         let passed = (0..5)
             .filter(|_| SAMPLED.sample(&7u32, 2).is_some())
             .count();
@@ -410,7 +437,7 @@ mod claims {
     #[test]
     fn a_count_claimed_from_two_threads_is_split_never_doubled() {
         let mut cell = TallyCell::new();
-        let tally = cell.create(Owner::Sample(0), Location::caller());
+        let tally = cell.create(Owner::Sample(0), Location::caller(), super::TEST_SITE);
         let claimed = AtomicU64::new(0);
         let done = AtomicBool::new(false);
         std::thread::scope(|s| {
@@ -440,7 +467,7 @@ mod conservation {
 
     #[test]
     fn counts_add_up_across_threads() {
-        static SITE: Every = Every::new();
+        static SITE: Every = Every::new(TEST_SITE);
         thread_local!(static LOCAL: EveryLocal = const { EveryLocal::new() });
         static CALLS: AtomicU64 = AtomicU64::new(0);
         static PASSED: AtomicU64 = AtomicU64::new(0);

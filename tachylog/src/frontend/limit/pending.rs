@@ -22,7 +22,8 @@
 //! returns empty), and a producer never waits for the back end. A tally is freed only after its
 //! thread marked it exited, its last touch of it.
 
-use super::{Every, Keyed, KEYED_EVERY};
+use super::{Destination, Every, Keyed, KEYED_EVERY};
+use crate::level::Level;
 use std::cell::Cell;
 use std::panic::Location;
 use std::ptr::{self, NonNull};
@@ -60,6 +61,8 @@ pub(super) struct Tally {
     owner: Owner,
     /// The call site, for the summary.
     at: &'static Location<'static>,
+    /// Where the summary goes.
+    to: Destination,
 }
 
 /// Every tally not yet freed, newest first. Producers push at the head; [`collect`] unlinks.
@@ -67,7 +70,7 @@ static TALLIES: AtomicPtr<Tally> = AtomicPtr::new(ptr::null_mut());
 
 impl Tally {
     /// A new, empty tally of the calling thread, already in [`TALLIES`].
-    fn push(owner: Owner, at: &'static Location<'static>) -> NonNull<Tally> {
+    fn push(owner: Owner, at: &'static Location<'static>, to: Destination) -> NonNull<Tally> {
         let tally: &'static Tally = Box::leak(Box::new(Tally {
             skipped: AtomicU64::new(0),
             claimed: AtomicU64::new(0),
@@ -75,6 +78,7 @@ impl Tally {
             next: AtomicPtr::new(ptr::null_mut()),
             owner,
             at,
+            to,
         }));
         let new = tally as *const Tally as *mut Tally;
         let mut head = TALLIES.load(Ordering::Relaxed);
@@ -126,8 +130,13 @@ impl TallyCell {
     /// The thread's first skipped call at this site: its tally.
     #[cold]
     #[inline(never)]
-    pub(super) fn create(&self, owner: Owner, at: &'static Location<'static>) -> &Tally {
-        self.0.set(Some(Tally::push(owner, at)));
+    pub(super) fn create(
+        &self,
+        owner: Owner,
+        at: &'static Location<'static>,
+        to: Destination,
+    ) -> &Tally {
+        self.0.set(Some(Tally::push(owner, at, to)));
         self.get().expect("just set")
     }
 
@@ -197,6 +206,10 @@ pub(crate) struct Suppressed {
     site: usize,
     /// The call site.
     pub(crate) at: &'static Location<'static>,
+    /// The call site's level: the summary's.
+    pub(crate) level: Level,
+    /// The call site's target: the summary's.
+    pub(crate) target: &'static str,
     /// The kind of limit: `every`, `sample`, `every per key` or `sample per key`.
     pub(crate) limit: &'static str,
     /// The skipped calls.
@@ -227,7 +240,14 @@ pub(crate) fn collect(cutoff: u64, force: bool, found: &mut Vec<Suppressed>) {
         if let (true, Some(at)) = (due, every.at.get()) {
             if every.handed_over.load(Ordering::Relaxed) > 0 {
                 let calls = every.handed_over.swap(0, Ordering::Relaxed);
-                add(found, every as *const Every as usize, at, "every", calls);
+                add(
+                    found,
+                    every as *const Every as usize,
+                    at,
+                    every.to,
+                    "every",
+                    calls,
+                );
             }
         }
         site = every.next_known.load(Ordering::Relaxed);
@@ -263,6 +283,7 @@ fn collect_tallies(cutoff: u64, force: bool, found: &mut Vec<Suppressed>) {
                         found,
                         site as *const Every as usize,
                         tally.at,
+                        tally.to,
                         "every",
                         tally.claim(),
                     );
@@ -270,7 +291,7 @@ fn collect_tallies(cutoff: u64, force: bool, found: &mut Vec<Suppressed>) {
             }
             Owner::Sample(id) => {
                 if exited || force {
-                    add(found, id, tally.at, "sample", tally.claim());
+                    add(found, id, tally.at, tally.to, "sample", tally.claim());
                 }
             }
         }
@@ -346,7 +367,14 @@ fn collect_keyed(site: &'static Keyed, cutoff: u64, force: bool, found: &mut Vec
     } else {
         "sample per key"
     };
-    add(found, site as *const Keyed as usize, at, limit, calls);
+    add(
+        found,
+        site as *const Keyed as usize,
+        at,
+        site.to,
+        limit,
+        calls,
+    );
 }
 
 /// Adds `calls` to the entry of call site `site` (at `at`): one summary per call site and
@@ -356,6 +384,7 @@ fn add(
     found: &mut Vec<Suppressed>,
     site: usize,
     at: &'static Location<'static>,
+    to: Destination,
     limit: &'static str,
     calls: u64,
 ) {
@@ -367,6 +396,8 @@ fn add(
         None => found.push(Suppressed {
             site,
             at,
+            level: to.level,
+            target: to.target,
             limit,
             calls,
         }),
