@@ -44,6 +44,7 @@ pub(crate) fn run(files: &[PathBuf]) -> Result<Outcome, String> {
                     offset,
                     reason,
                     skipped: bytes,
+                    ..
                 }) => {
                     progress.erase();
                     eprintln!(

@@ -76,8 +76,11 @@ pub enum Error {
 #[non_exhaustive]
 pub enum ReadError {
     /// Bytes that are not an intact block: a torn or partial write, a flipped bit, other data.
-    /// The reader skipped them and goes on at the next intact block.
-    #[error("damaged binary log at byte {offset}: {reason}; {skipped} bytes skipped to the next intact block")]
+    /// The reader skipped them and goes on at the next intact block, if there is one.
+    #[error(
+        "damaged binary log at byte {offset}: {reason}; {skipped} bytes skipped{}",
+        if *.to_end { ", up to the end: no intact block follows" } else { "" }
+    )]
     Damaged {
         /// Where the damage starts, in bytes from the start of the source.
         offset: u64,
@@ -85,6 +88,8 @@ pub enum ReadError {
         reason: &'static str,
         /// Bytes skipped.
         skipped: u64,
+        /// Whether the damage runs to the end of the source: no intact block follows it.
+        to_end: bool,
     },
     /// The file could not be opened.
     #[error("cannot open binary log {path}: {source}")]

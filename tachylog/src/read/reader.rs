@@ -8,6 +8,13 @@ use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::Path;
 
+/// A block whose length runs past the end of the source, with nothing after its header that
+/// looks like another block.
+const CUT_SHORT_IN_BLOCK: &str = "a file cut short in a block";
+/// A block whose length runs past the end of the source while another block marker follows
+/// its header.
+const DAMAGED_LENGTH: &str = "a damaged block length: it runs past the end of the file, \
+                              and blocks follow";
 /// Bytes asked of the source per read.
 const CHUNK: usize = 256 << 10;
 
@@ -146,6 +153,7 @@ impl<R: Read> Reader<R> {
                             offset,
                             reason,
                             skipped,
+                            to_end: false,
                         }));
                     }
                     None => self.block = None,
@@ -170,32 +178,27 @@ impl<R: Read> Reader<R> {
                     return Some(Err(ReadError::Io(e)));
                 }
             };
+            let damage = |(offset, reason), to_end| ReadError::Damaged {
+                offset,
+                reason,
+                skipped: here - offset,
+                to_end,
+            };
             match outcome {
-                Some(Ok(())) => {
-                    return Some(match damaged {
-                        Some((offset, reason)) => Err(ReadError::Damaged {
-                            offset,
-                            reason,
-                            skipped: here - offset,
-                        }),
-                        None => Ok(()),
-                    })
-                }
-                None => {
-                    return damaged.map(|(offset, reason)| {
-                        Err(ReadError::Damaged {
-                            offset,
-                            reason,
-                            skipped: here - offset,
-                        })
-                    })
-                }
+                Some(Ok(())) => return Some(damaged.map_or(Ok(()), |d| Err(damage(d, false)))),
+                None => return damaged.map(|d| Err(damage(d, true))),
                 Some(Err(reason)) => {
-                    damaged.get_or_insert((here, reason));
+                    let first = damaged.get_or_insert((here, reason));
                     self.consume(1);
                     if let Err(e) = self.skip_to_sync() {
                         self.stop();
                         return Some(Err(ReadError::Io(e)));
+                    }
+                    // A block that seemed to run past the end, with a block marker after its
+                    // header: not a file cut short, but a length field that lies.
+                    let marker_follows = self.buf.len() > self.pos;
+                    if first.0 == here && reason == CUT_SHORT_IN_BLOCK && marker_follows {
+                        first.1 = DAMAGED_LENGTH;
                     }
                 }
             }
@@ -238,7 +241,7 @@ impl<R: Read> Reader<R> {
             if self.follow {
                 return Ok(None);
             }
-            return Ok(Some(Err("a file cut short in a block")));
+            return Ok(Some(Err(CUT_SHORT_IN_BLOCK)));
         }
         if len as u64 > self.check_allowance {
             return Ok(Some(Err(
@@ -455,6 +458,63 @@ mod tests {
                 input.len()
             );
         }
+    }
+
+    /// The damage reports of `input`, as `(offset, reason, to_end)`, and the records read.
+    fn damage_in(input: &[u8]) -> (Vec<(u64, &'static str, bool)>, usize) {
+        let mut reader = Reader::new(input);
+        let (mut damage, mut records) = (Vec::new(), 0);
+        while let Some(next) = reader.next_record() {
+            match next {
+                Ok(_) => records += 1,
+                Err(ReadError::Damaged {
+                    offset,
+                    reason,
+                    to_end,
+                    ..
+                }) => damage.push((offset, reason, to_end)),
+                Err(e) => panic!("{e}"),
+            }
+        }
+        (damage, records)
+    }
+
+    #[test]
+    fn a_length_field_that_lies_is_not_called_a_file_cut_short() {
+        let mut input = block();
+        input[8..12].copy_from_slice(&(1u32 << 20).to_le_bytes());
+        input.extend_from_slice(&block());
+        assert_eq!(damage_in(&input), (vec![(0, DAMAGED_LENGTH, false)], 1));
+
+        // The same block cut short, with nothing after it: that is a file cut short.
+        let block = block();
+        assert_eq!(
+            damage_in(&block[..block.len() - 3]),
+            (vec![(0, CUT_SHORT_IN_BLOCK, true)], 0)
+        );
+    }
+
+    #[test]
+    fn junk_at_the_end_is_not_said_to_be_followed_by_a_block() {
+        let mut input = block();
+        input.extend_from_slice(b"junk where a block should be");
+        let (damage, records) = damage_in(&input);
+        assert_eq!(records, 1);
+        assert_eq!(damage.len(), 1);
+        assert!(damage[0].2, "{damage:?}");
+        let mut reader = Reader::new(&input[..]);
+        let _ = reader.next_record();
+        let message = reader.next_record().unwrap().unwrap_err().to_string();
+        assert!(message.contains("no intact block follows"), "{message}");
+
+        // Junk between blocks: skipped to the next one, which is read.
+        let mut input = block();
+        input.extend_from_slice(b"junk");
+        input.extend_from_slice(&block());
+        let (damage, records) = damage_in(&input);
+        assert_eq!(records, 2);
+        assert_eq!(damage.len(), 1);
+        assert!(!damage[0].2, "{damage:?}");
     }
 
     #[test]
