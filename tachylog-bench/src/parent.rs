@@ -448,8 +448,8 @@ fn progress(r: &RunRecord) -> String {
             t.loop_s, t.total_s
         ),
         Some(Measurement::Latency(l)) => format!(
-            "p50 {} ns, p99 {} ns, p99.9 {} ns, max {} ns; {lines} lines verified",
-            l.call_ns.p50, l.call_ns.p99, l.call_ns.p999, l.call_ns.max
+            "p50 {} ns, p99 {} ns, p99.9 {} ns, p99.99 {} ns, max {} ns; {lines} lines verified",
+            l.call_ns.p50, l.call_ns.p99, l.call_ns.p999, l.call_ns.p9999, l.call_ns.max
         ),
         Some(Measurement::Server(s)) => format!(
             "{:.0} req/s, p99 {:.0} us, server CPU {} us/request; {lines} lines verified",

@@ -17,6 +17,9 @@ pub struct Percentiles {
     pub p99: u64,
     /// 99.9th percentile.
     pub p999: u64,
+    /// 99.99th percentile (reports written before it was measured load it as 0).
+    #[serde(default)]
+    pub p9999: u64,
     /// Largest sample.
     pub max: u64,
 }
@@ -30,6 +33,7 @@ impl Percentiles {
             p90: nearest_rank(samples, 90.0),
             p99: nearest_rank(samples, 99.0),
             p999: nearest_rank(samples, 99.9),
+            p9999: nearest_rank(samples, 99.99),
             max: samples.last().copied().unwrap_or(0),
         }
     }
@@ -41,6 +45,7 @@ impl Percentiles {
             p90: f(self.p90),
             p99: f(self.p99),
             p999: f(self.p999),
+            p9999: f(self.p9999),
             max: f(self.max),
         }
     }
@@ -55,6 +60,7 @@ impl Percentiles {
             p90: field(|p| p.p90),
             p99: field(|p| p.p99),
             p999: field(|p| p.p999),
+            p9999: field(|p| p.p9999),
             max: runs.iter().map(|p| p.max).max().unwrap_or(0),
         }
     }
@@ -112,6 +118,7 @@ mod tests {
                 p90: 900,
                 p99: 990,
                 p999: 999,
+                p9999: 1000,
                 max: 1000
             }
         );
@@ -147,6 +154,7 @@ mod tests {
             p90: p50 * 2,
             p99: p50 * 3,
             p999: p50 * 4,
+            p9999: p50 * 5,
             max,
         };
         let c = Percentiles::combine(&[run(10, 100), run(30, 9_000), run(20, 200)]);

@@ -229,8 +229,8 @@ fn ns(x: f64) -> String {
 fn latency_table(rows: &[Row]) -> String {
     let mut out = String::from(
         "## Per-call latency (ns, harness overhead included)\n\n\
-         | logger | workload | p50 | p90 | p99 | p99.9 | max | harness p50 / p99.9 | p50 ÷ tachylog | p99.9 ÷ tachylog | tachylog vs this row | peak RSS MiB |\n\
-         |---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|\n",
+         | logger | workload | p50 | p90 | p99 | p99.9 | p99.99 | max | harness p50 / p99.9 | p50 ÷ tachylog | p99.9 ÷ tachylog | tachylog vs this row | peak RSS MiB |\n\
+         |---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|\n",
     );
     for row in rows {
         let base = compare::tachylog_row(rows, &row.workload).and_then(|r| match &r.summary {
@@ -241,13 +241,14 @@ fn latency_table(rows: &[Row]) -> String {
             Summary::Latency { call, overhead } => {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} | {} | {} |",
                     row.logger,
                     row.workload,
                     with_spread(row.spread(latency_p50), call.p50 as f64, ns),
                     group_digits(call.p90),
                     group_digits(call.p99),
                     with_spread(row.spread(latency_p999), call.p999 as f64, ns),
+                    group_digits(call.p9999),
                     group_digits(call.max),
                     overhead.p50,
                     overhead.p999,
@@ -269,7 +270,7 @@ fn latency_table(rows: &[Row]) -> String {
             Summary::Failed => {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | FAILED | | | | | | | | | |",
+                    "| {} | {} | FAILED | | | | | | | | | | |",
                     row.logger, row.workload
                 );
             }
@@ -405,8 +406,8 @@ mod tests {
         };
         assert!(
             md.contains(&format!(
-                "| peer | latency | 300 | 301 | 302 | 3,000 | 50,000 | 0 / 0 | 10.00× | 10.00× | \
-                 {cell} |"
+                "| peer | latency | 300 | 301 | 302 | 3,000 | 6,000 | 50,000 | 0 / 0 | 10.00× | \
+                 10.00× | {cell} |"
             )),
             "{md}"
         );

@@ -575,6 +575,7 @@ mod tests {
             p90: p50 + 1,
             p99: p50 + 2,
             p999: p50 * 10,
+            p9999: p50 * 20,
             max,
         };
         RunRecord {

@@ -453,6 +453,7 @@ mod tests {
                     p90: p50,
                     p99,
                     p999,
+                    p9999: p999,
                     max: p999,
                 },
                 overhead: Percentiles::default(),
