@@ -230,6 +230,17 @@ impl Merger {
             .collect()
     }
 
+    /// Among the rings that can grow no more, the fullest one's unread bytes in thousandths of
+    /// its capacity (0 if none): how near its producer is to the high-water mark at which it
+    /// wakes a sleeping back end.
+    pub(crate) fn fullest_at_full_size(&self) -> usize {
+        self.sources
+            .iter()
+            .filter_map(|s| s.queue.rings.fill_at_full_size(&s.cursor))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Records the current published position of every ring, for [`DrainMode::UntilSnapshot`].
     pub(crate) fn snapshot(&mut self) {
         for s in &mut self.sources {

@@ -8,8 +8,11 @@
 //! due: one flush interval later (100 ms by default), or earlier for a sink's timer. Producers
 //! wake it sooner only when a ring passes a quarter full (see `frontend::producer`), and a ring
 //! that keeps doing so grows instead; `flush()`, a blocked producer, an oversize record, a
-//! signal and shutdown wake it at once. So at moderate rates it wakes about ten times a second
-//! and handles a few hundred records per wake, and under sustained load it never sleeps. The
+//! signal and shutdown wake it at once. A producer's wake is a system call on the producer's
+//! thread, so after one the back end sleeps shorter ([`Nap`]) and wakes itself before the
+//! rings reach their marks again. So at moderate rates it wakes about ten times a second and
+//! handles a few hundred records per wake, at high rates it wakes itself more often, and
+//! under sustained load it never sleeps. The
 //! price is latency to disk: a record reaches the file within the flush interval, not at once
 //! (`Builder::flush_interval` trades CPU for it).
 
@@ -73,6 +76,56 @@ impl LimitScan {
 /// nanoseconds): short enough that a record waits no longer than its formatting takes, long
 /// enough that the core's other hardware thread gets its share.
 const SPIN_PAUSES: u32 = 64;
+
+/// The shortest sleep [`Nap`] shortens to: at most a thousand self-timed wakes a second, and
+/// only while producers log fast enough to need them.
+const SHORTEST_NAP: Duration = Duration::from_millis(1);
+
+/// How long the sleeping back end sleeps between drains when nothing else is due.
+///
+/// A producer that finds its ring a quarter full while the back end sleeps wakes it, and that
+/// wake is a system call on the producer's thread, the largest cost in its tail. A ring that
+/// may still grow grows instead the next time, so those wakes stop by themselves; a ring at its
+/// largest size cannot. So when a producer whose ring is at its largest had to wake the back
+/// end, the back end sleeps half as long as it just slept, waking itself before that ring
+/// reaches its mark again; it sleeps longer again, a step at a time up to the flush interval,
+/// while its own wakes find every such ring less than an eighth full. At moderate rates no
+/// ring reaches its largest size and the back end sleeps the whole flush interval.
+struct Nap {
+    /// The next sleep.
+    length: Duration,
+    /// The longest sleep: the flush interval.
+    longest: Duration,
+}
+
+/// Below this fill of the fullest ring at its largest size (in thousandths), a self-timed wake
+/// came early enough to sleep longer: half of the producers' mark, a quarter.
+const EARLY_FILL_PER_MILLE: usize = 125;
+
+/// At or above this fill of the fullest ring at its largest size (in thousandths), a wake by a
+/// producer came from such a ring reaching its mark (a quarter), not from a ring that grows.
+const WOKEN_AT_FULL_SIZE_PER_MILLE: usize = 200;
+
+impl Nap {
+    fn new(longest: Duration) -> Self {
+        Nap {
+            length: longest,
+            longest,
+        }
+    }
+
+    /// After a sleep of `slept`, which a producer cut short or not, that ended with the
+    /// fullest ring at its largest size `fill_per_mille` full: the next sleep.
+    fn after(&mut self, slept: Duration, woken_by_producer: bool, fill_per_mille: usize) {
+        if woken_by_producer {
+            if fill_per_mille >= WOKEN_AT_FULL_SIZE_PER_MILLE {
+                self.length = (slept / 2).max(SHORTEST_NAP).min(self.longest);
+            }
+        } else if fill_per_mille < EARLY_FILL_PER_MILLE {
+            self.length = (self.length + self.length / 2).min(self.longest);
+        }
+    }
+}
 
 /// Records formatted per drain before the worker checks for flush requests again.
 const BATCH: usize = 4096;
@@ -202,6 +255,7 @@ impl Worker {
         // Whether the sinks had their `before_exit`: once, as the process ends.
         let mut gave_last_chance = false;
         let mut limits = LimitScan::new(out.clock.ticks_for(flush_interval));
+        let mut nap = Nap::new(flush_interval);
         publish_clock(&cuts, &out.clock);
         loop {
             // Bench-only hold (`__private::hold_backend`): no drain, no flush until released;
@@ -356,9 +410,19 @@ impl Worker {
             if !pending {
                 stats::record_backend_cpu();
                 // Wake at the next sink deadline (a file period boundary) when it comes before
-                // the flush interval, so rotation happens on time with no traffic.
-                control::sleep_until_woken(
-                    until_timer.map_or(flush_interval, |t| t.min(flush_interval)),
+                // the nap ends, so rotation happens on time with no traffic.
+                let length = until_timer.map_or(nap.length, |t| t.min(nap.length));
+                let started = Instant::now();
+                let woken = control::sleep_until_woken(length);
+                // A doorbell with no request behind it was a producer's (a ring at its mark,
+                // or full).
+                let requested = control.flush.requested() > flushed_up_to
+                    || control.reopen_requested.load(Ordering::SeqCst) != reopened_up_to
+                    || control.shutdown.load(Ordering::SeqCst);
+                nap.after(
+                    started.elapsed(),
+                    woken && !requested,
+                    merger.fullest_at_full_size(),
                 );
                 stats::count_wakeup();
             }
@@ -433,4 +497,52 @@ fn report_drop(out: &mut Output, queue: &ThreadQueue, dropped: u64) {
 /// Builds the merger with tolerances converted to ticks.
 pub(crate) fn new_merger(clock: &WallClock) -> Merger {
     Merger::new(clock.ticks_for(SLACK), clock.ticks_for(STALL_LIMIT))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INTERVAL: Duration = Duration::from_millis(100);
+
+    #[test]
+    fn a_nap_stays_the_flush_interval_while_no_producer_wakes_the_back_end() {
+        let mut nap = Nap::new(INTERVAL);
+        for fill in [0, 100, 240] {
+            nap.after(INTERVAL, false, fill);
+            assert_eq!(nap.length, INTERVAL);
+        }
+    }
+
+    #[test]
+    fn a_producers_wake_halves_the_nap_until_the_back_end_comes_first() {
+        let mut nap = Nap::new(INTERVAL);
+        // A producer's ring reached its mark 30 ms into the sleep.
+        nap.after(Duration::from_millis(30), true, 250);
+        assert_eq!(nap.length, Duration::from_millis(15));
+        // Self-timed wakes that find the fullest ring past half the mark keep the nap...
+        nap.after(nap.length, false, 130);
+        assert_eq!(nap.length, Duration::from_millis(15));
+        // A wake by a producer whose ring may still grow changes nothing: it grows next time.
+        nap.after(Duration::from_millis(2), true, 0);
+        assert_eq!(nap.length, Duration::from_millis(15));
+        // And the nap is never below the shortest, however often producers wake it.
+        for _ in 0..20 {
+            nap.after(Duration::from_micros(100), true, 250);
+        }
+        assert_eq!(nap.length, SHORTEST_NAP);
+    }
+
+    #[test]
+    fn a_nap_grows_back_to_the_flush_interval_when_the_rings_stay_nearly_empty() {
+        let mut nap = Nap::new(INTERVAL);
+        nap.after(Duration::from_millis(10), true, 250);
+        let mut steps = 0;
+        while nap.length < INTERVAL {
+            nap.after(nap.length, false, 20);
+            steps += 1;
+            assert!(steps < 20, "{:?}", nap.length);
+        }
+        assert_eq!(nap.length, INTERVAL);
+    }
 }

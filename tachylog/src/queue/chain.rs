@@ -70,6 +70,9 @@ pub(crate) struct RingChain {
     /// grows, and it is dropped in place.
     #[cfg(all(unix, not(loom)))]
     spooled: Option<Spooled>,
+    /// The largest ring the producer may grow to: a producer whose ring is that large can only
+    /// wake the back end when it fills.
+    max_capacity: usize,
 }
 
 // SAFETY: the rings are `Sync` and reached through the chain only by the one producer (its
@@ -107,6 +110,7 @@ impl RingChain {
             oldest: AtomicPtr::new(ring.as_ptr()),
             #[cfg(all(unix, not(loom)))]
             spooled: None,
+            max_capacity,
         };
         let producer = ChainProducer {
             ring,
@@ -138,6 +142,7 @@ impl RingChain {
         let chain = RingChain {
             oldest: AtomicPtr::new(ring.as_ptr()),
             spooled: Some(Spooled { ring: file }),
+            max_capacity: capacity,
         };
         let producer = ChainProducer {
             ring,
@@ -251,6 +256,20 @@ impl RingChain {
     /// The producer's published position in the ring it writes now. Consumer only.
     pub(crate) fn published_head(&self, cursor: &ConsumerCursor) -> usize {
         self.newest(cursor).published_head()
+    }
+
+    /// How close a producer that can no longer grow its ring is to its high-water mark: the
+    /// bytes published and not read yet, in thousandths of the ring's capacity; `None` while
+    /// the ring may still grow (its producer grows it rather than wake the back end again).
+    /// Consumer only.
+    pub(crate) fn fill_at_full_size(&self, cursor: &ConsumerCursor) -> Option<usize> {
+        let newest = self.newest(cursor);
+        let capacity = newest.capacity();
+        if capacity < self.max_capacity {
+            return None;
+        }
+        let unread = newest.published_head().wrapping_sub(cursor.position());
+        Some(unread.min(capacity) * 1000 / capacity.max(1))
     }
 
     /// The capacity of the ring the consumer reads.
