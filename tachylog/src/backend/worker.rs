@@ -9,11 +9,11 @@
 //! wake it sooner only when a ring passes a quarter full (see `frontend::producer`), and a ring
 //! that keeps doing so grows instead; `flush()`, a blocked producer, an oversize record, a
 //! signal and shutdown wake it at once. A producer's wake is a system call on the producer's
-//! thread, so after one the back end sleeps shorter ([`Nap`]) and wakes itself before the
-//! rings reach their marks again. So at moderate rates it wakes about ten times a second and
-//! handles a few hundred records per wake, at high rates it wakes itself more often, and
-//! under sustained load it never sleeps. The
-//! price is latency to disk: a record reaches the file within the flush interval, not at once
+//! thread, so after a wake by a ring that can grow no more the back end sleeps shorter
+//! ([`Nap`]) and wakes itself before that ring reaches its mark again. So at moderate rates it
+//! wakes about ten times a second and handles a few hundred records per wake, at high rates it
+//! wakes itself more often, and under sustained load it never sleeps. The price is latency to
+//! disk: a record reaches the file within the flush interval, not at once
 //! (`Builder::flush_interval` trades CPU for it).
 
 use super::backtrace::{BacktraceConfig, BacktraceRing};
