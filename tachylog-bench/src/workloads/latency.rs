@@ -211,7 +211,8 @@ impl Batch {
     /// One line for the report header.
     pub fn describe(self, name: &str, threads: u8) -> String {
         format!(
-            "{name}: Quill's harness, {threads} thread(s) pinned to CPUs 1.. (mod the CPU count) \
+            "{name}: Quill's harness, {threads} thread(s) pinned to CPUs 1.. (mod the CPU count; \
+             the main thread, and the logger's threads it starts, on CPU 0) \
              x {} batches of {} x info!(\"Logging iteration: {{}}, message: {{}}, double: {{}}\", \
              u64, u64, f64), a batch timed with rdtsc (sample = batch / calls), {}-{} µs of \
              busy-wait between batches, after {} untimed warm-up batches",
