@@ -404,10 +404,12 @@ impl Worker {
             // request stored after our look rings the doorbell, which ends or skips the sleep).
             // Records do not count: they wait for the next drain.
             GATE.backend_sleeping.store(true, Ordering::SeqCst);
-            let pending = control.flush.requested() > flushed_up_to
-                || control.reopen_requested.load(Ordering::SeqCst) != reopened_up_to
-                || control.shutdown.load(Ordering::SeqCst);
-            if !pending {
+            let requested = || {
+                control.flush.requested() > flushed_up_to
+                    || control.reopen_requested.load(Ordering::SeqCst) != reopened_up_to
+                    || control.shutdown.load(Ordering::SeqCst)
+            };
+            if !requested() {
                 stats::record_backend_cpu();
                 // Wake at the next sink deadline (a file period boundary) when it comes before
                 // the nap ends, so rotation happens on time with no traffic.
@@ -416,12 +418,9 @@ impl Worker {
                 let woken = control::sleep_until_woken(length);
                 // A doorbell with no request behind it was a producer's (a ring at its mark,
                 // or full).
-                let requested = control.flush.requested() > flushed_up_to
-                    || control.reopen_requested.load(Ordering::SeqCst) != reopened_up_to
-                    || control.shutdown.load(Ordering::SeqCst);
                 nap.after(
                     started.elapsed(),
-                    woken && !requested,
+                    woken && !requested(),
                     merger.fullest_at_full_size(),
                 );
                 stats::count_wakeup();

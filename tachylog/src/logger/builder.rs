@@ -412,6 +412,12 @@ impl Builder {
 
     /// Runs the back end's thread on CPU `cpu` alone (Linux; elsewhere, and when the CPU
     /// cannot be had, a WARN record says so and the thread runs where the system puts it).
+    ///
+    /// ```
+    /// let guard = tachylog::builder().stdout().pin_backend(0).init().unwrap();
+    /// tachylog::info!("formatted and written on CPU 0");
+    /// drop(guard);
+    /// ```
     pub fn pin_backend(mut self, cpu: usize) -> Self {
         self.backend_cpu = Some(cpu);
         self
