@@ -46,7 +46,7 @@
 //! - **One record, one line.** Control characters in messages are escaped.
 //! - **Destinations.** Console (coloured on a terminal), files ([`FileSink`]), self-managing
 //!   files (`RollingFile`: time patterns, size limit, retention, compression), syslog,
-//!   OpenTelemetry and any [`Sink`]; each sink has its own level and [`Format`] (text, JSON
+//!   journald, OpenTelemetry and any [`Sink`]; each sink has its own level and [`Format`] (text, JSON
 //!   lines, logfmt).
 //! - **Structured fields.** `info!(user_id = id, path = %p; "served {}", n)`: fields travel
 //!   like arguments, keep their types ([`Fields`]) and are written as `key=value` in text and
@@ -65,6 +65,7 @@
 //! - `syslog` (default): `SyslogSink`, RFC 5424 over UDP, TCP or a Unix socket.
 //! - `color` (default): the level coloured on a terminal (`ColorChoice`, `Builder::color`);
 //!   without it the console is never coloured.
+//! - `journald`: `JournaldSink`, the systemd journal's native protocol (Linux).
 //! - `otlp`: `OtlpSink`, OTLP/HTTP logs to an OpenTelemetry collector.
 //! - `otlp-tls`: `https://` for `OtlpSink` (rustls), with custom CAs and client certificates.
 //! - `tracing`: `tracing_layer()`, a `tracing_subscriber` layer.
@@ -171,6 +172,9 @@ pub use sink::{Facility, SyslogBuilder, SyslogSink};
 #[cfg(not(loom))]
 #[cfg(feature = "testing")]
 pub use sink::{FaultSink, Faults};
+#[cfg(not(loom))]
+#[cfg(all(feature = "journald", target_os = "linux"))]
+pub use sink::{JournaldBuilder, JournaldSink, JOURNALD_SOCKET};
 #[cfg(not(loom))]
 #[cfg(feature = "otlp")]
 pub use sink::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats};

@@ -16,6 +16,8 @@ mod console;
 #[cfg(feature = "testing")]
 mod fault;
 mod file;
+#[cfg(all(feature = "journald", target_os = "linux"))]
+mod journald;
 #[cfg(feature = "otlp")]
 mod otlp;
 #[cfg(feature = "rolling")]
@@ -31,6 +33,8 @@ pub use console::{Stderr, Stdout};
 #[cfg(feature = "testing")]
 pub use fault::{FaultSink, Faults};
 pub use file::FileSink;
+#[cfg(all(feature = "journald", target_os = "linux"))]
+pub use journald::{JournaldBuilder, JournaldSink, JOURNALD_SOCKET};
 #[cfg(feature = "otlp")]
 pub use otlp::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats};
 #[cfg(all(fuzzing, feature = "rolling"))]
@@ -96,6 +100,18 @@ fn is_record_dropped(error: &io::Error) -> bool {
     error
         .get_ref()
         .is_some_and(|inner| inner.is::<RecordDropped>())
+}
+
+/// The syslog severity of a level, which journald's `PRIORITY` is too: ERROR is `err` (3),
+/// WARN `warning` (4), INFO `info` (6), DEBUG and TRACE `debug` (7).
+#[cfg(any(feature = "syslog", all(feature = "journald", target_os = "linux")))]
+fn syslog_severity(level: Level) -> u8 {
+    match level {
+        Level::Error => 3,
+        Level::Warn => 4,
+        Level::Info => 6,
+        Level::Debug | Level::Trace => 7,
+    }
 }
 
 /// This host's name (`-` if it cannot be read), for syslog's HOSTNAME header field.

@@ -22,7 +22,6 @@ pub use builder::{Facility, SyslogBuilder};
 use super::{system_hostname, Line, RecordDropped, Sink};
 use crate::format::escape::EscapingWriter;
 use crate::format::time::TimeCache;
-use crate::Level;
 use std::fmt::Write as _;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
@@ -42,17 +41,6 @@ const FIELDS_SD_ID: &str = "fields@32473";
 
 /// Marks a UDP message cut to fit the datagram limit.
 const TRUNCATION_MARK: &[u8] = b"...[truncated]";
-
-/// The RFC 5424 severity of a level: ERROR is `err` (3), WARN `warning` (4), INFO `info` (6),
-/// DEBUG and TRACE `debug` (7).
-fn severity(level: Level) -> u8 {
-    match level {
-        Level::Error => 3,
-        Level::Warn => 4,
-        Level::Info => 6,
-        Level::Debug | Level::Trace => 7,
-    }
-}
 
 /// Sends each record to a syslog collector as an RFC 5424 message:
 ///
@@ -154,7 +142,7 @@ impl SyslogSink {
     fn build(&mut self, line: &Line<'_>) {
         let out = &mut self.message;
         out.clear();
-        let pri = self.facility.code() as u32 * 8 + severity(line.level) as u32;
+        let pri = self.facility.code() as u32 * 8 + super::syslog_severity(line.level) as u32;
         out.push(b'<');
         out.extend_from_slice(itoa::Buffer::new().format(pri).as_bytes());
         out.extend_from_slice(b">1 ");
@@ -376,6 +364,7 @@ fn sd_value(value: &str, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Level;
 
     fn message(sink: &mut SyslogSink, line: &Line<'_>) -> String {
         sink.build(line);
@@ -418,7 +407,7 @@ mod tests {
                 Level::Debug,
                 Level::Trace
             ]
-            .map(severity),
+            .map(super::super::syslog_severity),
             [3, 4, 6, 7, 7]
         );
     }
