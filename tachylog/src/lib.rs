@@ -143,7 +143,7 @@ pub use filter::{Filter, FilterError};
 #[cfg(not(loom))]
 pub use format::pattern::{Pattern, PatternError, DEFAULT_PATTERN};
 #[cfg(not(loom))]
-pub use format::Format;
+pub use format::{Format, LineKey, LineShape};
 #[cfg(not(loom))]
 pub use frontend::args::{lossy, BytesArg, ListArg, ListElem, Lossy};
 #[cfg(not(loom))]

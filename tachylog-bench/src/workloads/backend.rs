@@ -65,6 +65,9 @@ pub enum LineFormat {
     Text,
     /// JSON lines.
     Json,
+    /// JSON lines shaped as a collector asks (`LineShape`: keys renamed, two static fields,
+    /// the fields at the top level).
+    JsonShaped,
     /// logfmt.
     Logfmt,
     /// The binary log, checked by reading it back as default-pattern text lines.
@@ -73,9 +76,10 @@ pub enum LineFormat {
 
 impl LineFormat {
     /// Every format, in table order.
-    pub const ALL: [LineFormat; 4] = [
+    pub const ALL: [LineFormat; 5] = [
         LineFormat::Text,
         LineFormat::Json,
+        LineFormat::JsonShaped,
         LineFormat::Logfmt,
         LineFormat::Binary,
     ];
@@ -83,7 +87,7 @@ impl LineFormat {
     fn tachylog(self) -> tachylog::Format {
         match self {
             LineFormat::Text => tachylog::Format::Text,
-            LineFormat::Json => tachylog::Format::Json,
+            LineFormat::Json | LineFormat::JsonShaped => tachylog::Format::Json,
             LineFormat::Logfmt => tachylog::Format::Logfmt,
             LineFormat::Binary => tachylog::Format::Binary,
         }
@@ -94,14 +98,15 @@ impl LineFormat {
         match self {
             LineFormat::Text => "default pattern",
             LineFormat::Json => "JSON",
+            LineFormat::JsonShaped => "JSON, collector-shaped",
             LineFormat::Logfmt => "logfmt",
             LineFormat::Binary => "binary log",
         }
     }
 }
 
-/// `backend_<shape>` (default pattern), `backend_<shape>_json`, `backend_<shape>_logfmt`,
-/// `backend_<shape>_binary`.
+/// `backend_<shape>` (default pattern), `backend_<shape>_json`, `backend_<shape>_json_shaped`,
+/// `backend_<shape>_logfmt`, `backend_<shape>_binary`.
 pub fn name(shape: Shape, format: LineFormat) -> String {
     let shape = match shape {
         Shape::Payload => "str100".to_string(),
@@ -110,6 +115,7 @@ pub fn name(shape: Shape, format: LineFormat) -> String {
     match format {
         LineFormat::Text => format!("backend_{shape}"),
         LineFormat::Json => format!("backend_{shape}_json"),
+        LineFormat::JsonShaped => format!("backend_{shape}_json_shaped"),
         LineFormat::Logfmt => format!("backend_{shape}_logfmt"),
         LineFormat::Binary => format!("backend_{shape}_binary"),
     }
@@ -147,7 +153,7 @@ pub fn probe(shape: Shape, format: LineFormat, lines: u64) -> (String, u64) {
         Shape::Fields => {
             let (id, _, _) = latency::request_args(1);
             match format {
-                LineFormat::Json => (format!("\"user_id\":{id},"), 1),
+                LineFormat::Json | LineFormat::JsonShaped => (format!("\"user_id\":{id},"), 1),
                 LineFormat::Text | LineFormat::Logfmt | LineFormat::Binary => {
                     (format!("user_id={id} "), 1)
                 }
@@ -271,8 +277,19 @@ fn measure(
     };
     let n = records(scale);
     let ring = ring_bytes(scale);
+    let mut options = tachylog::SinkOptions::new().format(format.tachylog());
+    if format == LineFormat::JsonShaped {
+        options = options.shape(
+            tachylog::LineShape::new()
+                .rename(tachylog::LineKey::Timestamp, "@timestamp")
+                .rename(tachylog::LineKey::Level, "severity")
+                .static_field("service", "bench")
+                .static_field("env", "prod")
+                .flatten_fields(true),
+        );
+    }
     let guard = tachylog::builder()
-        .file_with(file, tachylog::SinkOptions::new().format(format.tachylog()))
+        .file_with(file, options)
         .ring_capacity(ring)
         .init()
         .map_err(|e| fail(e.to_string()))?;

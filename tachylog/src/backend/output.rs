@@ -20,8 +20,10 @@ use std::mem::MaybeUninit;
 use std::time::Duration;
 
 /// One line buffer per [`Format`], plus one for coloured text.
-const FORMATS: usize = 4;
+const FORMATS: usize = 5;
 const COLORED_TEXT: usize = 3;
+/// The line of a sink with a shape of its own: formatted for that sink alone.
+const SHAPED: usize = 4;
 
 /// Formats records and hands them to the sinks.
 pub(super) struct Output {
@@ -362,7 +364,8 @@ impl Output {
             lines,
             ..
         } = self;
-        let format = sinks.get(index)?.format();
+        let sink = sinks.get(index)?;
+        let (format, shape) = (sink.format(), sink.shape());
         if format == Format::Binary {
             return None;
         }
@@ -371,8 +374,8 @@ impl Output {
         text.clear();
         match format {
             Format::Text => formatter.format(record, message, fields, false, text),
-            Format::Json => formatter.format_json(record, message, fields, text),
-            Format::Logfmt => formatter.format_logfmt(record, message, fields, text),
+            Format::Json => formatter.format_json(record, message, fields, shape, text),
+            Format::Logfmt => formatter.format_logfmt(record, message, fields, shape, text),
             Format::Binary => {}
         }
         let mut column = Vec::with_capacity(32);
@@ -435,21 +438,24 @@ impl Output {
                 rendered = true;
                 formatter.render_message(&record.message, message, fields);
             }
-            let slot = if sink.colored() {
+            let shape = sink.shape();
+            let slot = if shape.is_some() {
+                SHAPED
+            } else if sink.colored() {
                 COLORED_TEXT
             } else {
                 format as usize
             };
             let text = &mut lines[slot];
-            if !formatted[slot] {
+            if slot == SHAPED || !formatted[slot] {
                 formatted[slot] = true;
                 text.clear();
                 match format {
                     Format::Text => {
                         formatter.format(record, message, fields, slot == COLORED_TEXT, text)
                     }
-                    Format::Json => formatter.format_json(record, message, fields, text),
-                    Format::Logfmt => formatter.format_logfmt(record, message, fields, text),
+                    Format::Json => formatter.format_json(record, message, fields, shape, text),
+                    Format::Logfmt => formatter.format_logfmt(record, message, fields, shape, text),
                     Format::Binary => {}
                 }
             }

@@ -12,6 +12,7 @@
 //!   JSON cannot represent as numbers, are written as the strings `"NaN"`, `"inf"`, `"-inf"`.
 
 use super::quote::{write_string, write_value};
+use super::shape::{merged_fields, LineKey, Members};
 use crate::fields::{Field, FieldValue, Fields};
 use std::io::Write as _;
 
@@ -23,7 +24,7 @@ pub(crate) fn write_pairs(fields: &Fields, out: &mut Vec<u8>) {
     }
 }
 
-fn write_pair(field: &Field<'_>, out: &mut Vec<u8>) {
+pub(crate) fn write_pair(field: &Field<'_>, out: &mut Vec<u8>) {
     write_key(field.key, out);
     out.push(b'=');
     match field.value {
@@ -35,7 +36,7 @@ fn write_pair(field: &Field<'_>, out: &mut Vec<u8>) {
 }
 
 /// A key as logfmt allows it: no space, `=`, `"`, control or layout character; never empty.
-fn write_key(key: &str, out: &mut Vec<u8>) {
+pub(crate) fn write_key(key: &str, out: &mut Vec<u8>) {
     if key.is_empty() {
         out.push(b'_');
         return;
@@ -73,15 +74,34 @@ pub(crate) fn write_span_path(fields: &Fields, out: &mut Vec<u8>) -> bool {
     fields.has_spans()
 }
 
-/// Appends `,"fields":{...}` and `,"spans":[...]` when the record has them.
-pub(crate) fn write_json(fields: &Fields, out: &mut Vec<u8>) {
-    if !fields.is_empty() {
-        out.extend_from_slice(b",\"fields\":{");
-        write_json_members(fields.iter(), out);
-        out.push(b'}');
+/// Appends `,"fields":{...}` and `,"spans":[...]` when the record has them, as the sink's
+/// shape says: the fields nested or at the top level, the spans a list of objects or, with
+/// their fields flattened into the record's, a path of names.
+pub(crate) fn write_json(fields: &Fields, members: &mut Members<'_>, out: &mut Vec<u8>) {
+    let shape = members.shape;
+    if shape.flatten_spans() {
+        write_json_fields(merged_fields(fields).peekable(), members, out);
+    } else {
+        write_json_fields(fields.iter().peekable(), members, out);
     }
-    if fields.has_spans() {
-        out.extend_from_slice(b",\"spans\":[");
+    if !fields.has_spans() {
+        return;
+    }
+    if shape.flatten_spans() {
+        if members.key(LineKey::Spans, out) {
+            let mut names = Vec::new();
+            for (i, span) in fields.spans().enumerate() {
+                if i > 0 {
+                    names.push(b':');
+                }
+                write_key(span.name(), &mut names);
+            }
+            write_string(&String::from_utf8_lossy(&names), out);
+        }
+        return;
+    }
+    if members.key(LineKey::Spans, out) {
+        out.push(b'[');
         for (i, span) in fields.spans().enumerate() {
             if i > 0 {
                 out.push(b',');
@@ -95,6 +115,36 @@ pub(crate) fn write_json(fields: &Fields, out: &mut Vec<u8>) {
             out.push(b'}');
         }
         out.push(b']');
+    }
+}
+
+/// The fields as the `fields` object, or at the top level when the shape flattens them (a key
+/// the line has already is written `fields.KEY`).
+fn write_json_fields<'a>(
+    mut fields: std::iter::Peekable<impl Iterator<Item = Field<'a>>>,
+    members: &mut Members<'_>,
+    out: &mut Vec<u8>,
+) {
+    if fields.peek().is_none() {
+        return;
+    }
+    if !members.shape.flatten_fields() {
+        if members.key(LineKey::Fields, out) {
+            out.push(b'{');
+            write_json_members(fields, out);
+            out.push(b'}');
+        }
+        return;
+    }
+    for field in fields {
+        members.separator(b',', out);
+        if members.shape.collides(field.key) {
+            write_string(&format!("fields.{}", field.key), out);
+        } else {
+            write_string(field.key, out);
+        }
+        out.push(b':');
+        write_json_value(field.value, out);
     }
 }
 
@@ -145,6 +195,12 @@ mod tests {
         f.push_value("none", FieldValue::Null);
         f.push_value("bad key=\n", FieldValue::Str("x\"y"));
         f
+    }
+
+    /// The fields as a default-shaped JSON line writes them after its first member.
+    fn write_json(fields: &Fields, out: &mut Vec<u8>) {
+        let shape = crate::format::LineShape::new().compile(false);
+        super::write_json(fields, &mut shape.members_after_one(), out);
     }
 
     fn text(write: impl FnOnce(&mut Vec<u8>)) -> String {

@@ -3,7 +3,7 @@
 //! `{"timestamp":"2026-11-21T16:04:05.125049Z","level":"INFO","target":"app::net",
 //! "file":"src/net.rs","line":20,"thread":"main","tid":4211,"message":"...",
 //! "fields":{"user_id":42},"spans":[{"name":"request","id":7}]}` (the last two only when the
-//! record has them; see [`super::fields`]).
+//! record has them; see [`super::fields`]), or as the sink's [`super::shape`] says.
 //!
 //! Every string is escaped as JSON requires (`"`, `\`, and all control characters as `\n`,
 //! `\r`, `\t` or `\u00XX`), plus U+2028 and U+2029, which some JSON consumers (JavaScript
@@ -13,49 +13,66 @@
 //! end's hot loop.
 
 use super::quote::write_string;
+use super::shape::{LineKey, Shaped};
 use super::time::TimeCache;
 use super::view::RecordView;
 use crate::fields::Fields;
 
-/// Appends `record` as a JSON object and a newline.
+/// Appends `record` as a JSON object shaped by `shape`, and a newline.
 pub(crate) fn write_record(
     record: &RecordView<'_>,
     message: &str,
     fields: &Fields,
+    shape: &Shaped,
     time: &mut TimeCache,
     out: &mut Vec<u8>,
 ) {
-    out.extend_from_slice(b"{\"timestamp\":\"");
-    time.write_rfc3339(record.unix_nanos, out);
-    out.extend_from_slice(b"\",\"level\":\"");
-    out.extend_from_slice(record.level.as_str().as_bytes());
-    out.extend_from_slice(b"\",\"target\":");
-    write_string(record.target, out);
-    out.extend_from_slice(b",\"file\":");
-    write_string(record.file, out);
-    out.extend_from_slice(b",\"line\":");
-    out.extend_from_slice(itoa::Buffer::new().format(record.line).as_bytes());
-    out.extend_from_slice(b",\"thread\":");
-    write_string(&record.thread.name, out);
-    out.extend_from_slice(b",\"tid\":");
-    out.extend_from_slice(itoa::Buffer::new().format(record.thread.id).as_bytes());
-    out.extend_from_slice(b",\"message\":");
-    write_string(message, out);
+    let mut members = shape.members();
+    out.push(b'{');
+    if members.key(LineKey::Timestamp, out) {
+        out.push(b'"');
+        time.write_rfc3339(record.unix_nanos, out);
+        out.push(b'"');
+    }
+    if members.key(LineKey::Level, out) {
+        out.push(b'"');
+        out.extend_from_slice(record.level.as_str().as_bytes());
+        out.push(b'"');
+    }
+    members.statics(out);
+    if members.key(LineKey::Target, out) {
+        write_string(record.target, out);
+    }
+    if members.key(LineKey::File, out) {
+        write_string(record.file, out);
+    }
+    if members.key(LineKey::Line, out) {
+        out.extend_from_slice(itoa::Buffer::new().format(record.line).as_bytes());
+    }
+    if members.key(LineKey::Thread, out) {
+        write_string(&record.thread.name, out);
+    }
+    if members.key(LineKey::Tid, out) {
+        out.extend_from_slice(itoa::Buffer::new().format(record.thread.id).as_bytes());
+    }
+    if members.key(LineKey::Message, out) {
+        write_string(message, out);
+    }
     if record.backtrace {
-        out.extend_from_slice(b",\"backtrace\":true");
+        members.raw(b",\"backtrace\":true", out);
     }
     if record.recovered {
-        out.extend_from_slice(b",\"recovered\":true");
+        members.raw(b",\"recovered\":true", out);
     }
     if let Some(trace) = &record.trace {
-        out.extend_from_slice(b",\"trace_id\":\"");
+        members.raw(b",\"trace_id\":\"", out);
         crate::record::write_hex(&trace.trace_id, out);
         out.extend_from_slice(b"\",\"span_id\":\"");
         crate::record::write_hex(&trace.span_id, out);
         out.extend_from_slice(b"\",\"trace_flags\":");
         out.extend_from_slice(itoa::Buffer::new().format(trace.flags).as_bytes());
     }
-    super::fields::write_json(fields, out);
+    super::fields::write_json(fields, &mut members, out);
     out.extend_from_slice(b"}\n");
 }
 

@@ -9,49 +9,84 @@
 //! written as `\n`, `\r`, `\t` or `\u{..}`, so a record is always one line.
 
 use super::quote::write_value;
+use super::shape::{merged_fields, LineKey, Shaped};
 use super::time::TimeCache;
 use super::view::RecordView;
 use crate::fields::Fields;
 
-/// Appends `record` as one logfmt line.
+/// Appends `record` as one logfmt line shaped by `shape`.
 pub(crate) fn write_record(
     record: &RecordView<'_>,
     message: &str,
     fields: &Fields,
+    shape: &Shaped,
     time: &mut TimeCache,
     out: &mut Vec<u8>,
 ) {
-    out.extend_from_slice(b"ts=");
-    time.write_rfc3339(record.unix_nanos, out);
-    out.extend_from_slice(b" level=");
-    out.extend_from_slice(record.level.as_str().to_ascii_lowercase().as_bytes());
-    out.extend_from_slice(b" target=");
-    write_value(record.target, out);
-    out.extend_from_slice(b" thread=");
-    write_value(&record.thread.name, out);
-    out.extend_from_slice(b" tid=");
-    out.extend_from_slice(itoa::Buffer::new().format(record.thread.id).as_bytes());
-    let mut spans = Vec::new();
-    if super::fields::write_span_path(fields, &mut spans) {
-        out.extend_from_slice(b" spans=");
+    let mut members = shape.members();
+    if members.key(LineKey::Timestamp, out) {
+        time.write_rfc3339(record.unix_nanos, out);
+    }
+    if members.key(LineKey::Level, out) {
+        let level = record.level.as_str().as_bytes();
+        out.extend(level.iter().map(u8::to_ascii_lowercase));
+    }
+    members.statics(out);
+    if members.key(LineKey::Target, out) {
+        write_value(record.target, out);
+    }
+    if members.key(LineKey::Thread, out) {
+        write_value(&record.thread.name, out);
+    }
+    if members.key(LineKey::Tid, out) {
+        out.extend_from_slice(itoa::Buffer::new().format(record.thread.id).as_bytes());
+    }
+    if fields.has_spans() && members.key(LineKey::Spans, out) {
+        let mut spans = Vec::new();
+        if shape.flatten_spans() {
+            for (i, span) in fields.spans().enumerate() {
+                if i > 0 {
+                    spans.push(b':');
+                }
+                super::fields::write_key(span.name(), &mut spans);
+            }
+        } else {
+            super::fields::write_span_path(fields, &mut spans);
+        }
         write_value(&String::from_utf8_lossy(&spans), out);
     }
-    out.extend_from_slice(b" msg=");
-    write_value(message, out);
+    if members.key(LineKey::Message, out) {
+        write_value(message, out);
+    }
     if record.backtrace {
-        out.extend_from_slice(b" backtrace=true");
+        members.raw(b" backtrace=true", out);
     }
     if record.recovered {
-        out.extend_from_slice(b" recovered=true");
+        members.raw(b" recovered=true", out);
     }
     if let Some(trace) = &record.trace {
-        crate::record::write_trace_pairs(trace, out);
+        members.raw(b" trace_id=", out);
+        crate::record::write_hex(&trace.trace_id, out);
+        out.extend_from_slice(b" span_id=");
+        crate::record::write_hex(&trace.span_id, out);
     }
-    super::fields::write_pairs(fields, out);
-    out.extend_from_slice(b" file=");
-    write_value(record.file, out);
-    out.extend_from_slice(b" line=");
-    out.extend_from_slice(itoa::Buffer::new().format(record.line).as_bytes());
+    if shape.flatten_spans() {
+        for field in merged_fields(fields) {
+            members.separator(b' ', out);
+            super::fields::write_pair(&field, out);
+        }
+    } else {
+        for field in fields.iter() {
+            members.separator(b' ', out);
+            super::fields::write_pair(&field, out);
+        }
+    }
+    if members.key(LineKey::File, out) {
+        write_value(record.file, out);
+    }
+    if members.key(LineKey::Line, out) {
+        out.extend_from_slice(itoa::Buffer::new().format(record.line).as_bytes());
+    }
     out.push(b'\n');
 }
 

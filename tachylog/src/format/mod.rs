@@ -76,6 +76,7 @@ mod message;
 pub(crate) mod pattern;
 mod quote;
 mod segments;
+pub(crate) mod shape;
 // The spool's recovery is its caller (and the fuzz target `spool_args`); a build without the
 // spool has no other.
 #[allow(dead_code)]
@@ -85,6 +86,7 @@ pub(crate) mod time;
 mod view;
 
 pub(crate) use segments::AddressHasher;
+pub use shape::{LineKey, LineShape};
 
 /// How a sink's lines are written. Set per sink with
 /// [`SinkOptions::format`](crate::SinkOptions::format).

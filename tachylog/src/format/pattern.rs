@@ -5,6 +5,7 @@
 use super::escape::EscapingWriter;
 use super::message::Problem;
 use super::segments::Segment;
+use super::shape::{LineShape, Shaped};
 use super::site_lines::Step;
 use super::time::TimeCache;
 pub(crate) use super::view::{Message, RecordView, SiteMessage};
@@ -143,6 +144,9 @@ pub(crate) struct LineFormatter {
     escape: bool,
     /// Bytes of formatted message kept before the rest is cut off (`usize::MAX`: no limit).
     max_message: usize,
+    /// The default shapes of JSON and logfmt lines, for sinks that give none.
+    default_json: Shaped,
+    default_logfmt: Shaped,
 }
 
 impl LineFormatter {
@@ -159,6 +163,8 @@ impl LineFormatter {
             segments: super::segments::compile(pattern.pieces()),
             site_lines: Default::default(),
             time: TimeCache::new(zone),
+            default_json: LineShape::new().compile(false),
+            default_logfmt: LineShape::new().compile(true),
             escape,
             max_message: usize::MAX,
         }
@@ -309,26 +315,32 @@ impl LineFormatter {
         }
     }
 
-    /// Appends the record as one JSON object and a newline (see [`super::json`]).
+    /// Appends the record as one JSON object and a newline (see [`super::json`]), in `shape`
+    /// or the default one.
     pub(crate) fn format_json(
         &mut self,
         record: &RecordView<'_>,
         message: &str,
         fields: &Fields,
+        shape: Option<&Shaped>,
         out: &mut Vec<u8>,
     ) {
-        super::json::write_record(record, message, fields, &mut self.time, out);
+        let shape = shape.unwrap_or(&self.default_json);
+        super::json::write_record(record, message, fields, shape, &mut self.time, out);
     }
 
-    /// Appends the record as one logfmt line (see [`super::logfmt`]).
+    /// Appends the record as one logfmt line (see [`super::logfmt`]), in `shape` or the
+    /// default one.
     pub(crate) fn format_logfmt(
         &mut self,
         record: &RecordView<'_>,
         message: &str,
         fields: &Fields,
+        shape: Option<&Shaped>,
         out: &mut Vec<u8>,
     ) {
-        super::logfmt::write_record(record, message, fields, &mut self.time, out);
+        let shape = shape.unwrap_or(&self.default_logfmt);
+        super::logfmt::write_record(record, message, fields, shape, &mut self.time, out);
     }
 }
 

@@ -693,7 +693,15 @@ impl Builder {
             specs.push((SinkSpec::Stdout, SinkOptions::new()));
         }
         let mut sinks = Vec::with_capacity(specs.len());
-        for (spec, SinkOptions { level, format }) in specs {
+        for (
+            spec,
+            SinkOptions {
+                level,
+                format,
+                shape,
+            },
+        ) in specs
+        {
             #[cfg(feature = "color")]
             let console_fd = match spec {
                 SinkSpec::Stdout => Some(1),
@@ -708,7 +716,6 @@ impl Builder {
                 SinkSpec::Custom(sink) => sink,
             };
             let level = level.map_or(most_verbose, |l| l.min(most_verbose));
-            #[cfg_attr(not(feature = "color"), allow(unused_mut))]
             let mut slot = match format {
                 Format::Binary if is_file => {
                     SinkSlot::new_binary(sink, level, self.max_message_bytes.unwrap_or(usize::MAX))
@@ -720,6 +727,9 @@ impl Builder {
                 }
                 _ => SinkSlot::new(sink, level, format),
             };
+            if let Some(shape) = shape {
+                slot.set_shape(&shape);
+            }
             #[cfg(feature = "color")]
             if let Some(fd) = console_fd {
                 // Asked only when it decides: on Windows the answer may switch the console's

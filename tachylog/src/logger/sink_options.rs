@@ -1,7 +1,7 @@
 //! [`SinkOptions`]: what one sink takes (its own level) and how its lines look (its format),
 //! given together with the sink so that they cannot attach to another one.
 
-use crate::format::Format;
+use crate::format::{Format, LineShape};
 use crate::Level;
 
 /// The options of one sink, given with it: [`Builder::stdout_with`](crate::Builder::stdout_with),
@@ -26,11 +26,12 @@ use crate::Level;
 /// assert_eq!(json.lines().count(), 1);
 /// # std::fs::remove_dir_all(dir).unwrap();
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[must_use = "options do nothing until given with a sink"]
 pub struct SinkOptions {
     pub(crate) level: Option<Level>,
     pub(crate) format: Format,
+    pub(crate) shape: Option<LineShape>,
 }
 
 impl SinkOptions {
@@ -64,6 +65,22 @@ impl SinkOptions {
     /// ```
     pub fn format(mut self, format: Format) -> Self {
         self.format = format;
+        self
+    }
+
+    /// How this sink's JSON or logfmt lines are shaped: keys renamed or left out, static
+    /// fields, fields and span fields flattened (see [`LineShape`]). Text and binary sinks
+    /// ignore it.
+    ///
+    /// ```
+    /// use tachylog::{Format, LineKey, LineShape, SinkOptions};
+    /// let options = SinkOptions::new()
+    ///     .format(Format::Json)
+    ///     .shape(LineShape::new().rename(LineKey::Timestamp, "@timestamp").static_field("service", "shop"));
+    /// # let _ = options;
+    /// ```
+    pub fn shape(mut self, shape: LineShape) -> Self {
+        self.shape = Some(shape);
         self
     }
 }

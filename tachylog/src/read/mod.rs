@@ -267,10 +267,10 @@ impl Renderer {
                 .format(&view, &r.message, &r.fields, false, out),
             Kind::Json => self
                 .formatter
-                .format_json(&view, &r.message, &r.fields, out),
+                .format_json(&view, &r.message, &r.fields, None, out),
             Kind::Logfmt => self
                 .formatter
-                .format_logfmt(&view, &r.message, &r.fields, out),
+                .format_logfmt(&view, &r.message, &r.fields, None, out),
         }
     }
 }

@@ -47,6 +47,7 @@ pub use syslog::{Facility, SyslogBuilder, SyslogSink};
 use crate::binary::encoder::Encoder;
 use crate::codec::sealed::Internal;
 use crate::format::pattern::RecordView;
+use crate::format::shape::Shaped;
 use crate::format::Format;
 use crate::{Fields, Level};
 use std::{fmt, io};
@@ -434,6 +435,8 @@ pub(crate) struct SinkSlot {
     /// With [`Format::Binary`]: the open block, handed to the sink as one "line" when full and
     /// on every flush.
     binary: Option<Box<Encoder>>,
+    /// The shape of this sink's JSON or logfmt lines, if not the default.
+    shape: Option<Box<Shaped>>,
 }
 
 impl SinkSlot {
@@ -450,7 +453,22 @@ impl SinkSlot {
             notice: None,
             announced: None,
             binary: None,
+            shape: None,
         }
+    }
+
+    /// Shapes this sink's JSON or logfmt lines (a text or binary sink has no use for it).
+    pub(crate) fn set_shape(&mut self, shape: &crate::format::LineShape) {
+        self.shape = match self.format {
+            Format::Json => Some(Box::new(shape.compile(false))),
+            Format::Logfmt => Some(Box::new(shape.compile(true))),
+            Format::Text | Format::Binary => None,
+        };
+    }
+
+    /// The shape of this sink's lines, if not the default.
+    pub(crate) fn shape(&self) -> Option<&Shaped> {
+        self.shape.as_deref()
     }
 
     /// A file sink writing the binary log; messages cut past `max_message` bytes, as text
