@@ -30,11 +30,39 @@ fn needs_escape(b: u8) -> bool {
 /// SSE2 where there is SSE2.
 #[inline]
 pub(crate) fn may_need_escape(bytes: &[u8]) -> bool {
+    scan::<TEXT>(bytes)
+}
+
+/// The bytes each scan looks for, beside those of [`may_need_escape`].
+const TEXT: u8 = 0;
+/// `"` and `\`.
+const JSON: u8 = 1;
+/// `"`, `\`, space and `=`.
+const LOGFMT: u8 = 2;
+
+/// [`may_need_escape`], and whether any byte is `"` or `\`: whether a JSON string of `bytes`
+/// may need escaping. A JSON line is mostly its strings, and a byte-at-a-time scan of them was
+/// the JSON line's largest cost (callgrind, `tachylog-bench --child tachylog
+/// backend_iteration_json smoke DIR`).
+#[inline]
+pub(crate) fn may_need_json_escape(bytes: &[u8]) -> bool {
+    scan::<JSON>(bytes)
+}
+
+/// [`may_need_json_escape`], and whether any byte is a space or `=`: whether a logfmt value of
+/// `bytes` may need quotes.
+#[inline]
+pub(crate) fn may_need_logfmt_quotes(bytes: &[u8]) -> bool {
+    scan::<LOGFMT>(bytes)
+}
+
+#[inline]
+fn scan<const SET: u8>(bytes: &[u8]) -> bool {
     #[cfg(target_arch = "x86_64")]
     if bytes.len() >= 16 {
-        return sse2::may_need_escape(bytes);
+        return sse2::may_need_escape::<SET>(bytes);
     }
-    words_may_need_escape(bytes)
+    words_may_need_escape::<SET>(bytes)
 }
 
 /// Whether the text a call site itself puts in its message (the literal pieces and the tail)
@@ -48,9 +76,9 @@ pub(crate) fn site_text_is_clean(site: &Site) -> bool {
     }) && !may_need_escape(site.tail.as_bytes())
 }
 
-/// [`may_need_escape`] eight bytes at a time in a `u64`.
+/// [`scan`] eight bytes at a time in a `u64`.
 #[inline]
-fn words_may_need_escape(bytes: &[u8]) -> bool {
+fn words_may_need_escape<const SET: u8>(bytes: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     // Per byte: a high bit set in the result iff some byte is below `n` (exact for `n <= 128`,
@@ -60,18 +88,26 @@ fn words_may_need_escape(bytes: &[u8]) -> bool {
     let mut chunks = bytes.chunks_exact(8);
     for chunk in &mut chunks {
         let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-        let hits = below(word, 0x20)
+        let mut hits = below(word, 0x20)
             | zero(word ^ (ONES * 0x7f))
             | zero(word ^ (ONES * 0xc2))
             | zero(word ^ (ONES * 0xe2));
+        if SET >= JSON {
+            hits |= zero(word ^ (ONES * b'"' as u64)) | zero(word ^ (ONES * b'\\' as u64));
+        }
+        if SET == LOGFMT {
+            hits |= zero(word ^ (ONES * b' ' as u64)) | zero(word ^ (ONES * b'=' as u64));
+        }
         if hits != 0 {
             return true;
         }
     }
-    chunks
-        .remainder()
-        .iter()
-        .any(|&b| b < 0x20 || needs_escape(b))
+    chunks.remainder().iter().any(|&b| {
+        b < 0x20
+            || needs_escape(b)
+            || (SET >= JSON && (b == b'"' || b == b'\\'))
+            || (SET == LOGFMT && (b == b' ' || b == b'='))
+    })
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -84,7 +120,7 @@ mod sse2 {
     /// Sixteen bytes at a time; the last, partial block is read as the slice's last sixteen
     /// bytes, overlapping the block before. `bytes` is at least 16 long.
     #[inline]
-    pub(super) fn may_need_escape(bytes: &[u8]) -> bool {
+    pub(super) fn may_need_escape<const SET: u8>(bytes: &[u8]) -> bool {
         debug_assert!(bytes.len() >= 16);
         let block_hits = |block: &[u8]| {
             // SAFETY: SSE2 is part of the x86_64 baseline, so these intrinsics are always
@@ -97,10 +133,18 @@ mod sse2 {
                 let del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f));
                 let c2 = _mm_cmpeq_epi8(v, _mm_set1_epi8(0xc2u8 as i8));
                 let e2 = _mm_cmpeq_epi8(v, _mm_set1_epi8(0xe2u8 as i8));
-                _mm_movemask_epi8(_mm_or_si128(
-                    _mm_or_si128(control, del),
-                    _mm_or_si128(c2, e2),
-                )) != 0
+                let mut hits = _mm_or_si128(_mm_or_si128(control, del), _mm_or_si128(c2, e2));
+                if SET >= super::JSON {
+                    let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+                    let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+                    hits = _mm_or_si128(hits, _mm_or_si128(quote, backslash));
+                }
+                if SET == super::LOGFMT {
+                    let space = _mm_cmpeq_epi8(v, _mm_set1_epi8(b' ' as i8));
+                    let equals = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'=' as i8));
+                    hits = _mm_or_si128(hits, _mm_or_si128(space, equals));
+                }
+                _mm_movemask_epi8(hits) != 0
             }
         };
         let mut blocks = bytes.chunks_exact(16);
@@ -192,6 +236,17 @@ mod tests {
                         may_need_escape(&bytes),
                         expected,
                         "byte {b:#x} at {at} of {len}"
+                    );
+                    let json = expected || b == b'"' || b == b'\\';
+                    assert_eq!(
+                        may_need_json_escape(&bytes),
+                        json,
+                        "JSON, byte {b:#x} at {at} of {len}"
+                    );
+                    assert_eq!(
+                        may_need_logfmt_quotes(&bytes),
+                        json || b == b' ' || b == b'=',
+                        "logfmt, byte {b:#x} at {at} of {len}"
                     );
                 }
             }

@@ -2,7 +2,7 @@
 //! logfmt value ([`write_value`]). Leaves of `format`: the line formats and the field
 //! renderer all quote through here, so neither needs the other.
 
-use super::escape::invisible_layout_char;
+use super::escape::{invisible_layout_char, may_need_json_escape, may_need_logfmt_quotes};
 use std::fmt::Write as _;
 
 /// Appends `text` as a quoted JSON string. Beside what JSON requires (`"`, `\`, C0 controls),
@@ -12,6 +12,11 @@ use std::fmt::Write as _;
 pub(crate) fn write_string(text: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let bytes = text.as_bytes();
+    if !may_need_json_escape(bytes) {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     let mut clean_from = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let escape: &[u8] = match b {
@@ -49,15 +54,17 @@ pub(crate) fn write_string(text: &str, out: &mut Vec<u8>) {
 
 /// Appends one value, quoted only when it has to be.
 pub(crate) fn write_value(value: &str, out: &mut Vec<u8>) {
+    // The scan is a superset (a tab, a character after 0xC2 or 0xE2): refined per character.
     let needs_quotes = value.is_empty()
-        || value.chars().any(|c| {
-            c == ' '
-                || c == '='
-                || c == '"'
-                || c == '\\'
-                || c.is_control()
-                || invisible_layout_char(c)
-        });
+        || may_need_logfmt_quotes(value.as_bytes())
+            && value.chars().any(|c| {
+                c == ' '
+                    || c == '='
+                    || c == '"'
+                    || c == '\\'
+                    || c.is_control()
+                    || invisible_layout_char(c)
+            });
     if !needs_quotes {
         out.extend_from_slice(value.as_bytes());
         return;
