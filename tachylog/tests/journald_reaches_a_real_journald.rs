@@ -56,6 +56,15 @@ impl Journald {
         journald
     }
 
+    /// A sink sending to this journald as `identifier`.
+    fn sink(&self, identifier: &str) -> JournaldSink {
+        JournaldSink::builder()
+            .identifier(identifier)
+            .socket(self.socket())
+            .build()
+            .unwrap()
+    }
+
     fn socket(&self) -> PathBuf {
         PathBuf::from(format!("/run/systemd/journal.{}/socket", self.name))
     }
@@ -167,13 +176,8 @@ fn every_record_arrives_once_with_its_fields() {
     let _watchdog = common::watchdog("journald test", Duration::from_secs(120));
     let journald = Journald::start("fields");
     let id = "tachylog-fields";
-    let sink = JournaldSink::builder()
-        .identifier(id)
-        .socket(journald.socket())
-        .build()
-        .unwrap();
     let guard = tachylog::builder()
-        .sink(sink)
+        .sink(journald.sink(id))
         .level(tachylog::Level::Trace)
         .init()
         .unwrap();
@@ -251,12 +255,7 @@ fn records_journald_misses_are_counted_and_reported() {
     let _watchdog = common::watchdog("journald restart test", Duration::from_secs(120));
     let mut journald = Journald::start("restart");
     let id = "tachylog-restart";
-    let sink = JournaldSink::builder()
-        .identifier(id)
-        .socket(journald.socket())
-        .build()
-        .unwrap();
-    let guard = tachylog::builder().sink(sink).init().unwrap();
+    let guard = tachylog::builder().sink(journald.sink(id)).init().unwrap();
     for i in 0..100u64 {
         tachylog::info!("record {}", i);
     }
