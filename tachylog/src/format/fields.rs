@@ -74,6 +74,16 @@ pub(crate) fn write_span_path(fields: &Fields, out: &mut Vec<u8>) -> bool {
     fields.has_spans()
 }
 
+/// Appends the span path without the spans' fields, `outer:inner`.
+pub(crate) fn write_span_names(fields: &Fields, out: &mut Vec<u8>) {
+    for (i, span) in fields.spans().enumerate() {
+        if i > 0 {
+            out.push(b':');
+        }
+        write_key(span.name(), out);
+    }
+}
+
 /// Appends `,"fields":{...}` and `,"spans":[...]` when the record has them, as the sink's
 /// shape says: the fields nested or at the top level, the spans a list of objects or, with
 /// their fields flattened into the record's, a path of names.
@@ -90,12 +100,7 @@ pub(crate) fn write_json(fields: &Fields, members: &mut Members<'_>, out: &mut V
     if shape.flatten_spans() {
         if members.key(LineKey::Spans, out) {
             let mut names = Vec::new();
-            for (i, span) in fields.spans().enumerate() {
-                if i > 0 {
-                    names.push(b':');
-                }
-                write_key(span.name(), &mut names);
-            }
+            write_span_names(fields, &mut names);
             write_string(&String::from_utf8_lossy(&names), out);
         }
         return;

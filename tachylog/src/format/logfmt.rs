@@ -44,12 +44,7 @@ pub(crate) fn write_record(
     if fields.has_spans() && members.key(LineKey::Spans, out) {
         let mut spans = Vec::new();
         if shape.flatten_spans() {
-            for (i, span) in fields.spans().enumerate() {
-                if i > 0 {
-                    spans.push(b':');
-                }
-                super::fields::write_key(span.name(), &mut spans);
-            }
+            super::fields::write_span_names(fields, &mut spans);
         } else {
             super::fields::write_span_path(fields, &mut spans);
         }
