@@ -11,8 +11,8 @@
 //!   most parsers keep the last). NaN and infinities, which
 //!   JSON cannot represent as numbers, are written as the strings `"NaN"`, `"inf"`, `"-inf"`.
 
+use super::line_shape::{merged_fields, LineKey, Members};
 use super::quote::{write_string, write_value};
-use super::shape::{merged_fields, LineKey, Members};
 use crate::fields::{Field, FieldValue, Fields};
 use std::io::Write as _;
 

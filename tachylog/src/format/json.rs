@@ -3,7 +3,7 @@
 //! `{"timestamp":"2026-11-21T16:04:05.125049Z","level":"INFO","target":"app::net",
 //! "file":"src/net.rs","line":20,"thread":"main","tid":4211,"message":"...",
 //! "fields":{"user_id":42},"spans":[{"name":"request","id":7}]}` (the last two only when the
-//! record has them; see [`super::fields`]), or as the sink's [`super::shape`] says.
+//! record has them; see [`super::fields`]), or as the sink's [`super::line_shape`] says.
 //!
 //! Every string is escaped as JSON requires (`"`, `\`, and all control characters as `\n`,
 //! `\r`, `\t` or `\u00XX`), plus U+2028 and U+2029, which some JSON consumers (JavaScript
@@ -12,8 +12,8 @@
 //! `serde_json`: the record is flat, and this avoids building a value per record on the back
 //! end's hot loop.
 
+use super::line_shape::{CompiledShape, LineKey};
 use super::quote::write_string;
-use super::shape::{LineKey, Shaped};
 use super::time::TimeCache;
 use super::view::RecordView;
 use crate::fields::Fields;
@@ -23,7 +23,7 @@ pub(crate) fn write_record(
     record: &RecordView<'_>,
     message: &str,
     fields: &Fields,
-    shape: &Shaped,
+    shape: &CompiledShape,
     time: &mut TimeCache,
     out: &mut Vec<u8>,
 ) {

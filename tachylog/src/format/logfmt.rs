@@ -8,8 +8,8 @@
 //! character; otherwise it is quoted, with `"` and `\` backslash-escaped and control characters
 //! written as `\n`, `\r`, `\t` or `\u{..}`, so a record is always one line.
 
+use super::line_shape::{merged_fields, CompiledShape, LineKey};
 use super::quote::write_value;
-use super::shape::{merged_fields, LineKey, Shaped};
 use super::time::TimeCache;
 use super::view::RecordView;
 use crate::fields::Fields;
@@ -19,7 +19,7 @@ pub(crate) fn write_record(
     record: &RecordView<'_>,
     message: &str,
     fields: &Fields,
-    shape: &Shaped,
+    shape: &CompiledShape,
     time: &mut TimeCache,
     out: &mut Vec<u8>,
 ) {

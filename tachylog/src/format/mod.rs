@@ -71,12 +71,12 @@
 pub(crate) mod escape;
 pub(crate) mod fields;
 pub(crate) mod json;
+pub(crate) mod line_shape;
 pub(crate) mod logfmt;
 mod message;
 pub(crate) mod pattern;
 mod quote;
 mod segments;
-pub(crate) mod shape;
 // The spool's recovery is its caller (and the fuzz target `spool_args`); a build without the
 // spool has no other.
 #[allow(dead_code)]
@@ -85,8 +85,8 @@ mod site_lines;
 pub(crate) mod time;
 mod view;
 
+pub use line_shape::{LineKey, LineShape};
 pub(crate) use segments::AddressHasher;
-pub use shape::{LineKey, LineShape};
 
 /// How a sink's lines are written. Set per sink with
 /// [`SinkOptions::format`](crate::SinkOptions::format).

@@ -3,9 +3,9 @@
 //! `init` into pieces and applied to every record.
 
 use super::escape::EscapingWriter;
+use super::line_shape::{CompiledShape, LineShape};
 use super::message::Problem;
 use super::segments::Segment;
-use super::shape::{LineShape, Shaped};
 use super::site_lines::Step;
 use super::time::TimeCache;
 pub(crate) use super::view::{Message, RecordView, SiteMessage};
@@ -145,8 +145,8 @@ pub(crate) struct LineFormatter {
     /// Bytes of formatted message kept before the rest is cut off (`usize::MAX`: no limit).
     max_message: usize,
     /// The default shapes of JSON and logfmt lines, for sinks that give none.
-    default_json: Shaped,
-    default_logfmt: Shaped,
+    default_json: CompiledShape,
+    default_logfmt: CompiledShape,
 }
 
 impl LineFormatter {
@@ -322,7 +322,7 @@ impl LineFormatter {
         record: &RecordView<'_>,
         message: &str,
         fields: &Fields,
-        shape: Option<&Shaped>,
+        shape: Option<&CompiledShape>,
         out: &mut Vec<u8>,
     ) {
         let shape = shape.unwrap_or(&self.default_json);
@@ -336,7 +336,7 @@ impl LineFormatter {
         record: &RecordView<'_>,
         message: &str,
         fields: &Fields,
-        shape: Option<&Shaped>,
+        shape: Option<&CompiledShape>,
         out: &mut Vec<u8>,
     ) {
         let shape = shape.unwrap_or(&self.default_logfmt);

@@ -46,8 +46,8 @@ pub use syslog::{Facility, SyslogBuilder, SyslogSink};
 
 use crate::binary::encoder::Encoder;
 use crate::codec::sealed::Internal;
+use crate::format::line_shape::CompiledShape;
 use crate::format::pattern::RecordView;
-use crate::format::shape::Shaped;
 use crate::format::Format;
 use crate::{Fields, Level};
 use std::{fmt, io};
@@ -436,7 +436,7 @@ pub(crate) struct SinkSlot {
     /// on every flush.
     binary: Option<Box<Encoder>>,
     /// The shape of this sink's JSON or logfmt lines, if not the default.
-    shape: Option<Box<Shaped>>,
+    shape: Option<Box<CompiledShape>>,
 }
 
 impl SinkSlot {
@@ -467,7 +467,7 @@ impl SinkSlot {
     }
 
     /// The shape of this sink's lines, if not the default.
-    pub(crate) fn shape(&self) -> Option<&Shaped> {
+    pub(crate) fn shape(&self) -> Option<&CompiledShape> {
         self.shape.as_deref()
     }
 

@@ -1,6 +1,6 @@
 //! The shape of a sink's JSON or logfmt lines, as a collector expects them: keys renamed or
 //! left out, static fields on every line, the record's fields and its spans' fields flattened.
-//! [`LineShape`] is what the application gives; [`Shaped`] is what the back end writes with:
+//! [`LineShape`] is what the application gives; [`CompiledShape`] is what the back end writes with:
 //! every key already quoted for its format and every static field already rendered, so a
 //! shaped line costs the copies of a default one.
 
@@ -187,7 +187,7 @@ impl LineShape {
     }
 
     /// The shape compiled for JSON (`logfmt` false) or logfmt lines.
-    pub(crate) fn compile(&self, logfmt: bool) -> Shaped {
+    pub(crate) fn compile(&self, logfmt: bool) -> CompiledShape {
         let mut keys: [Option<Box<[u8]>>; KEYS] = Default::default();
         let mut top_level = Vec::new();
         for key in LineKey::ALL {
@@ -220,7 +220,7 @@ impl LineShape {
             ]
             .map(String::from),
         );
-        Shaped {
+        CompiledShape {
             keys,
             statics: statics.into(),
             flatten_fields: self.flatten_fields && !logfmt,
@@ -247,7 +247,7 @@ fn quoted_key(name: &str, logfmt: bool) -> Vec<u8> {
 
 /// A [`LineShape`] ready for one format.
 #[derive(Debug)]
-pub(crate) struct Shaped {
+pub(crate) struct CompiledShape {
     keys: [Option<Box<[u8]>>; KEYS],
     /// Every static field, rendered with its separator.
     statics: Box<[u8]>,
@@ -258,7 +258,7 @@ pub(crate) struct Shaped {
     top_level: Vec<String>,
 }
 
-impl Shaped {
+impl CompiledShape {
     /// A writer of one line's members.
     pub(crate) fn members(&self) -> Members<'_> {
         Members {
@@ -292,7 +292,7 @@ impl Shaped {
 
 /// Writes one line's members, each with its separator (`,` or a space) but the first.
 pub(crate) struct Members<'s> {
-    pub(crate) shape: &'s Shaped,
+    pub(crate) shape: &'s CompiledShape,
     first: bool,
 }
 
