@@ -150,6 +150,8 @@ pub use frontend::args::{lossy, BytesArg, ListArg, ListElem, Lossy};
 pub use frontend::gate::{enabled, OnFull};
 #[cfg(not(loom))]
 pub use frontend::mute::mute_current_thread;
+
+pub use frontend::scope::{Bound, Entered, Scope, ScopeBuilder};
 #[cfg(not(loom))]
 pub use level::{Level, ParseLevelError};
 #[cfg(not(loom))]

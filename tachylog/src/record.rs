@@ -7,11 +7,16 @@
 //!   message's;
 //! - [`KIND_CALL_SITE_TRACED`]: the same, logged inside an OpenTelemetry span: after the two
 //!   pointers, the span's [`TraceContext`] (25 bytes, padded to 32), then the arguments;
+//! - [`KIND_CALL_SITE_SCOPED`] and [`KIND_CALL_SITE_SCOPED_TRACED`]: the same two, logged in a
+//!   request scope: the scope's id (`u64`) comes right after the two pointers;
+//! - [`KIND_SCOPE_EVENT`]: a request scope began, was flushed or ended ([`ScopeEvent`]);
+//! - [`KIND_DYNAMIC_SCOPED`]: a [`KIND_DYNAMIC`] record logged in a request scope;
 //! - [`KIND_DYNAMIC`]: a record whose metadata is only known at run time (the `log` facade, the
 //!   panic hook, `tracing`): level (`u64`), line (`u64`), then target, file and message, each a
 //!   `usize` length followed by UTF-8 bytes, then the structured fields and spans in the
 //!   encoding of [`crate::fields::wire`], also `usize`-length-prefixed (frames are padded),
-//!   then the [`TraceContext`], `usize`-length-prefixed (0 bytes outside a span).
+//!   then the [`TraceContext`], `usize`-length-prefixed (0 bytes outside a span), then the
+//!   request scope's id, `usize`-length-prefixed (0 bytes outside a scope).
 //!
 //! Layer 2 (see `ARCHITECTURE.md`): imports layer 1, `fields` and `codec`.
 
@@ -31,17 +36,160 @@ pub(crate) const CALL_SITE_PREFIX: usize = 24;
 /// Frame kind of a record from a tachylog macro logged inside an OpenTelemetry span: a
 /// call-site record whose prefix also holds the span's [`TraceContext`].
 pub(crate) const KIND_CALL_SITE_TRACED: u32 = 3;
+/// Frame kind of a call-site record logged in a request scope: the scope's id follows the two
+/// pointers.
+pub(crate) const KIND_CALL_SITE_SCOPED: u32 = 4;
+/// Frame kind of a call-site record logged in a request scope and an OpenTelemetry span: the
+/// scope's id, then the trace context, follow the two pointers.
+pub(crate) const KIND_CALL_SITE_SCOPED_TRACED: u32 = 5;
+/// Frame kind of a request scope's begin, flush or end ([`ScopeEvent`]).
+pub(crate) const KIND_SCOPE_EVENT: u32 = 6;
+/// Frame kind of a [`KIND_DYNAMIC`] record logged in a request scope: its last
+/// length-prefixed piece is the scope's id.
+pub(crate) const KIND_DYNAMIC_SCOPED: u32 = 7;
 
-/// Bytes before the arguments in a traced call-site record: timestamp, site and decode
-/// pointers, then the trace context's 25 bytes padded to 32.
-pub(crate) const TRACED_PREFIX: usize = CALL_SITE_PREFIX + 32;
+/// Bytes of a scope id in a call-site record's prefix.
+const SCOPE_BYTES: usize = 8;
+/// Bytes of a trace context in a call-site record's prefix: its 25 bytes, padded.
+const TRACE_BYTES: usize = 32;
 
-/// The prefix length and frame kind of a call-site record, traced or not.
-#[inline(always)]
-pub(crate) fn call_site_layout(trace: &Option<TraceContext>) -> (usize, u32) {
-    match trace {
-        Some(_) => (TRACED_PREFIX, KIND_CALL_SITE_TRACED),
-        None => (CALL_SITE_PREFIX, KIND_CALL_SITE),
+/// What a call-site record carries between its two pointers and its arguments, by frame kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CallSiteLayout {
+    pub(crate) scoped: bool,
+    pub(crate) traced: bool,
+}
+
+impl CallSiteLayout {
+    /// The layout of a call-site frame `kind`; `None` for every other kind.
+    #[inline(always)]
+    pub(crate) fn of_kind(kind: u32) -> Option<CallSiteLayout> {
+        let (scoped, traced) = match kind {
+            KIND_CALL_SITE => (false, false),
+            KIND_CALL_SITE_TRACED => (false, true),
+            KIND_CALL_SITE_SCOPED => (true, false),
+            KIND_CALL_SITE_SCOPED_TRACED => (true, true),
+            _ => return None,
+        };
+        Some(CallSiteLayout { scoped, traced })
+    }
+
+    /// The layout of a record logged with (or without) a trace context and a scope.
+    #[inline(always)]
+    pub(crate) fn of_call(trace: &Option<TraceContext>, scope: u64) -> CallSiteLayout {
+        CallSiteLayout {
+            scoped: scope != 0,
+            traced: trace.is_some(),
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn kind(self) -> u32 {
+        match (self.scoped, self.traced) {
+            (false, false) => KIND_CALL_SITE,
+            (false, true) => KIND_CALL_SITE_TRACED,
+            (true, false) => KIND_CALL_SITE_SCOPED,
+            (true, true) => KIND_CALL_SITE_SCOPED_TRACED,
+        }
+    }
+
+    /// Bytes after the two pointers and before the arguments.
+    #[inline(always)]
+    pub(crate) fn extra(self) -> usize {
+        SCOPE_BYTES * self.scoped as usize + TRACE_BYTES * self.traced as usize
+    }
+
+    /// Bytes before the arguments in a record of this process (8-byte timestamp, two pointers).
+    #[inline(always)]
+    pub(crate) fn prefix(self) -> usize {
+        CALL_SITE_PREFIX + self.extra()
+    }
+
+    /// Where the trace context starts, counted from the end of the two pointers.
+    #[inline(always)]
+    pub(crate) fn trace_offset(self) -> usize {
+        SCOPE_BYTES * self.scoped as usize
+    }
+}
+
+/// A request scope's life, as the front end tells the back end: one frame of
+/// [`KIND_SCOPE_EVENT`], ordered with the records like any other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ScopeEvent {
+    pub(crate) scope: u64,
+    pub(crate) what: ScopeEventKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ScopeEventKind {
+    /// The scope opened, inside `parent` (0: none), holding records at `hold` or more verbose
+    /// (at most `max_records` and `max_bytes` of them) until one at `trigger` or more severe.
+    Begin {
+        parent: u64,
+        hold: Level,
+        trigger: Level,
+        max_records: u32,
+        max_bytes: u64,
+    },
+    /// The application asked for the held records.
+    Flush,
+    /// The scope ended; `failed` when it ended by a panic's unwinding.
+    End { failed: bool },
+}
+
+impl ScopeEvent {
+    /// Bytes of the encoding after the timestamp.
+    pub(crate) const ENCODED: usize = 32;
+
+    pub(crate) fn encode(&self) -> [u8; Self::ENCODED] {
+        let mut out = [0u8; Self::ENCODED];
+        out[..8].copy_from_slice(&self.scope.to_le_bytes());
+        match self.what {
+            ScopeEventKind::Begin {
+                parent,
+                hold,
+                trigger,
+                max_records,
+                max_bytes,
+            } => {
+                out[8] = 1;
+                out[9] = hold as u8;
+                out[10] = trigger as u8;
+                out[12..16].copy_from_slice(&max_records.to_le_bytes());
+                out[16..24].copy_from_slice(&parent.to_le_bytes());
+                out[24..32].copy_from_slice(&max_bytes.to_le_bytes());
+            }
+            ScopeEventKind::Flush => out[8] = 2,
+            ScopeEventKind::End { failed } => {
+                out[8] = 3;
+                out[9] = failed as u8;
+            }
+        }
+        out
+    }
+
+    /// Reads [`ScopeEvent::encode`]'s bytes; `None` for anything else.
+    pub(crate) fn decode(bytes: &[u8]) -> Option<ScopeEvent> {
+        let bytes: &[u8; Self::ENCODED] = bytes.get(..Self::ENCODED)?.try_into().ok()?;
+        let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]));
+        let what = match bytes[8] {
+            1 => ScopeEventKind::Begin {
+                parent: u64_at(16),
+                hold: Level::from_u8(bytes[9])?,
+                trigger: Level::from_u8(bytes[10])?,
+                max_records: u32::from_le_bytes(bytes[12..16].try_into().ok()?),
+                max_bytes: u64_at(24),
+            },
+            2 => ScopeEventKind::Flush,
+            3 => ScopeEventKind::End {
+                failed: bytes[9] != 0,
+            },
+            _ => return None,
+        };
+        Some(ScopeEvent {
+            scope: u64_at(0),
+            what,
+        })
     }
 }
 

@@ -13,6 +13,7 @@ pub(crate) mod merge;
 mod output;
 #[cfg(all(unix, not(loom)))]
 pub(crate) mod recovery;
+mod scopes;
 #[cfg(all(unix, not(loom)))]
 pub(crate) mod spool_cut;
 pub(crate) mod stats;

@@ -4,6 +4,7 @@
 
 use super::backtrace::BacktraceRing;
 use super::clock::WallClock;
+use super::scopes::{Released, Route, Scopes};
 use crate::fields::wire::FieldWriter;
 use crate::fields::{FieldValue, Fields};
 use crate::format::pattern::{LineFormatter, Message, RecordView, SiteMessage};
@@ -11,8 +12,8 @@ use crate::format::Format;
 use crate::frontend::limit::pending::Suppressed;
 use crate::queue::registry::{ThreadInfo, ThreadQueue};
 use crate::record::{
-    Decode, Site, TraceContext, CALL_SITE_PREFIX, KIND_CALL_SITE, KIND_CALL_SITE_TRACED,
-    KIND_DYNAMIC, TRACED_PREFIX,
+    CallSiteLayout, Decode, ScopeEvent, Site, TraceContext, CALL_SITE_PREFIX,
+    KIND_CALL_SITE_SCOPED, KIND_DYNAMIC, KIND_DYNAMIC_SCOPED, KIND_SCOPE_EVENT,
 };
 use crate::sink::{Line, SinkSlot};
 use crate::Level;
@@ -45,6 +46,8 @@ pub(super) struct Output {
     backend_thread: ThreadInfo,
     /// The kept records, with [`Builder::backtrace`](crate::Builder::backtrace).
     backtrace: Option<BacktraceRing>,
+    /// The request scopes' held records.
+    scopes: Scopes,
     /// Every sink takes plain text lines only: a call-site record's line is laid out in one
     /// pass ([`LineFormatter::format_site`]), straight into the file's buffer when a file is
     /// the only sink.
@@ -76,6 +79,7 @@ impl Output {
             deadline: None,
             backend_thread: ThreadInfo::current(),
             backtrace,
+            scopes: Scopes::default(),
             text_only,
         };
         out.refresh_deadline();
@@ -86,6 +90,9 @@ impl Output {
     /// records, if its level triggers them).
     #[inline]
     pub(super) fn record(&mut self, queue: &ThreadQueue, body: &[MaybeUninit<u8>], kind: u32) {
+        if kind >= KIND_CALL_SITE_SCOPED && self.scoped(queue, body, kind) {
+            return;
+        }
         if let Some(ring) = &mut self.backtrace {
             if let Some(level) = level_of(body, kind) {
                 if ring.keeps(level) {
@@ -97,7 +104,7 @@ impl Output {
                 }
             }
         }
-        self.decode_and_write(&queue.thread, body, kind, false);
+        self.decode_and_write(&queue.thread, body, kind, Origin::Live);
     }
 
     /// Writes the kept records, oldest first, marked, with their own timestamps.
@@ -107,15 +114,117 @@ impl Output {
         };
         let kept = ring.take();
         for record in &kept {
-            self.decode_and_write(&record.thread, &record.body, record.kind, true);
+            self.decode_and_write(&record.thread, &record.body, record.kind, Origin::Backtrace);
         }
         if let Some(ring) = &mut self.backtrace {
             ring.recycle(kept);
         }
     }
 
-    /// Decodes a record's header and writes it; `from_backtrace` marks it and keeps its own
-    /// timestamp (the column's monotonic clamp is for live records). Inlined into `record`,
+    /// A request scope's event, or a record of a scope: applies the event, holds the record,
+    /// or writes the scope's held records before the record that triggers them. Returns whether
+    /// the frame is dealt with (an event, a held record).
+    #[cold]
+    #[inline(never)]
+    fn scoped(&mut self, queue: &ThreadQueue, body: &[MaybeUninit<u8>], kind: u32) -> bool {
+        if kind == KIND_SCOPE_EVENT {
+            let bytes: [u8; ScopeEvent::ENCODED] = init(body.get(8..).unwrap_or(&[]));
+            if let Some(released) = ScopeEvent::decode(&bytes).and_then(|e| self.scopes.event(e)) {
+                self.write_released(released);
+            }
+            if std::mem::take(&mut self.scopes.overflowed) {
+                self.backend_notice(
+                    Level::Warn,
+                    &format!(
+                        "request scopes: more than {} open at once; the records of the scopes \
+                         past that are written as if they had none",
+                        super::scopes::MAX_OPEN_SCOPES
+                    ),
+                );
+            }
+            return true;
+        }
+        if self.scopes.is_empty() {
+            return false;
+        }
+        let (Some(scope), Some(level)) = (scope_of(body, kind), level_of(body, kind)) else {
+            return false;
+        };
+        match self.scopes.route(scope, level, &queue.thread, kind, body) {
+            Route::Write => false,
+            Route::Held => true,
+            Route::Trigger => {
+                let released = self.scopes.release(scope);
+                self.write_released(released);
+                false
+            }
+        }
+    }
+
+    /// Writes a scope's held records, oldest first, with their own timestamps, to every sink
+    /// that takes their level, a sink with no level of its own taking them whatever the
+    /// logger's filter (they were logged because a scope asked for them). A notice first
+    /// counts the ones its bounds dropped.
+    fn write_released(&mut self, released: Released) {
+        if released.dropped > 0 {
+            self.backend_notice(
+                Level::Warn,
+                &format!(
+                    "request scope: {} held records dropped for its bounds; the {} most recent \
+                     follow",
+                    released.dropped,
+                    released.records.len()
+                ),
+            );
+        }
+        if released.records.is_empty() {
+            return;
+        }
+        self.widen_levels_for_release();
+        for held in &released.records {
+            self.decode_and_write(&held.thread, &held.body, held.kind, Origin::Scope);
+        }
+        self.widen_levels_for_release();
+        self.scopes.recycle(released.records);
+    }
+
+    /// Swaps each sink's level with the one it takes released scope records at, and back.
+    fn widen_levels_for_release(&mut self) {
+        for sink in &mut self.sinks {
+            sink.swap_release_level();
+        }
+        self.most_verbose_sink = match self.most_verbose_sink {
+            Level::Trace => self
+                .sinks
+                .iter()
+                .map(SinkSlot::min_level)
+                .max()
+                .unwrap_or(Level::Error),
+            _ => Level::Trace,
+        };
+    }
+
+    /// Writes the held records of the scopes still open (at shutdown, a fatal signal): whether
+    /// their requests would have failed is not known, and a crash is when they matter most.
+    pub(super) fn release_open_scopes(&mut self) {
+        let released = self.scopes.release_all();
+        if released.records.is_empty() && released.dropped == 0 {
+            return;
+        }
+        self.backend_notice(
+            Level::Warn,
+            &format!(
+                "request scopes: {} still open at shutdown; their {} held records follow",
+                released.scopes,
+                released.records.len()
+            ),
+        );
+        self.write_released(released);
+    }
+
+    /// Decodes a record's header and writes it; a record from the backtrace ring is marked,
+    /// and one from there or from a scope keeps its own timestamp (the column's monotonic
+    /// clamp is for live records). Inlined into `record`,
     /// with the call-site path of `write`, so a call-site record into one file goes from the
     /// merge loop to the formatter through no call of ours: three nested calls there cost 5%
     /// of the back end's instructions (callgrind, `tachylog-bench --only tachylog,backend_static`).
@@ -126,63 +235,57 @@ impl Output {
         thread: &ThreadInfo,
         body: &[MaybeUninit<u8>],
         kind: u32,
-        from_backtrace: bool,
+        origin: Origin,
     ) {
         if body.len() < 16 {
             return;
         }
         let ts = u64::from_ne_bytes(init(&body[..8]));
-        let unix_nanos = if from_backtrace {
-            self.clock.unix_nanos(ts)
-        } else {
-            self.wall_time(ts)
+        let unix_nanos = match origin {
+            Origin::Live => self.wall_time(ts),
+            Origin::Backtrace | Origin::Scope => self.clock.unix_nanos(ts),
         };
-        match kind {
-            KIND_CALL_SITE | KIND_CALL_SITE_TRACED => {
-                if body.len() < CALL_SITE_PREFIX {
-                    return;
-                }
-                let site_addr = usize::from_ne_bytes(init(&body[8..16]));
-                let decode_addr = usize::from_ne_bytes(init(&body[16..CALL_SITE_PREFIX]));
-                // SAFETY: call-site records are written only by `log_record`, which stores the
-                // addresses of a `&'static Site` and of a `&'static Decode`.
-                let (site, decode): (&'static Site, &'static Decode) = unsafe {
-                    (
-                        &*(site_addr as *const Site),
-                        &*(decode_addr as *const Decode),
-                    )
-                };
-                if site.level > self.most_verbose_sink {
-                    return;
-                }
-                let (trace, args) = if kind == KIND_CALL_SITE_TRACED {
-                    if body.len() < TRACED_PREFIX {
-                        return;
-                    }
-                    let encoded = &body[CALL_SITE_PREFIX..CALL_SITE_PREFIX + TraceContext::ENCODED];
-                    (
-                        TraceContext::decode(&init::<{ TraceContext::ENCODED }>(encoded)),
-                        &body[TRACED_PREFIX..],
-                    )
-                } else {
-                    (None, &body[CALL_SITE_PREFIX..])
-                };
-                self.write(&RecordView {
-                    unix_nanos,
-                    level: site.level,
-                    target: site.target,
-                    file: site.file,
-                    line: site.line,
-                    thread,
-                    message: Message::Site(SiteMessage { site, decode, args }),
-                    static_metadata: site.plain_metadata,
-                    backtrace: from_backtrace,
-                    recovered: false,
-                    trace,
-                });
+        let from_backtrace = origin == Origin::Backtrace;
+        if let Some(layout) = CallSiteLayout::of_kind(kind) {
+            if body.len() < layout.prefix() {
+                return;
             }
-            KIND_DYNAMIC => self.write_dynamic(thread, body, unix_nanos, from_backtrace),
-            _ => {}
+            let site_addr = usize::from_ne_bytes(init(&body[8..16]));
+            let decode_addr = usize::from_ne_bytes(init(&body[16..CALL_SITE_PREFIX]));
+            // SAFETY: call-site records are written only by `log_record`, which stores the
+            // addresses of a `&'static Site` and of a `&'static Decode`.
+            let (site, decode): (&'static Site, &'static Decode) = unsafe {
+                (
+                    &*(site_addr as *const Site),
+                    &*(decode_addr as *const Decode),
+                )
+            };
+            if site.level > self.most_verbose_sink {
+                return;
+            }
+            let trace = if layout.traced {
+                let at = CALL_SITE_PREFIX + layout.trace_offset();
+                let encoded = &body[at..at + TraceContext::ENCODED];
+                TraceContext::decode(&init::<{ TraceContext::ENCODED }>(encoded))
+            } else {
+                None
+            };
+            let args = &body[layout.prefix()..];
+            self.write(&RecordView {
+                unix_nanos,
+                level: site.level,
+                target: site.target,
+                file: site.file,
+                line: site.line,
+                thread,
+                message: Message::Site(SiteMessage { site, decode, args }),
+                static_metadata: site.plain_metadata,
+                backtrace: from_backtrace,
+                recovered: false,
+                trace,
+            });
+        } else if kind == KIND_DYNAMIC || kind == KIND_DYNAMIC_SCOPED {
+            self.write_dynamic(thread, body, unix_nanos, from_backtrace);
         }
     }
 
@@ -583,21 +686,48 @@ fn line_of<'a>(
     }
 }
 
+/// Where a record being written comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    /// Straight from a thread's ring.
+    Live,
+    /// The backtrace ring: marked `[backtrace]`.
+    Backtrace,
+    /// A request scope's held records.
+    Scope,
+}
+
 /// The level of a record, read from its header without decoding it.
 fn level_of(body: &[MaybeUninit<u8>], kind: u32) -> Option<Level> {
     if body.len() < 16 {
         return None;
     }
-    match kind {
-        KIND_CALL_SITE | KIND_CALL_SITE_TRACED => {
-            let site_addr = usize::from_ne_bytes(init(&body[8..16]));
-            // SAFETY: as in `Output::decode_and_write`.
-            let site: &'static Site = unsafe { &*(site_addr as *const Site) };
-            Some(site.level)
-        }
-        KIND_DYNAMIC => Level::from_u8(u64::from_ne_bytes(init(&body[8..16])) as u8),
-        _ => None,
+    if CallSiteLayout::of_kind(kind).is_some() {
+        let site_addr = usize::from_ne_bytes(init(&body[8..16]));
+        // SAFETY: as in `Output::decode_and_write`.
+        let site: &'static Site = unsafe { &*(site_addr as *const Site) };
+        Some(site.level)
+    } else if kind == KIND_DYNAMIC || kind == KIND_DYNAMIC_SCOPED {
+        Level::from_u8(u64::from_ne_bytes(init(&body[8..16])) as u8)
+    } else {
+        None
     }
+}
+
+/// The request scope a record was logged in, if any.
+fn scope_of(body: &[MaybeUninit<u8>], kind: u32) -> Option<u64> {
+    if kind == KIND_DYNAMIC_SCOPED {
+        let mut pieces = DynamicFields {
+            rest: body.get(24..)?,
+        };
+        for _ in 0..5 {
+            pieces.bytes()?;
+        }
+        return Some(u64::from_ne_bytes(pieces.bytes()?.try_into().ok()?));
+    }
+    let layout = CallSiteLayout::of_kind(kind)?;
+    let at = CALL_SITE_PREFIX;
+    (layout.scoped && body.len() >= at + 8).then(|| u64::from_ne_bytes(init(&body[at..at + 8])))
 }
 
 /// Reads the run-time fields of a dynamic record, tolerating truncation.

@@ -14,6 +14,10 @@ static WAKEUPS: AtomicU64 = AtomicU64::new(0);
 static ENDED_CPU_NANOS: AtomicU64 = AtomicU64::new(0);
 /// CPU time of the running back end's thread when it last went to sleep, in nanoseconds.
 static RUNNING_CPU_NANOS: AtomicU64 = AtomicU64::new(0);
+/// Held records of request scopes that ended without a trigger.
+static SCOPED_DISCARDED: AtomicU64 = AtomicU64::new(0);
+/// Held records of request scopes written after a trigger, a flush or at shutdown.
+static SCOPED_RELEASED: AtomicU64 = AtomicU64::new(0);
 
 /// A snapshot of what the logger has cost so far, from [`stats`].
 ///
@@ -44,6 +48,12 @@ pub struct Stats {
     /// thread logs more between two drains; it is freed once the thread has exited and its
     /// records are written.
     pub ring_bytes: usize,
+    /// Records held by request scopes ([`Scope`](crate::Scope)) that ended without a trigger,
+    /// and so were never written, over every logger this process has run.
+    pub scoped_records_discarded: u64,
+    /// Records held by request scopes and written when the scope was triggered or flushed, or
+    /// at shutdown.
+    pub scoped_records_released: u64,
 }
 
 /// What the logger has cost so far: see [`Stats`]. Cheap (a few relaxed loads); callable from
@@ -62,7 +72,17 @@ pub fn stats() -> Stats {
             Duration::from_nanos(nanos)
         }),
         ring_bytes: chain::ring_bytes(),
+        scoped_records_discarded: SCOPED_DISCARDED.load(Ordering::Relaxed),
+        scoped_records_released: SCOPED_RELEASED.load(Ordering::Relaxed),
     }
+}
+
+pub(crate) fn count_scoped_discarded(records: u64) {
+    SCOPED_DISCARDED.fetch_add(records, Ordering::Relaxed);
+}
+
+pub(crate) fn count_scoped_released(records: u64) {
+    SCOPED_RELEASED.fetch_add(records, Ordering::Relaxed);
 }
 
 /// Counts one wake-up of the back end.

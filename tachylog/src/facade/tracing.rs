@@ -34,6 +34,7 @@
 use crate::fields::wire::{decode, FieldWriter};
 use crate::fields::{FieldValue, Fields};
 use crate::frontend::producer::log_dynamic;
+use crate::frontend::scope::{self, ScopeBuilder};
 use crate::Level;
 use std::fmt::{self, Write as _};
 use tracing_core::field::{Field, Visit};
@@ -71,7 +72,9 @@ use tracing_subscriber::registry::LookupSpan;
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TracingLayer {
-    _private: (),
+    /// Spans of this name open a request scope each.
+    scope_span: Option<&'static str>,
+    scope: ScopeBuilder,
 }
 
 impl TracingLayer {
@@ -84,8 +87,49 @@ impl TracingLayer {
     /// # drop(subscriber);
     /// ```
     pub fn new() -> Self {
-        TracingLayer { _private: () }
+        TracingLayer::default()
     }
+
+    /// Gives every span named `name` a request [`Scope`](crate::Scope) of its own, with the
+    /// defaults: the DEBUG events (and tachylog records) logged inside it, on whatever thread
+    /// and across `.await`s of an `instrument`ed future, are held and written only if an
+    /// ERROR is logged inside it before it closes. A span of that name inside another opens a
+    /// nested scope.
+    ///
+    /// ```
+    /// use tracing_subscriber::layer::SubscriberExt as _;
+    /// let layer = tachylog::tracing_layer().request_scope("request");
+    /// let subscriber = tracing_subscriber::registry().with(layer);
+    /// # drop(subscriber);
+    /// ```
+    pub fn request_scope(self, name: &'static str) -> Self {
+        self.request_scope_with(name, crate::Scope::builder())
+    }
+
+    /// [`TracingLayer::request_scope`] with other levels or bounds.
+    ///
+    /// ```
+    /// let layer = tachylog::tracing_layer()
+    ///     .request_scope_with("request", tachylog::Scope::builder().max_records(200));
+    /// # drop(layer);
+    /// ```
+    pub fn request_scope_with(mut self, name: &'static str, scope: ScopeBuilder) -> Self {
+        self.scope_span = Some(name);
+        self.scope = scope;
+        self
+    }
+}
+
+/// The request scope a span opened ([`TracingLayer::request_scope`]), in its extensions; it
+/// ends when the span closes.
+struct SpanScope(crate::Scope);
+
+thread_local! {
+    /// The scope spans this thread is in, innermost last, with the scope each one's entry
+    /// replaced.
+    static ENTERED_SCOPES: std::cell::RefCell<Vec<(Id, u64)>> = const {
+        std::cell::RefCell::new(Vec::new())
+    };
 }
 
 /// Shorthand for [`TracingLayer::new`].
@@ -210,6 +254,12 @@ where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        if self.scope_span == Some(attrs.metadata().name()) {
+            let scope = self.scope.begin();
+            if let Some(span) = ctx.span(id) {
+                span.extensions_mut().insert(SpanScope(scope));
+            }
+        }
         if attrs.values().is_empty() {
             return;
         }
@@ -221,6 +271,32 @@ where
         if let Some(span) = ctx.span(id) {
             span.extensions_mut().replace(SpanFields(encoded));
         }
+    }
+
+    fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
+        if self.scope_span.is_none() {
+            return;
+        }
+        let Some(span) = ctx.span(id) else { return };
+        let Some(scope) = span.extensions().get::<SpanScope>().map(|s| s.0.id()) else {
+            return;
+        };
+        let previous = scope::enter_raw(scope);
+        let _ = ENTERED_SCOPES.try_with(|stack| stack.borrow_mut().push((id.clone(), previous)));
+    }
+
+    fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
+        if self.scope_span.is_none() {
+            return;
+        }
+        let _ = ENTERED_SCOPES.try_with(|stack| {
+            let mut stack = stack.borrow_mut();
+            if stack.last().is_some_and(|(entered, _)| entered == id) {
+                if let Some((_, previous)) = stack.pop() {
+                    scope::leave_raw(previous);
+                }
+            }
+        });
     }
 
     fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {

@@ -24,6 +24,9 @@ use std::sync::{Mutex, RwLock};
 const UNRESOLVED: u8 = 0;
 const DISABLED: u8 = 1;
 const ENABLED: u8 = 2;
+/// Left out by the filter but within the request scopes' floor: enabled while the calling
+/// thread is in a scope (see `frontend::scope`).
+const SCOPED: u8 = 3;
 
 /// A call site's cached verdict. Not a public API: the log macros create one per call site.
 #[doc(hidden)]
@@ -59,6 +62,7 @@ impl Interest {
         match self.state.load(Ordering::Relaxed) {
             ENABLED => true,
             DISABLED => false,
+            SCOPED => crate::frontend::scope::active(),
             _ => self.resolve(level, target),
         }
     }
@@ -75,10 +79,9 @@ impl Interest {
         if self.state.load(Ordering::Relaxed) == UNRESOLVED {
             sites.push((self, level, target));
         }
-        let wanted = wanted(read_filter().as_ref(), level, target);
-        self.state
-            .store(if wanted { ENABLED } else { DISABLED }, Ordering::Relaxed);
-        wanted
+        let state = verdict(read_filter().as_ref(), level, target);
+        self.state.store(state, Ordering::Relaxed);
+        state == ENABLED || (state == SCOPED && crate::frontend::scope::active())
     }
 }
 
@@ -94,13 +97,33 @@ fn wanted(filter: Option<&Filter>, level: Level, target: &str) -> bool {
         .is_some_and(|max| level <= max)
 }
 
-/// Whether a record of `level` from `target` passes the current filter, for records whose
-/// target is known only at run time (the `log` facade). Takes a read lock.
+/// A call site's state under `filter` and the request scopes' floor.
+fn verdict(filter: Option<&Filter>, level: Level, target: &str) -> u8 {
+    if wanted(filter, level, target) {
+        ENABLED
+    } else if filter.is_some() && crate::frontend::scope::floor().is_some_and(|f| level <= f) {
+        SCOPED
+    } else {
+        DISABLED
+    }
+}
+
+/// The filter's own most verbose level as `u8` (`GATE.max_level` may be wider: the scope
+/// floor), for records whose target is known only at run time.
+static FILTER_MAX: AtomicU8 = AtomicU8::new(0);
+
+/// Whether a record of `level` from `target` passes the current filter, or is wanted by the
+/// calling thread's request scope, for records whose target is known only at run time (the
+/// `log` facade, `tracing`). Takes a read lock only under per-target directives.
 pub(crate) fn wanted_dynamic(level: Level, target: &str) -> bool {
     if level as u8 > GATE.max_level.load(Ordering::Relaxed) {
         return false;
     }
-    !PER_TARGET.load(Ordering::Relaxed) || wanted(read_filter().as_ref(), level, target)
+    let by_filter = level as u8 <= FILTER_MAX.load(Ordering::Relaxed)
+        && (!PER_TARGET.load(Ordering::Relaxed) || wanted(read_filter().as_ref(), level, target));
+    by_filter
+        || (crate::frontend::scope::active()
+            && crate::frontend::scope::floor().is_some_and(|f| level <= f))
 }
 
 /// The backtrace ring's kept level as `Level as u8`, or 0: every filter put in force has its
@@ -121,10 +144,25 @@ pub(crate) fn widened(mut filter: Filter) -> Filter {
 }
 
 /// Puts `filter` in force (`None`: everything off) and re-resolves every known call site.
-pub(crate) fn apply(filter: Option<Filter>) {
+/// Returns the most verbose level a call may now have: the filter's, or the request scopes'
+/// floor if that is more verbose.
+pub(crate) fn apply(filter: Option<Filter>) -> Option<Level> {
     let filter = filter.map(widened);
     let sites = crate::queue::sync::lock(&SITES);
-    let max_level = filter.as_ref().and_then(Filter::max_level);
+    put_in_force(&sites, filter)
+}
+
+/// [`apply`] under `SITES`' lock.
+fn put_in_force(
+    sites: &[(&'static Interest, Level, &'static str)],
+    filter: Option<Filter>,
+) -> Option<Level> {
+    let filter_max = filter.as_ref().and_then(Filter::max_level);
+    FILTER_MAX.store(filter_max.map_or(0, |l| l as u8), Ordering::Relaxed);
+    let max_level = match (filter.as_ref(), crate::frontend::scope::floor()) {
+        (Some(_), Some(floor)) => filter_max.max(Some(floor)),
+        _ => filter_max,
+    };
     *FILTER
         .write()
         .unwrap_or_else(|poisoned| poisoned.into_inner()) = filter.clone();
@@ -133,12 +171,17 @@ pub(crate) fn apply(filter: Option<Filter>) {
         Ordering::Relaxed,
     );
     for (interest, level, target) in sites.iter() {
-        let state = if wanted(filter.as_ref(), *level, target) {
-            ENABLED
-        } else {
-            DISABLED
-        };
+        let state = verdict(filter.as_ref(), *level, target);
         interest.state.store(state, Ordering::Relaxed);
     }
     GATE.set_max_level(max_level);
+    max_level
+}
+
+/// Re-resolves every known call site under the filter in force, after the request scopes'
+/// floor changed; returns what [`apply`] returns.
+pub(crate) fn refresh() -> Option<Level> {
+    let sites = crate::queue::sync::lock(&SITES);
+    let filter = read_filter().clone();
+    put_in_force(&sites, filter)
 }

@@ -15,5 +15,6 @@ pub(crate) mod gate;
 pub mod limit;
 pub(crate) mod mute;
 pub(crate) mod producer;
+pub(crate) mod scope;
 pub(crate) mod spool;
 pub(crate) mod trace;

@@ -24,7 +24,10 @@ use crate::queue::chain::ChainProducer;
 use crate::queue::control::{self, wake_backend};
 use crate::queue::registry::{ThreadQueue, REGISTRY};
 use crate::queue::ring::Reservation;
-use crate::record::{call_site_layout, Decode, Site, TraceContext, CALL_SITE_PREFIX, KIND_DYNAMIC};
+use crate::record::{
+    CallSiteLayout, Decode, ScopeEvent, Site, TraceContext, CALL_SITE_PREFIX, KIND_DYNAMIC,
+    KIND_DYNAMIC_SCOPED, KIND_SCOPE_EVENT,
+};
 use std::cell::{Cell, RefCell, UnsafeCell};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -128,15 +131,18 @@ pub fn log_record<A: Args>(site: &'static Site, stage: &Stage, args: &A) {
         return;
     }
     let args_len = args.encoded_len(stage);
-    // Inside an OpenTelemetry span (feature `opentelemetry`), the span's ids travel too.
+    // Inside an OpenTelemetry span (feature `opentelemetry`), the span's ids travel too, and
+    // inside a request scope, its id.
     let trace = super::trace::current();
-    let (prefix, kind) = call_site_layout(&trace);
+    let scope = super::scope::current();
+    let layout = CallSiteLayout::of_call(&trace, scope);
+    let (prefix, kind) = (layout.prefix(), layout.kind());
     let body_len = prefix + args_len;
     let mut producer = CURRENT.with(|c| c.get());
     if producer.is_null() {
         match init_producer() {
             Some(p) => producer = p,
-            None => return log_without_producer(site, decode, stage, args, trace),
+            None => return log_without_producer(site, decode, stage, args, (trace, scope)),
         }
     }
     // SAFETY: `CURRENT` points at this thread's boxed producer, which lives until its `Drop`
@@ -146,7 +152,7 @@ pub fn log_record<A: Args>(site: &'static Site, stage: &Stage, args: &A) {
     // is live: the code below runs none of the user's code while it holds it.
     let chain = unsafe { &mut *producer.chain.get() };
     if body_len > chain.ring().max_inline_body() {
-        return log_boxed(producer, chain, site, decode, stage, args, trace);
+        return log_boxed(producer, chain, site, decode, stage, args, (trace, scope));
     }
     let Some(reservation) = chain
         .try_reserve(body_len, kind)
@@ -158,16 +164,20 @@ pub fn log_record<A: Args>(site: &'static Site, stage: &Stage, args: &A) {
     ring.begin_activity(cursor);
     let body = ring.body_ptr(&reservation);
     // SAFETY: the reservation holds `body_len = prefix + args_len` writable bytes at `body`,
-    // and a traced prefix has room for the trace context after the two pointers.
+    // and the layout's prefix has room for the scope id and the trace context after the two
+    // pointers.
     let mut writer = unsafe {
         std::ptr::write_unaligned(body as *mut u64, clock::now());
         std::ptr::write_unaligned(body.add(8) as *mut usize, site as *const Site as usize);
         std::ptr::write_unaligned(body.add(16) as *mut usize, decode as *const Decode as usize);
+        if scope != 0 {
+            std::ptr::write_unaligned(body.add(CALL_SITE_PREFIX) as *mut u64, scope);
+        }
         if let Some(trace) = &trace {
             let encoded = trace.encode();
             std::ptr::copy_nonoverlapping(
                 encoded.as_ptr(),
-                body.add(CALL_SITE_PREFIX),
+                body.add(CALL_SITE_PREFIX + layout.trace_offset()),
                 encoded.len(),
             );
         }
@@ -271,16 +281,20 @@ fn log_boxed(
     decode: &'static Decode,
     stage: &Stage,
     args: &dyn Encode,
-    trace: Option<TraceContext>,
+    (trace, scope): (Option<TraceContext>, u64),
 ) {
     let args_len = args.encoded_len(stage);
-    let (prefix, kind) = call_site_layout(&trace);
+    let layout = CallSiteLayout::of_call(&trace, scope);
+    let (prefix, kind) = (layout.prefix(), layout.kind());
     let mut body = vec![0u8; prefix + args_len].into_boxed_slice();
     body[8..16].copy_from_slice(&(site as *const Site as usize).to_ne_bytes());
     body[16..24].copy_from_slice(&(decode as *const Decode as usize).to_ne_bytes());
+    if scope != 0 {
+        body[CALL_SITE_PREFIX..CALL_SITE_PREFIX + 8].copy_from_slice(&scope.to_ne_bytes());
+    }
     if let Some(trace) = &trace {
-        body[CALL_SITE_PREFIX..CALL_SITE_PREFIX + TraceContext::ENCODED]
-            .copy_from_slice(&trace.encode());
+        let at = CALL_SITE_PREFIX + layout.trace_offset();
+        body[at..at + TraceContext::ENCODED].copy_from_slice(&trace.encode());
     }
     // SAFETY: `body[prefix..]` is `args_len` writable bytes owned by us.
     let mut writer = unsafe { ArgWriter::new(body.as_mut_ptr().add(prefix), args_len) };
@@ -345,12 +359,12 @@ fn log_without_producer(
     decode: &'static Decode,
     stage: &Stage,
     args: &dyn Encode,
-    trace: Option<TraceContext>,
+    (trace, scope): (Option<TraceContext>, u64),
 ) {
     let producer = Producer::new();
     // SAFETY: the producer is local to this call.
     let chain = unsafe { &mut *producer.chain.get() };
-    log_boxed(&producer, chain, site, decode, stage, args, trace);
+    log_boxed(&producer, chain, site, decode, stage, args, (trace, scope));
     // Dropping the producer closes the queue; the back end drains and frees it.
 }
 
@@ -373,16 +387,23 @@ pub(crate) fn log_dynamic(
     // and the trace context carry their length like the texts do.
     let encoded_trace = trace.map(|t| t.encode());
     let trace_bytes: &[u8] = encoded_trace.as_ref().map_or(&[], |t| &t[..]);
+    let scope = super::scope::current().to_ne_bytes();
+    let (scope_bytes, kind): (&[u8], u32) = if scope == [0; 8] {
+        (&[], KIND_DYNAMIC)
+    } else {
+        (&scope, KIND_DYNAMIC_SCOPED)
+    };
     let texts = [
         target.as_bytes(),
         file.as_bytes(),
         message.as_bytes(),
         fields,
         trace_bytes,
+        scope_bytes,
     ];
     let numbers = [level as u64, line as u64].map(u64::to_ne_bytes);
     let lengths = texts.map(|t| t.len().to_ne_bytes());
-    let ordered: [&[u8]; 12] = [
+    let ordered: [&[u8]; 14] = [
         &numbers[0],
         &numbers[1],
         &lengths[0],
@@ -395,9 +416,20 @@ pub(crate) fn log_dynamic(
         texts[3],
         &lengths[4],
         texts[4],
+        &lengths[5],
+        texts[5],
     ];
     // The timestamp first, stamped when the record is published.
     let body_len = 8 + ordered.iter().map(|piece| piece.len()).sum::<usize>();
+    with_producer(|p, chain| push_dynamic(p, chain, body_len, &ordered, kind));
+    if synchronous(level) {
+        write_through();
+    }
+}
+
+/// Runs `push` with this thread's producer, or with a one-off one while the thread's
+/// thread-locals are being destroyed.
+fn with_producer(push: impl FnOnce(&Producer, &mut ChainProducer)) {
     let producer = CURRENT.with(|c| c.get());
     let producer = if producer.is_null() {
         init_producer()
@@ -408,23 +440,39 @@ pub(crate) fn log_dynamic(
         // SAFETY: as in `log_record`.
         Some(p) => unsafe {
             let p = &*p;
-            push_dynamic(p, &mut *p.chain.get(), body_len, &ordered);
+            push(p, &mut *p.chain.get());
         },
         None => {
             let p = Producer::new();
             // SAFETY: the producer is local to this call.
-            push_dynamic(&p, unsafe { &mut *p.chain.get() }, body_len, &ordered);
+            push(&p, unsafe { &mut *p.chain.get() });
         }
     }
-    if synchronous(level) {
-        write_through();
+}
+
+/// Sends a request scope's begin, flush or end to the back end, ordered with the records.
+/// Sent whatever the level and the filter (a scope's end must reach the back end even if no
+/// record of it did), but not while no logger runs.
+pub(crate) fn log_scope_event(event: &ScopeEvent) {
+    if GATE.max_level.load(Ordering::Relaxed) == 0 {
+        return;
     }
+    let encoded = event.encode();
+    with_producer(|p, chain| {
+        push_pieces(p, chain, 8 + encoded.len(), &[&encoded], KIND_SCOPE_EVENT);
+    });
 }
 
 /// Publishes a dynamic record made of `pieces` (after the 8-byte timestamp): copied into the
 /// ring when it fits, built on the heap and handed over boxed when it does not.
-fn push_dynamic(producer: &Producer, chain: &mut ChainProducer, body_len: usize, pieces: &[&[u8]]) {
-    if push_pieces(producer, chain, body_len, pieces, KIND_DYNAMIC) {
+fn push_dynamic(
+    producer: &Producer,
+    chain: &mut ChainProducer,
+    body_len: usize,
+    pieces: &[&[u8]],
+    kind: u32,
+) {
+    if push_pieces(producer, chain, body_len, pieces, kind) {
         return;
     }
     let mut body = Vec::with_capacity(body_len);
@@ -432,7 +480,7 @@ fn push_dynamic(producer: &Producer, chain: &mut ChainProducer, body_len: usize,
     for piece in pieces {
         body.extend_from_slice(piece);
     }
-    push_boxed(producer, chain, body.into_boxed_slice(), KIND_DYNAMIC);
+    push_boxed(producer, chain, body.into_boxed_slice(), kind);
 }
 
 /// Copies a record of `body_len` bytes, the timestamp (stamped now) followed by `pieces`, into

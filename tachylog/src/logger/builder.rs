@@ -715,6 +715,9 @@ impl Builder {
                 SinkSpec::File(path) => Box::new(FileSink::open(path)?),
                 SinkSpec::Custom(sink) => sink,
             };
+            // A request scope's held records were logged because the scope asked for them:
+            // a sink takes them down to its own level, or all of them if it has none.
+            let release_level = level.unwrap_or(Level::Trace);
             let level = level.map_or(most_verbose, |l| l.min(most_verbose));
             let mut slot = match format {
                 Format::Binary if is_file => {
@@ -727,6 +730,7 @@ impl Builder {
                 }
                 _ => SinkSlot::new(sink, level, format),
             };
+            slot.set_release_level(release_level);
             if let Some(shape) = shape {
                 slot.set_shape(&shape);
             }

@@ -18,7 +18,14 @@ use crate::Level;
 /// Puts `filter` in force (`None`: everything off) for tachylog's own calls and mirrors its
 /// most verbose level into the `log` crate's global filter when tachylog holds that slot.
 fn apply_filter(filter: Option<crate::filter::Filter>) {
-    let max_level: Option<Level> = filter.as_ref().and_then(crate::filter::Filter::max_level);
-    crate::filter::apply(filter);
+    crate::frontend::scope::on_floor_raised(refresh_filter);
+    let max_level: Option<Level> = crate::filter::apply(filter);
+    crate::facade::log::set_max_level(max_level);
+}
+
+/// The request scopes' floor rose: call sites down to it are enabled inside scopes, and `log`
+/// must let their records through to us.
+fn refresh_filter() {
+    let max_level = crate::filter::refresh();
     crate::facade::log::set_max_level(max_level);
 }

@@ -21,8 +21,7 @@ use crate::queue::registry::ThreadInfo;
 use crate::queue::spool::layout::*;
 use crate::queue::spool::{remove_process_dir, set_lock, PrivateDir};
 use crate::record::{
-    TraceContext, CALL_SITE_PREFIX, KIND_CALL_SITE, KIND_CALL_SITE_TRACED, KIND_DYNAMIC,
-    TRACED_PREFIX,
+    CallSiteLayout, TraceContext, KIND_DYNAMIC, KIND_DYNAMIC_SCOPED, KIND_SCOPE_EVENT,
 };
 use crate::Level;
 use std::collections::HashMap;
@@ -388,81 +387,78 @@ impl<'a> DeadSpool<'a> {
             recovered: true,
             ..Decoded::default()
         };
-        match kind {
-            KIND_CALL_SITE | KIND_CALL_SITE_TRACED => {
-                let w = self.usize_bytes;
-                let site_addr = uint_at(body, 8, w).ok_or(damaged("no call site"))?;
-                let args_addr = uint_at(body, 8 + w, w).ok_or(damaged("no argument list"))?;
-                let prefix = if w == 8 { CALL_SITE_PREFIX } else { 16 };
-                let (trace, args_at) = if kind == KIND_CALL_SITE_TRACED {
-                    let bytes = body
-                        .get(prefix..prefix + TraceContext::ENCODED)
-                        .ok_or(damaged("a cut trace context"))?;
-                    (
-                        TraceContext::decode(bytes),
-                        prefix + (TRACED_PREFIX - CALL_SITE_PREFIX),
-                    )
-                } else {
-                    (None, prefix)
-                };
-                let site = self
-                    .sites
-                    .get(&site_addr)
-                    .ok_or(damaged("a call site never defined"))?;
-                record.site = Some(site.def.clone());
-                record.level = site.def.level;
-                record.trace = trace;
-                let args = body.get(args_at..).unwrap_or(&[]);
-                match (self.args.get(&args_addr), &site.text) {
-                    (Some(Ok(shape)), Some(text)) => {
-                        let mut fields = Fields::new();
-                        decode(text, shape, args, holes, &mut record.message, &mut fields)
-                            .map_err(|_| damaged("values that do not match their shape"))?;
-                        record.fields = fields;
-                        Ok(record)
-                    }
-                    (Some(Err(_)), _) => Err(damaged("an argument list whose shape is damaged")),
-                    _ => {
-                        record.message = unknown_values(site);
-                        Err(Undecodable::ArgsUndefined(Box::new(record)))
-                    }
+        if let Some(layout) = CallSiteLayout::of_kind(kind) {
+            let w = self.usize_bytes;
+            let site_addr = uint_at(body, 8, w).ok_or(damaged("no call site"))?;
+            let args_addr = uint_at(body, 8 + w, w).ok_or(damaged("no argument list"))?;
+            let prefix = 8 + 2 * w;
+            let trace = if layout.traced {
+                let at = prefix + layout.trace_offset();
+                let bytes = body
+                    .get(at..at + TraceContext::ENCODED)
+                    .ok_or(damaged("a cut trace context"))?;
+                TraceContext::decode(bytes)
+            } else {
+                None
+            };
+            let args_at = prefix + layout.extra();
+            let site = self
+                .sites
+                .get(&site_addr)
+                .ok_or(damaged("a call site never defined"))?;
+            record.site = Some(site.def.clone());
+            record.level = site.def.level;
+            record.trace = trace;
+            let args = body.get(args_at..).unwrap_or(&[]);
+            match (self.args.get(&args_addr), &site.text) {
+                (Some(Ok(shape)), Some(text)) => {
+                    let mut fields = Fields::new();
+                    decode(text, shape, args, holes, &mut record.message, &mut fields)
+                        .map_err(|_| damaged("values that do not match their shape"))?;
+                    record.fields = fields;
+                    Ok(record)
+                }
+                (Some(Err(_)), _) => Err(damaged("an argument list whose shape is damaged")),
+                _ => {
+                    record.message = unknown_values(site);
+                    Err(Undecodable::ArgsUndefined(Box::new(record)))
                 }
             }
-            KIND_DYNAMIC => {
-                let mut rest = DynamicBody { rest: &body[8..] };
-                let (Some(level), Some(line), Some(target), Some(file), Some(message)) = (
-                    rest.u64(),
-                    rest.u64(),
-                    rest.bytes(),
-                    rest.bytes(),
-                    rest.bytes(),
-                ) else {
-                    return Err(damaged("a cut log or tracing record"));
-                };
-                let encoded_fields = rest.bytes().unwrap_or(&[]);
-                record.trace = rest.bytes().and_then(TraceContext::decode);
-                record.level = u8::try_from(level)
-                    .ok()
-                    .and_then(Level::from_u8)
-                    .ok_or(damaged("an unknown level"))?;
-                record.line = u32::try_from(line).unwrap_or(u32::MAX);
-                record.target = String::from_utf8_lossy(target).into_owned();
-                record.file = String::from_utf8_lossy(file).into_owned();
-                let text = String::from_utf8_lossy(message);
-                let mut fields = Fields::new();
-                render_message(
-                    &Message::Dynamic {
-                        text: &text,
-                        fields: encoded_fields,
-                    },
-                    &mut record.message,
-                    &mut fields,
-                    usize::MAX,
-                );
-                record.fields = fields;
-                Ok(record)
-            }
-            _ => Err(damaged("an unknown record kind")),
+        } else if kind == KIND_DYNAMIC || kind == KIND_DYNAMIC_SCOPED {
+            let mut rest = DynamicBody { rest: &body[8..] };
+            let (Some(level), Some(line), Some(target), Some(file), Some(message)) = (
+                rest.u64(),
+                rest.u64(),
+                rest.bytes(),
+                rest.bytes(),
+                rest.bytes(),
+            ) else {
+                return Err(damaged("a cut log or tracing record"));
+            };
+            let encoded_fields = rest.bytes().unwrap_or(&[]);
+            record.trace = rest.bytes().and_then(TraceContext::decode);
+            record.level = u8::try_from(level)
+                .ok()
+                .and_then(Level::from_u8)
+                .ok_or(damaged("an unknown level"))?;
+            record.line = u32::try_from(line).unwrap_or(u32::MAX);
+            record.target = String::from_utf8_lossy(target).into_owned();
+            record.file = String::from_utf8_lossy(file).into_owned();
+            let text = String::from_utf8_lossy(message);
+            let mut fields = Fields::new();
+            render_message(
+                &Message::Dynamic {
+                    text: &text,
+                    fields: encoded_fields,
+                },
+                &mut record.message,
+                &mut fields,
+                usize::MAX,
+            );
+            record.fields = fields;
+            Ok(record)
+        } else {
+            Err(damaged("an unknown record kind"))
         }
     }
 
@@ -580,7 +576,9 @@ impl RingReader<'_> {
         }
         let position = self.pos;
         self.pos = self.pos.wrapping_add(len);
-        if kind == 0 {
+        // Padding, and a request scope's events: a recovered record is written whatever its
+        // scope (whether the scope would have failed is not known).
+        if kind == 0 || kind == KIND_SCOPE_EVENT {
             return Ok(());
         }
         let body = self.bytes(offset + 8, len - 8)?.to_vec();

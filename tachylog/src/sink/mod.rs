@@ -414,6 +414,11 @@ impl<'a> Line<'a> {
 pub(crate) struct SinkSlot {
     sink: Box<dyn Sink>,
     min_level: Level,
+    /// The most verbose level of the request scopes' held records this sink takes when a
+    /// scope writes them: its own level if it was given one, else every level (the filter's
+    /// default level is what `min_level` follows otherwise). Swapped with `min_level` while
+    /// they are written.
+    release_level: Level,
     format: Format,
     /// Text lines with the level coloured (a console sink on a terminal; never without the
     /// `color` feature).
@@ -444,6 +449,7 @@ impl SinkSlot {
         SinkSlot {
             sink,
             min_level,
+            release_level: min_level,
             format,
             colored: false,
             failing: None,
@@ -455,6 +461,17 @@ impl SinkSlot {
             binary: None,
             shape: None,
         }
+    }
+
+    /// The level this sink takes a request scope's held records at (see `release_level`).
+    pub(crate) fn set_release_level(&mut self, level: Level) {
+        self.release_level = level;
+    }
+
+    /// Swaps the sink's level with the level it takes released scope records at: once before
+    /// writing them, once after.
+    pub(crate) fn swap_release_level(&mut self) {
+        std::mem::swap(&mut self.min_level, &mut self.release_level);
     }
 
     /// Shapes this sink's JSON or logfmt lines (a text or binary sink has no use for it).
