@@ -24,6 +24,7 @@ mod nolog;
 mod slog;
 mod spdlog_rs;
 mod tachylog;
+mod tachylog_scoped;
 mod tachylog_spin;
 mod tachylog_spool;
 mod tachylog_tracing;
@@ -217,6 +218,7 @@ pub const ALL: &[Entry] = &[
     Entry::of::<tachylog::Tachylog>(),
     Entry::of::<tachylog_spool::TachylogSpool>(),
     Entry::of::<tachylog_spin::TachylogSpin>(),
+    Entry::of::<tachylog_scoped::TachylogScoped>(),
     Entry::of::<bufwriter::BufWriterFloor>(),
     Entry::of::<mutex_file::MutexFile>(),
     Entry::of::<spdlog_rs::SpdlogRs>(),

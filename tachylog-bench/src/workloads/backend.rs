@@ -72,6 +72,12 @@ pub enum LineFormat {
     Logfmt,
     /// The binary log, checked by reading it back as default-pattern text lines.
     Binary,
+    /// The default pattern, every record logged in a request scope that holds its level,
+    /// then written by `Scope::flush`: what a failing request's held records cost.
+    ScopeWritten,
+    /// The same records held in a request scope that then ends quietly: discarded, counted,
+    /// never formatted (what every request that does not fail costs the back end).
+    ScopeDiscarded,
 }
 
 impl LineFormat {
@@ -84,9 +90,15 @@ impl LineFormat {
         LineFormat::Binary,
     ];
 
+    /// The request-scope variants, run with the `Iteration` shape only, beside its plain text
+    /// row.
+    pub const SCOPED: [LineFormat; 2] = [LineFormat::ScopeWritten, LineFormat::ScopeDiscarded];
+
     fn tachylog(self) -> tachylog::Format {
         match self {
-            LineFormat::Text => tachylog::Format::Text,
+            LineFormat::Text | LineFormat::ScopeWritten | LineFormat::ScopeDiscarded => {
+                tachylog::Format::Text
+            }
             LineFormat::Json | LineFormat::JsonShaped => tachylog::Format::Json,
             LineFormat::Logfmt => tachylog::Format::Logfmt,
             LineFormat::Binary => tachylog::Format::Binary,
@@ -101,6 +113,8 @@ impl LineFormat {
             LineFormat::JsonShaped => "JSON, collector-shaped",
             LineFormat::Logfmt => "logfmt",
             LineFormat::Binary => "binary log",
+            LineFormat::ScopeWritten => "default pattern, held in a request scope, then written",
+            LineFormat::ScopeDiscarded => "held in a request scope, then discarded",
         }
     }
 }
@@ -118,6 +132,17 @@ pub fn name(shape: Shape, format: LineFormat) -> String {
         LineFormat::JsonShaped => format!("backend_{shape}_json_shaped"),
         LineFormat::Logfmt => format!("backend_{shape}_logfmt"),
         LineFormat::Binary => format!("backend_{shape}_binary"),
+        LineFormat::ScopeWritten => format!("backend_{shape}_scope_written"),
+        LineFormat::ScopeDiscarded => format!("backend_{shape}_scope_discarded"),
+    }
+}
+
+/// Lines in the file after a run at `scale`: the warm-up record and the queued ones, or the
+/// warm-up alone when they were discarded.
+pub fn lines(format: LineFormat, scale: Scale) -> u64 {
+    match format {
+        LineFormat::ScopeDiscarded => 1,
+        _ => records(scale) + 1,
     }
 }
 
@@ -144,6 +169,10 @@ impl fmt::Display for Peer {
 /// The exact text record 1 leaves in a line of `format`, and how many lines contain it
 /// (`lines` for the shapes whose arguments never vary).
 pub fn probe(shape: Shape, format: LineFormat, lines: u64) -> (String, u64) {
+    if format == LineFormat::ScopeDiscarded {
+        // Only the warm-up record, logged outside the scope, is in the file.
+        return ("Iteration: 0 int: 0 double: 0".into(), 1);
+    }
     match shape {
         Shape::Static => ("static message with no arguments".into(), lines),
         Shape::Payload => (format!("payload {}", latency::PAYLOAD), lines),
@@ -154,9 +183,7 @@ pub fn probe(shape: Shape, format: LineFormat, lines: u64) -> (String, u64) {
             let (id, _, _) = latency::request_args(1);
             match format {
                 LineFormat::Json | LineFormat::JsonShaped => (format!("\"user_id\":{id},"), 1),
-                LineFormat::Text | LineFormat::Logfmt | LineFormat::Binary => {
-                    (format!("user_id={id} "), 1)
-                }
+                _ => (format!("user_id={id} "), 1),
             }
         }
         _ => (super::seed::iteration_probe(), 1),
@@ -301,11 +328,32 @@ fn measure(
     // The worker reads the hold once per round: let it finish the round it may be in.
     std::thread::sleep(Duration::from_millis(5));
     let watchdog = Watchdog::start();
+    // A scope that holds the shapes' INFO records, all of them.
+    let scope = matches!(
+        format,
+        LineFormat::ScopeWritten | LineFormat::ScopeDiscarded
+    )
+    .then(|| {
+        tachylog::Scope::builder()
+            .hold(tachylog::Level::Info)
+            .max_records(u32::MAX)
+            .max_bytes(u64::MAX)
+            .begin()
+    });
+    let entered = scope.as_ref().map(tachylog::Scope::enter);
     let t0 = Instant::now();
     for i in 1..=n {
         log(black_box(i));
     }
     let fill_s = t0.elapsed().as_secs_f64();
+    drop(entered);
+    // Queued behind the records, while the back end is still held.
+    if format == LineFormat::ScopeWritten {
+        if let Some(scope) = &scope {
+            scope.flush();
+        }
+    }
+    drop(scope);
     let blocked = watchdog.stop();
     let wrote_while_held = file_len(file)? != warm_len;
 

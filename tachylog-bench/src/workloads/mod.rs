@@ -193,6 +193,7 @@ impl Workload {
         for format in LineFormat::ALL {
             all.extend(backend::SHAPES.map(|s| Workload::Backend(s, format)));
         }
+        all.extend(LineFormat::SCOPED.map(|f| Workload::Backend(Shape::Iteration, f)));
         all.extend([
             Workload::Limlog(0, 1),
             Workload::Limlog(0, 2),
@@ -243,6 +244,10 @@ impl Workload {
     /// tachylog only, and `nolog` runs only where its figures are subtracted (the server,
     /// `paced_*`, `threads_*`).
     pub fn runs_logger(self, logger: &str) -> bool {
+        // A record in a request scope, beside the plain one: the caller's cost only.
+        if logger == "tachylog_scoped" {
+            return self == Workload::Latency(Shape::Request);
+        }
         match self {
             Workload::Server(_) => {
                 matches!(
@@ -416,7 +421,7 @@ impl Workload {
             | Workload::Floor(_) => seed::throughput_lines(scale),
             Workload::Scaling(t) => u64::from(t) * scale.count(seed::SCALING_LINES),
             Workload::ScalingBinary => 2 * scale.count(seed::SCALING_LINES),
-            Workload::Backend(..) => backend::records(scale) + 1,
+            Workload::Backend(_, format) => backend::lines(format, scale),
             Workload::Limlog(_, t) => u64::from(t) * scale.count(limlog::RECORDS),
             Workload::Server(_) => 0,
             Workload::IdleCpu => 1,

@@ -153,6 +153,12 @@ impl Output {
         match self.scopes.route(scope, level, &queue.thread, kind, body) {
             Route::Write => false,
             Route::Held => true,
+            Route::WriteReleased => {
+                let saved = self.widen_levels_for_release();
+                self.decode_and_write(&queue.thread, body, kind, Origin::Live);
+                self.restore_levels(saved);
+                true
+            }
             Route::Trigger => {
                 let released = self.scopes.release(scope);
                 self.write_released(released);
@@ -180,28 +186,28 @@ impl Output {
         if released.records.is_empty() {
             return;
         }
-        self.widen_levels_for_release();
+        let saved = self.widen_levels_for_release();
         for held in &released.records {
             self.decode_and_write(&held.thread, &held.body, held.kind, Origin::Scope);
         }
-        self.widen_levels_for_release();
+        self.restore_levels(saved);
         self.scopes.recycle(released.records);
     }
 
-    /// Swaps each sink's level with the one it takes released scope records at, and back.
-    fn widen_levels_for_release(&mut self) {
+    /// Gives each sink the level it takes released scope records at; returns what
+    /// [`Output::restore_levels`] needs to undo it.
+    fn widen_levels_for_release(&mut self) -> Level {
         for sink in &mut self.sinks {
             sink.swap_release_level();
         }
-        self.most_verbose_sink = match self.most_verbose_sink {
-            Level::Trace => self
-                .sinks
-                .iter()
-                .map(SinkSlot::min_level)
-                .max()
-                .unwrap_or(Level::Error),
-            _ => Level::Trace,
-        };
+        std::mem::replace(&mut self.most_verbose_sink, Level::Trace)
+    }
+
+    fn restore_levels(&mut self, most_verbose_sink: Level) {
+        for sink in &mut self.sinks {
+            sink.swap_release_level();
+        }
+        self.most_verbose_sink = most_verbose_sink;
     }
 
     /// Writes the held records of the scopes still open (at shutdown, a fatal signal): whether

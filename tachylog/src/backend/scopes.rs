@@ -67,6 +67,8 @@ struct Open {
 pub(crate) enum Route {
     /// Write it now, as any record.
     Write,
+    /// Write it now, as its scope was triggered: to every sink that takes released records.
+    WriteReleased,
     /// Held: nothing to write.
     Held,
     /// It triggers its scope: write the scope's held records ([`Scopes::release`]), then it.
@@ -160,7 +162,7 @@ impl Scopes {
             return Route::Write;
         };
         if open.writing {
-            return Route::Write;
+            return Route::WriteReleased;
         }
         if level <= open.trigger {
             return Route::Trigger;
@@ -318,7 +320,7 @@ mod tests {
         assert_eq!(route(&mut scopes, 1, Level::Info, 3), Route::Write);
         assert_eq!(route(&mut scopes, 1, Level::Error, 4), Route::Trigger);
         assert_eq!(ticks(&scopes.release(1)), [1, 2]);
-        assert_eq!(route(&mut scopes, 1, Level::Debug, 5), Route::Write);
+        assert_eq!(route(&mut scopes, 1, Level::Debug, 5), Route::WriteReleased);
         assert!(end(&mut scopes, 1, false).is_none());
         assert!(scopes.is_empty());
     }
@@ -356,7 +358,7 @@ mod tests {
         let released = scopes.release(2);
         assert_eq!(ticks(&released), [1, 2, 3, 4]);
         assert_eq!(released.scopes, 2);
-        assert_eq!(route(&mut scopes, 1, Level::Debug, 5), Route::Write);
+        assert_eq!(route(&mut scopes, 1, Level::Debug, 5), Route::WriteReleased);
     }
 
     #[test]

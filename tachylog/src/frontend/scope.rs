@@ -352,6 +352,13 @@ impl Drop for Scope {
 }
 
 /// The guard of [`Scope::enter`]: restores the thread's previous scope when dropped.
+///
+/// ```
+/// let request = tachylog::Scope::new();
+/// let entered: tachylog::Entered<'_> = request.enter();
+/// tachylog::debug!("in the request's scope");
+/// drop(entered); // back to the scope the thread was in before, if any
+/// ```
 #[derive(Debug)]
 #[must_use = "the scope is left when the guard drops"]
 pub struct Entered<'a> {
@@ -368,7 +375,13 @@ impl Drop for Entered<'_> {
 }
 
 pin_project_lite::pin_project! {
-    /// A future bound to a [`Scope`] by [`Scope::bind`].
+    /// A future bound to a [`Scope`] by [`Scope::bind`]: each poll runs in the scope, and
+    /// the scope ends when it is dropped.
+    ///
+    /// ```
+    /// let request: tachylog::Bound<_> = tachylog::Scope::new().bind(async { 7 });
+    /// # drop(request);
+    /// ```
     #[derive(Debug)]
     pub struct Bound<F> {
         #[pin]
