@@ -633,4 +633,58 @@ mod tests {
         assert!(!site("app", "src/\u{202e}net.rs").plain_metadata);
         assert!(!site("app\u{85}", "f").plain_metadata);
     }
+
+    #[test]
+    fn scope_events_read_back_as_written_and_nothing_else_does() {
+        let events = [
+            ScopeEventKind::Begin {
+                parent: 7,
+                hold: Level::Trace,
+                trigger: Level::Warn,
+                max_records: 12,
+                max_bytes: u64::MAX,
+            },
+            ScopeEventKind::Flush,
+            ScopeEventKind::End { failed: true },
+            ScopeEventKind::End { failed: false },
+        ];
+        for what in events {
+            let event = ScopeEvent { scope: 99, what };
+            assert_eq!(ScopeEvent::decode(&event.encode()), Some(event));
+        }
+        let mut unknown = ScopeEvent {
+            scope: 1,
+            what: ScopeEventKind::Flush,
+        }
+        .encode();
+        unknown[8] = 9;
+        assert_eq!(ScopeEvent::decode(&unknown), None);
+        assert_eq!(ScopeEvent::decode(&[1; 8]), None, "too short");
+        let mut bad_level = ScopeEvent {
+            scope: 1,
+            what: events[0],
+        }
+        .encode();
+        bad_level[9] = 200;
+        assert_eq!(ScopeEvent::decode(&bad_level), None);
+    }
+
+    #[test]
+    fn each_call_site_kind_has_one_layout() {
+        for kind in [
+            KIND_CALL_SITE,
+            KIND_CALL_SITE_TRACED,
+            KIND_CALL_SITE_SCOPED,
+            KIND_CALL_SITE_SCOPED_TRACED,
+        ] {
+            let layout = CallSiteLayout::of_kind(kind).unwrap();
+            assert_eq!(layout.kind(), kind);
+            assert!(
+                layout.trace_offset() + TraceContext::ENCODED <= layout.extra() || !layout.traced
+            );
+        }
+        for kind in [KIND_DYNAMIC, KIND_SCOPE_EVENT, KIND_DYNAMIC_SCOPED, 0, 8] {
+            assert_eq!(CallSiteLayout::of_kind(kind), None);
+        }
+    }
 }

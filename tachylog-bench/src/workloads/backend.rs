@@ -37,6 +37,9 @@ use crate::report::{group_digits, BackendRun};
 /// Records queued while held: 1M (a thousandth, at least 10, in smoke).
 pub const RECORDS: u64 = 1_000_000;
 
+/// Records per request scope in `backend_*_scope_*`: the 20 DEBUG records of a request.
+const SCOPE_RECORDS: u64 = 20;
+
 /// Ring bytes reserved per record: above any shape's frame here (8-byte header, 8-byte
 /// timestamp, 8-byte call site and decode pointers, then the arguments: 24 B for `Iteration`,
 /// ~110 B for the 100-byte string, 8-aligned), so 1M records fit in a 256 MiB ring.
@@ -72,11 +75,11 @@ pub enum LineFormat {
     Logfmt,
     /// The binary log, checked by reading it back as default-pattern text lines.
     Binary,
-    /// The default pattern, every record logged in a request scope that holds its level,
-    /// then written by `Scope::flush`: what a failing request's held records cost.
+    /// The default pattern, the records logged 20 to a request scope that holds their level,
+    /// each scope then written by `Scope::flush`: what a failing request's records cost.
     ScopeWritten,
-    /// The same records held in a request scope that then ends quietly: discarded, counted,
-    /// never formatted (what every request that does not fail costs the back end).
+    /// The same records held 20 to a scope that then ends quietly: discarded, counted, never
+    /// formatted (what every request that does not fail costs the back end).
     ScopeDiscarded,
 }
 
@@ -328,32 +331,32 @@ fn measure(
     // The worker reads the hold once per round: let it finish the round it may be in.
     std::thread::sleep(Duration::from_millis(5));
     let watchdog = Watchdog::start();
-    // A scope that holds the shapes' INFO records, all of them.
-    let scope = matches!(
+    let t0 = Instant::now();
+    if matches!(
         format,
         LineFormat::ScopeWritten | LineFormat::ScopeDiscarded
-    )
-    .then(|| {
-        tachylog::Scope::builder()
-            .hold(tachylog::Level::Info)
-            .max_records(u32::MAX)
-            .max_bytes(u64::MAX)
-            .begin()
-    });
-    let entered = scope.as_ref().map(tachylog::Scope::enter);
-    let t0 = Instant::now();
-    for i in 1..=n {
-        log(black_box(i));
-    }
-    let fill_s = t0.elapsed().as_secs_f64();
-    drop(entered);
-    // Queued behind the records, while the back end is still held.
-    if format == LineFormat::ScopeWritten {
-        if let Some(scope) = &scope {
-            scope.flush();
+    ) {
+        // A request's worth of records per scope, which holds the shapes' INFO records; each
+        // scope is flushed (written) or ends quietly (discarded) behind its records.
+        for first in (1..=n).step_by(SCOPE_RECORDS as usize) {
+            let scope = tachylog::Scope::builder()
+                .hold(tachylog::Level::Info)
+                .begin();
+            scope.in_scope(|| {
+                for i in first..(first + SCOPE_RECORDS).min(n + 1) {
+                    log(black_box(i));
+                }
+            });
+            if format == LineFormat::ScopeWritten {
+                scope.flush();
+            }
+        }
+    } else {
+        for i in 1..=n {
+            log(black_box(i));
         }
     }
-    drop(scope);
+    let fill_s = t0.elapsed().as_secs_f64();
     let blocked = watchdog.stop();
     let wrote_while_held = file_len(file)? != warm_len;
 

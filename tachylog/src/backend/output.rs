@@ -188,10 +188,10 @@ impl Output {
         }
         let saved = self.widen_levels_for_release();
         for held in &released.records {
-            self.decode_and_write(&held.thread, &held.body, held.kind, Origin::Scope);
+            self.decode_and_write(&held.thread, released.body(held), held.kind, Origin::Scope);
         }
         self.restore_levels(saved);
-        self.scopes.recycle(released.records);
+        self.scopes.recycle(released);
     }
 
     /// Gives each sink the level it takes released scope records at; returns what

@@ -9,16 +9,18 @@
 //! **Memory** is bounded three ways: per scope (its `max_records` and `max_bytes`, oldest held
 //! records dropped first and counted), in total ([`MAX_HELD_BYTES`] over every scope: past it a
 //! new record is dropped and counted in its scope) and in scopes ([`MAX_OPEN_SCOPES`]: past it
-//! a new scope is not tracked and its records are written as if it did not exist). Buffers of
-//! discarded records are reused for the next held ones.
+//! a new scope is not tracked and its records are written as if it did not exist). A scope's
+//! held records share one arena, reused by the next scope once they are written or discarded.
 //!
 //! Back end only.
 
 use super::stats;
+use crate::format::AddressHasher;
 use crate::queue::registry::ThreadInfo;
 use crate::record::{ScopeEvent, ScopeEventKind};
 use crate::Level;
 use std::collections::{HashMap, VecDeque};
+use std::hash::BuildHasherDefault;
 use std::mem::MaybeUninit;
 use std::rc::Rc;
 
@@ -26,26 +28,37 @@ use std::rc::Rc;
 pub(crate) const MAX_HELD_BYTES: usize = 64 << 20;
 /// Scopes tracked at once.
 pub(crate) const MAX_OPEN_SCOPES: usize = 1 << 20;
-/// Spare record buffers kept for reuse.
-const SPARE_BUFFERS: usize = 4096;
+/// Spare arenas kept for the next scopes, and the largest one kept.
+const SPARE_ARENAS: usize = 256;
+const SPARE_ARENA_BYTES: usize = 1 << 20;
 
-/// One held record: what the back end needs to format it later.
+/// Where one held record is: its bytes in its scope's arena, its frame kind and its thread.
+struct Slot {
+    start: usize,
+    len: usize,
+    kind: u32,
+    thread: Rc<ThreadInfo>,
+}
+
+/// One held record to write: its bytes are `arenas[arena][start..start + len]` of the
+/// [`Released`] it is in.
 pub(crate) struct Held {
     pub(crate) thread: Rc<ThreadInfo>,
     pub(crate) kind: u32,
-    pub(crate) body: Vec<MaybeUninit<u8>>,
+    arena: usize,
+    start: usize,
+    len: usize,
+    ticks: u64,
 }
 
-impl Held {
-    /// The record's timestamp in clock ticks.
-    fn ticks(&self) -> u64 {
-        let mut bytes = [0u8; 8];
-        for (b, held) in bytes.iter_mut().zip(&self.body) {
-            // SAFETY: every record body starts with its 8-byte timestamp, written whole.
-            *b = unsafe { held.assume_init() };
-        }
-        u64::from_ne_bytes(bytes)
+/// The timestamp a record's body starts with, in clock ticks.
+fn ticks_of(body: &[MaybeUninit<u8>]) -> u64 {
+    let mut bytes = [0u8; 8];
+    for (b, held) in bytes.iter_mut().zip(body) {
+        // SAFETY: every record body starts with its 8-byte timestamp, written whole.
+        *b = unsafe { held.assume_init() };
     }
+    u64::from_ne_bytes(bytes)
 }
 
 struct Open {
@@ -54,12 +67,38 @@ struct Open {
     trigger: Level,
     max_records: usize,
     max_bytes: usize,
-    held: VecDeque<Held>,
+    /// The held records' bodies, back to back: one allocation per scope, not one per record,
+    /// so that holding a record costs a copy.
+    arena: Vec<MaybeUninit<u8>>,
+    /// Bytes at the front of `arena` whose records were dropped for the bounds.
+    dead: usize,
+    held: VecDeque<Slot>,
     held_bytes: usize,
     /// Held records dropped for the bounds, reported when the others are written.
     dropped: u64,
     /// Triggered or flushed: its records are written as they come.
     writing: bool,
+}
+
+impl Open {
+    /// Drops the oldest held record, counted.
+    fn drop_oldest(&mut self) -> usize {
+        let Some(oldest) = self.held.pop_front() else {
+            return 0;
+        };
+        self.dead = oldest.start + oldest.len;
+        self.held_bytes -= oldest.len;
+        self.dropped += 1;
+        // Reclaim the front once it is most of the arena: amortised, each byte moves once.
+        if self.dead > self.arena.len() / 2 && self.dead >= 4096 {
+            self.arena.drain(..self.dead);
+            for slot in &mut self.held {
+                slot.start -= self.dead;
+            }
+            self.dead = 0;
+        }
+        oldest.len
+    }
 }
 
 /// What to do with a record of a scope.
@@ -79,19 +118,47 @@ pub(crate) enum Route {
 #[derive(Default)]
 pub(crate) struct Released {
     pub(crate) records: Vec<Held>,
+    arenas: Vec<Vec<MaybeUninit<u8>>>,
     pub(crate) dropped: u64,
     /// Scopes whose records these are.
     pub(crate) scopes: usize,
 }
 
+impl Released {
+    /// The bytes of `held`, one of this release's records.
+    pub(crate) fn body(&self, held: &Held) -> &[MaybeUninit<u8>] {
+        &self.arenas[held.arena][held.start..held.start + held.len]
+    }
+
+    /// Takes a scope's held records.
+    fn take(&mut self, open: &mut Open) {
+        let arena = self.arenas.len();
+        for slot in open.held.drain(..) {
+            let body = &open.arena[slot.start..slot.start + slot.len];
+            self.records.push(Held {
+                ticks: ticks_of(body),
+                thread: slot.thread,
+                kind: slot.kind,
+                arena,
+                start: slot.start,
+                len: slot.len,
+            });
+        }
+        self.arenas.push(std::mem::take(&mut open.arena));
+        open.dead = 0;
+        self.scopes += 1;
+        self.dropped += std::mem::take(&mut open.dropped);
+    }
+}
+
 /// The open scopes.
 #[derive(Default)]
 pub(crate) struct Scopes {
-    open: HashMap<u64, Open>,
+    open: HashMap<u64, Open, BuildHasherDefault<AddressHasher>>,
     held_bytes: usize,
     spare: Vec<Vec<MaybeUninit<u8>>>,
-    /// The threads of held records, by registration serial, shared by their records.
-    threads: HashMap<u64, Rc<ThreadInfo>>,
+    /// The thread of the last held record, shared by the next ones from the same thread.
+    last_thread: Option<Rc<ThreadInfo>>,
     /// A scope was not tracked for [`MAX_OPEN_SCOPES`]; reported once.
     pub(crate) overflowed: bool,
 }
@@ -111,6 +178,7 @@ impl Scopes {
                     self.overflowed = true;
                     return None;
                 }
+                let arena = self.spare.pop().unwrap_or_default();
                 self.open.insert(
                     event.scope,
                     Open {
@@ -119,6 +187,8 @@ impl Scopes {
                         trigger,
                         max_records: max_records.max(1) as usize,
                         max_bytes: usize::try_from(max_bytes).unwrap_or(usize::MAX),
+                        arena,
+                        dead: 0,
                         held: VecDeque::new(),
                         held_bytes: 0,
                         dropped: 0,
@@ -133,10 +203,10 @@ impl Scopes {
                 if let Some(open) = self.open.remove(&event.scope) {
                     stats::count_scoped_discarded(open.held.len() as u64);
                     self.held_bytes -= open.held_bytes;
-                    self.recycle(open.held);
+                    self.recycle_arena(open.arena);
                 }
                 if self.open.is_empty() {
-                    self.threads.clear();
+                    self.last_thread = None;
                 }
                 released
             }
@@ -174,32 +244,30 @@ impl Scopes {
             open.dropped += 1;
             return Route::Held;
         }
-        while open.held.len() >= open.max_records || open.held_bytes + body.len() > open.max_bytes {
-            let Some(oldest) = open.held.pop_front() else {
-                break;
-            };
-            open.held_bytes -= oldest.body.len();
-            self.held_bytes -= oldest.body.len();
-            open.dropped += 1;
-            if self.spare.len() < SPARE_BUFFERS {
-                self.spare.push(oldest.body);
-            }
+        while !open.held.is_empty()
+            && (open.held.len() >= open.max_records
+                || open.held_bytes + body.len() > open.max_bytes)
+        {
+            self.held_bytes -= open.drop_oldest();
         }
-        let mut buffer = self.spare.pop().unwrap_or_default();
-        buffer.clear();
-        buffer.extend_from_slice(body);
-        let thread = self
-            .threads
-            .entry(thread.serial)
-            .or_insert_with(|| Rc::new(thread.clone()))
-            .clone();
+        let thread = match &self.last_thread {
+            Some(last) if last.serial == thread.serial => last.clone(),
+            _ => {
+                let shared = Rc::new(thread.clone());
+                self.last_thread = Some(shared.clone());
+                shared
+            }
+        };
+        let start = open.arena.len();
+        open.arena.extend_from_slice(body);
+        open.held.push_back(Slot {
+            start,
+            len: body.len(),
+            kind,
+            thread,
+        });
         open.held_bytes += body.len();
         self.held_bytes += body.len();
-        open.held.push_back(Held {
-            thread,
-            kind,
-            body: buffer,
-        });
         Route::Held
     }
 
@@ -215,19 +283,15 @@ impl Scopes {
             };
             if !open.writing {
                 open.writing = true;
-                released.scopes += 1;
-                released.dropped += open.dropped;
-                open.dropped = 0;
-                self.held_bytes -= open.held_bytes;
-                open.held_bytes = 0;
-                released.records.extend(open.held.drain(..));
+                self.held_bytes -= std::mem::take(&mut open.held_bytes);
+                released.take(open);
             }
             if open.parent == next {
                 break;
             }
             next = open.parent;
         }
-        released.records.sort_by_key(Held::ticks);
+        released.records.sort_by_key(|held| held.ticks);
         stats::count_scoped_released(released.records.len() as u64);
         released
     }
@@ -235,34 +299,30 @@ impl Scopes {
     /// Takes every open scope's held records, oldest first, for a shutdown: the scopes stay
     /// open, writing.
     pub(crate) fn release_all(&mut self) -> Released {
-        let ids: Vec<u64> = self
-            .open
-            .iter()
-            .filter(|(_, open)| !open.writing && (!open.held.is_empty() || open.dropped > 0))
-            .map(|(id, _)| *id)
-            .collect();
         let mut all = Released::default();
-        for id in ids {
-            if let Some(open) = self.open.get_mut(&id) {
+        for open in self.open.values_mut() {
+            if !open.writing && (!open.held.is_empty() || open.dropped > 0) {
                 open.writing = true;
-                all.scopes += 1;
-                all.dropped += std::mem::take(&mut open.dropped);
                 self.held_bytes -= std::mem::take(&mut open.held_bytes);
-                all.records.extend(open.held.drain(..));
+                all.take(open);
             }
         }
-        all.records.sort_by_key(Held::ticks);
+        all.records.sort_by_key(|held| held.ticks);
         stats::count_scoped_released(all.records.len() as u64);
         all
     }
 
-    /// Keeps the buffers of written or discarded records for the next held ones.
-    pub(crate) fn recycle(&mut self, records: impl IntoIterator<Item = Held>) {
-        for held in records {
-            if self.spare.len() >= SPARE_BUFFERS {
-                break;
-            }
-            self.spare.push(held.body);
+    /// Keeps the arenas of written records for the next scopes.
+    pub(crate) fn recycle(&mut self, released: Released) {
+        for arena in released.arenas {
+            self.recycle_arena(arena);
+        }
+    }
+
+    fn recycle_arena(&mut self, mut arena: Vec<MaybeUninit<u8>>) {
+        if self.spare.len() < SPARE_ARENAS && arena.capacity() <= SPARE_ARENA_BYTES {
+            arena.clear();
+            self.spare.push(arena);
         }
     }
 }
@@ -308,7 +368,11 @@ mod tests {
     }
 
     fn ticks(released: &Released) -> Vec<u64> {
-        released.records.iter().map(Held::ticks).collect()
+        released
+            .records
+            .iter()
+            .map(|held| ticks_of(released.body(held)))
+            .collect()
     }
 
     #[test]
@@ -344,6 +408,37 @@ mod tests {
         let released = scopes.release(1);
         assert_eq!(ticks(&released), [2, 3, 4]);
         assert_eq!(released.dropped, 2);
+    }
+
+    #[test]
+    fn the_arena_reclaims_the_dropped_front_and_keeps_the_newest_intact() {
+        let mut scopes = Scopes::default();
+        begin(&mut scopes, 1, 0, 3);
+        let thread = ThreadInfo {
+            name: "t".into(),
+            id: 1,
+            serial: THREAD_SERIAL,
+        };
+        for t in 0..100u64 {
+            let mut large = body(t);
+            large.resize(1000, MaybeUninit::new(t as u8));
+            assert_eq!(
+                scopes.route(1, Level::Debug, &thread, 1, &large),
+                Route::Held
+            );
+        }
+        let open = &scopes.open[&1];
+        assert!(open.arena.len() <= 8 * 1000, "the front was reclaimed");
+        let released = scopes.release(1);
+        assert_eq!(ticks(&released), [97, 98, 99]);
+        assert_eq!(released.dropped, 97);
+        for held in &released.records {
+            let body = released.body(held);
+            assert_eq!(body.len(), 1000);
+            // SAFETY: the test wrote every byte.
+            assert_eq!(unsafe { body[999].assume_init() }, held.ticks as u8);
+        }
+        assert_eq!(scopes.held_bytes, 0);
     }
 
     #[test]

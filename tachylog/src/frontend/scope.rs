@@ -203,7 +203,10 @@ impl ScopeBuilder {
     /// # drop(scope);
     /// ```
     pub fn begin(self) -> Scope {
-        raise_floor(self.hold.min(self.trigger_floor()));
+        // A hold level at or above the trigger holds nothing, and needs no call site enabled.
+        if self.hold > self.trigger {
+            raise_floor(self.hold);
+        }
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         super::producer::log_scope_event(&ScopeEvent {
             scope: id,
@@ -216,16 +219,6 @@ impl ScopeBuilder {
             },
         });
         Scope { id }
-    }
-
-    /// The most verbose level this scope can hold: none above the trigger.
-    fn trigger_floor(&self) -> Level {
-        if self.hold <= self.trigger {
-            // Holding nothing: no call site needs enabling.
-            Level::Error
-        } else {
-            self.hold
-        }
     }
 }
 
