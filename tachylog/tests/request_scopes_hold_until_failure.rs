@@ -116,6 +116,15 @@ fn scopes_write_their_held_records_only_when_they_fail() {
         ["bounded 7", "bounded 8", "bounded 9", "bounded failed"]
     );
     drop(scope);
+    // A quiet scope's count includes what its bounds dropped: every record is accounted for.
+    let discarded = tachylog::stats().scoped_records_discarded;
+    let scope = Scope::builder().max_records(2).begin();
+    for step in 0..5 {
+        scope.in_scope(|| tachylog::debug!("quiet bounded {}", step));
+    }
+    drop(scope);
+    assert!(new_lines().is_empty());
+    assert_eq!(tachylog::stats().scoped_records_discarded, discarded + 5);
 
     // 6. A panic that unwinds through a scope writes its records, on whatever thread.
     std::thread::spawn(|| {

@@ -201,7 +201,8 @@ impl Scopes {
             ScopeEventKind::End { failed } => {
                 let released = failed.then(|| self.release(event.scope));
                 if let Some(open) = self.open.remove(&event.scope) {
-                    stats::count_scoped_discarded(open.held.len() as u64);
+                    // What the bounds dropped would have been discarded with the rest.
+                    stats::count_scoped_discarded(open.held.len() as u64 + open.dropped);
                     self.held_bytes -= open.held_bytes;
                     self.recycle_arena(open.arena);
                 }

@@ -48,8 +48,9 @@ pub struct Stats {
     /// thread logs more between two drains; it is freed once the thread has exited and its
     /// records are written.
     pub ring_bytes: usize,
-    /// Records held by request scopes ([`Scope`](crate::Scope)) that ended without a trigger,
-    /// and so were never written, over every logger this process has run.
+    /// Records of request scopes ([`Scope`](crate::Scope)) that ended without a trigger, held
+    /// or already dropped for the scope's bounds, and so never written, over every logger this
+    /// process has run.
     pub scoped_records_discarded: u64,
     /// Records held by request scopes and written when the scope was triggered or flushed, or
     /// at shutdown.
