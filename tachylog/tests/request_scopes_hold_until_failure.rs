@@ -1,6 +1,6 @@
 //! Request scopes at their edges, with a real logger and real files (one logger per process,
 //! so the cases are phases of one test, each asserting on the lines it added): two requests
-//! interleaved on one thread, nested scopes, `Scope::flush`, the bounds, a panic, a sink with a
+//! interleaved on one thread, nested scopes, a target turned off, `Scope::flush`, the bounds, a panic, a sink with a
 //! level of its own, the `log` facade, JSON, and open scopes at shutdown.
 
 use std::path::Path;
@@ -24,6 +24,7 @@ fn scopes_write_their_held_records_only_when_they_fail() {
         .file(&text)
         .file_with(&json, SinkOptions::new().format(tachylog::Format::Json))
         .file_with(&warnings, SinkOptions::new().level(Level::Warn))
+        .filter("info,request_scopes_hold_until_failure::muted=off")
         .utc(true)
         .init()
         .unwrap();
@@ -91,7 +92,17 @@ fn scopes_write_their_held_records_only_when_they_fail() {
     drop(entered);
     drop(request);
 
-    // 4. `Scope::flush` writes what is held, on demand.
+    // 4. A target the filter turns off stays off inside scopes too.
+    let scope = Scope::new();
+    scope.in_scope(|| {
+        muted::detail();
+        tachylog::error!("failed beside a muted target");
+    });
+    let messages: Vec<String> = new_lines().iter().map(|l| message(l).to_string()).collect();
+    assert_eq!(messages, ["failed beside a muted target"]);
+    drop(scope);
+
+    // 5. `Scope::flush` writes what is held, on demand.
     let scope = Scope::new();
     scope.in_scope(|| tachylog::debug!("flushed detail"));
     assert!(new_lines().is_empty());
@@ -99,7 +110,7 @@ fn scopes_write_their_held_records_only_when_they_fail() {
     assert_eq!(message(&new_lines()[0]), "flushed detail");
     drop(scope);
 
-    // 5. Bounds: the oldest go, and the block starts with a notice that counts them.
+    // 6. Bounds: the oldest go, and the block starts with a notice that counts them.
     let scope = Scope::builder().max_records(3).begin();
     for step in 0..10 {
         scope.in_scope(|| tachylog::debug!("bounded {}", step));
@@ -126,7 +137,7 @@ fn scopes_write_their_held_records_only_when_they_fail() {
     assert!(new_lines().is_empty());
     assert_eq!(tachylog::stats().scoped_records_discarded, discarded + 5);
 
-    // 6. A panic that unwinds through a scope writes its records, on whatever thread.
+    // 7. A panic that unwinds through a scope writes its records, on whatever thread.
     std::thread::spawn(|| {
         let outcome = std::panic::catch_unwind(|| {
             let scope = Scope::new();
@@ -144,7 +155,7 @@ fn scopes_write_their_held_records_only_when_they_fail() {
         "{phase:#?}"
     );
 
-    // 7. The `log` facade's records are held and written like the macros' ones.
+    // 8. The `log` facade's records are held and written like the macros' ones.
     let scope = Scope::new();
     scope.in_scope(|| {
         log::debug!("from log");
@@ -154,7 +165,7 @@ fn scopes_write_their_held_records_only_when_they_fail() {
     assert_eq!(messages, ["from log", "log failed"]);
     drop(scope);
 
-    // 8. Shutdown with a scope still open: its held records are written, after a notice.
+    // 9. Shutdown with a scope still open: its held records are written, after a notice.
     let open = Scope::new();
     open.in_scope(|| tachylog::debug!("in flight at shutdown"));
     std::mem::forget(open);
@@ -177,6 +188,12 @@ fn scopes_write_their_held_records_only_when_they_fail() {
     let warned = std::fs::read_to_string(&warnings).unwrap();
     assert!(warned.contains("b failed"), "{warned}");
     assert!(!warned.contains("b step"), "{warned}");
+}
+
+mod muted {
+    pub fn detail() {
+        tachylog::debug!("muted detail");
+    }
 }
 
 /// The message of a text line of the default pattern: after the target's `: `, before the

@@ -101,11 +101,18 @@ fn wanted(filter: Option<&Filter>, level: Level, target: &str) -> bool {
 fn verdict(filter: Option<&Filter>, level: Level, target: &str) -> u8 {
     if wanted(filter, level, target) {
         ENABLED
-    } else if filter.is_some() && crate::frontend::scope::floor().is_some_and(|f| level <= f) {
+    } else if scopes_may_enable(filter, level, target) {
         SCOPED
     } else {
         DISABLED
     }
+}
+
+/// Whether a record the filter leaves out is wanted inside a request scope: its level is
+/// within the scopes' floor and its target is not turned off (`noisy=off` stays off).
+fn scopes_may_enable(filter: Option<&Filter>, level: Level, target: &str) -> bool {
+    crate::frontend::scope::floor().is_some_and(|floor| level <= floor)
+        && filter.is_some_and(|f| f.level_for(target).is_some())
 }
 
 /// The filter's own most verbose level as `u8` (`GATE.max_level` may be wider: the scope
@@ -123,7 +130,7 @@ pub(crate) fn wanted_dynamic(level: Level, target: &str) -> bool {
         && (!PER_TARGET.load(Ordering::Relaxed) || wanted(read_filter().as_ref(), level, target));
     by_filter
         || (crate::frontend::scope::active()
-            && crate::frontend::scope::floor().is_some_and(|f| level <= f))
+            && scopes_may_enable(read_filter().as_ref(), level, target))
 }
 
 /// The backtrace ring's kept level as `Level as u8`, or 0: every filter put in force has its

@@ -72,8 +72,9 @@ fn set_current(id: u64) -> u64 {
 
 /// A request's scope: records at its hold level or more verbose (DEBUG by default) that are
 /// logged while it is entered are held by the back end instead of written. Call sites at the
-/// hold level that the filter leaves out are enabled inside scopes (only there); more verbose
-/// ones (TRACE, by default) are held only if the filter enables them. A record at
+/// hold level that the filter leaves out are enabled inside scopes (only there, and not for a
+/// target the filter turns `off`); more verbose ones (TRACE, by default) are held only if the
+/// filter enables them. A record at
 /// its trigger level or more severe (ERROR by default) logged in it, a call of
 /// [`Scope::flush`], or a panic that drops it writes them, in their order and before the
 /// trigger, and every later record of the scope is then written as it comes. When the scope
