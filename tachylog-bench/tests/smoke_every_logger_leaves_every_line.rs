@@ -50,6 +50,7 @@ fn every_logger_leaves_every_line_at_smoke_scale() {
             "slog",
             "spdlog_rs",
             "tachylog",
+            "tachylog_scoped",
             "tachylog_spin",
             "tachylog_spool",
             "tachylog_tracing",
