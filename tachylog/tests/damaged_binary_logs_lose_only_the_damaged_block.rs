@@ -24,7 +24,7 @@ fn read(bytes: &[u8]) -> (Vec<Key>, Vec<u64>) {
     (records, damage)
 }
 
-/// A real binary log of three blocks (a flush closes each).
+/// A real binary log of three blocks or more (a flush closes each).
 fn real_log() -> Vec<u8> {
     let _lock = common::logger_lock();
     let dir = tempfile::tempdir().unwrap();
@@ -65,7 +65,9 @@ fn a_log_cut_at_any_byte_reads_as_a_prefix_and_one_report_at_most() {
     assert_eq!(all.len(), 21);
     assert!(damage.is_empty());
     let starts = block_starts(&bytes);
-    assert_eq!(starts.len(), 3, "one block per flush");
+    // A flush closes each block; on a slow machine (Wine) the back end's own idle flush may
+    // close one early too, which only adds a block to cut through.
+    assert!(starts.len() >= 3, "a block per flush at least: {starts:?}");
     for cut in 0..bytes.len() {
         let (records, damage) = read(&bytes[..cut]);
         assert_eq!(records[..], all[..records.len()], "cut at {cut}");
