@@ -150,7 +150,7 @@ pub use frontend::args::{lossy, BytesArg, ListArg, ListElem, Lossy};
 pub use frontend::gate::{enabled, OnFull};
 #[cfg(not(loom))]
 pub use frontend::mute::mute_current_thread;
-
+#[cfg(not(loom))]
 pub use frontend::scope::{Bound, Entered, Scope, ScopeBuilder};
 #[cfg(not(loom))]
 pub use level::{Level, ParseLevelError};

@@ -241,6 +241,15 @@ impl Merger {
             .unwrap_or(0)
     }
 
+    /// Has every queue's next ring allocated ahead of need, so that its producer grows
+    /// without allocating (see `RingChain::prepare_successor`): for a back end that spins,
+    /// which never tells a producer to grow before its ring is full.
+    pub(crate) fn prepare_successors(&self) {
+        for s in &self.sources {
+            let _ = s.queue.rings.prepare_successor(&s.cursor);
+        }
+    }
+
     /// Records the current published position of every ring, for [`DrainMode::UntilSnapshot`].
     pub(crate) fn snapshot(&mut self) {
         for s in &mut self.sources {

@@ -398,7 +398,9 @@ impl Worker {
             merger.reap();
             if spin {
                 // A core of its own: look again in a moment, never asleep, so that no
-                // producer ever has to wake it.
+                // producer ever has to wake it. Its rings are replaced only when full, which
+                // a stall of this thread brings about: the larger ones are ready beforehand.
+                merger.prepare_successors();
                 for _ in 0..SPIN_PAUSES {
                     std::hint::spin_loop();
                 }

@@ -4,8 +4,9 @@
 //! should not wait on a small ring. So a queue starts as one small ring ([`INITIAL_CAPACITY`],
 //! its pages touched at creation like every ring's) and the producer replaces it by a larger one
 //! when it needs more room, up to the configured maximum:
-//! - the producer allocates the successor (at least twice the size, large enough for the frame
-//!   at hand), links it from the current ring's `next` with one release store after its last
+//! - the producer takes the successor (at least twice the size, large enough for the frame at
+//!   hand) from the current ring's `prepared` slot, where a spinning back end leaves one ready
+//!   ([`RingChain::prepare_successor`]), or else allocates it; it links it from the current ring's `next` with one release store after its last
 //!   commit there, and writes only to the successor from then on;
 //! - the consumer reads the oldest ring; when that one shows nothing and has a successor, it
 //!   looks once more (the `next` it acquired makes every frame of that ring visible), then frees
@@ -14,13 +15,15 @@
 //!
 //! Contract:
 //! - One producer ([`ChainProducer`], owned by the logging thread) and one consumer (whoever
-//!   holds the chain's one [`ConsumerCursor`]), as for a single [`Ring`]. Growing allocates, on
-//!   the producer's cold path only; nothing else here allocates or locks.
+//!   holds the chain's one [`ConsumerCursor`]), as for a single [`Ring`]. Growing without a
+//!   prepared ring allocates, on the producer's cold path only; preparing one allocates on the
+//!   consumer's side; nothing else here allocates or locks.
 //! - A ring is freed by the consumer, and only once it has a successor: the producer never
 //!   touches a ring again after linking its successor, and the consumer's methods take its
 //!   cursor, which a [`Frame`] borrows, so no frame outlives its ring.
 //! - Memory: at most the maximum capacity plus the smaller rings not yet drained (less than the
-//!   maximum again), and only while the thread logs that much.
+//!   maximum again), and only while the thread logs that much; a prepared ring (at most the
+//!   maximum, and only while the current ring is smaller) adds up to as much again.
 //!
 //! Layer 1 (see `ARCHITECTURE.md`): part of the queue; imports only the rest of `queue`.
 
@@ -47,11 +50,18 @@ fn leak_ring(ring: Ring) -> NonNull<Ring> {
     NonNull::from(Box::leak(Box::new(ring)))
 }
 
+/// Frees `ring` and the ring prepared for it, if one is left there.
+///
 /// # Safety
 /// `ring` came from [`leak_ring`], is freed once, and nothing refers to it any more.
 unsafe fn free_ring(ring: NonNull<Ring>) {
     // SAFETY: forwarded contract: a leaked box, freed once.
     let ring = unsafe { Box::from_raw(ring.as_ptr()) };
+    if let Some(prepared) = NonNull::new(ring.prepared.load(Ordering::Acquire)) {
+        // SAFETY: a prepared ring came from `leak_ring` and belongs to the slot it sits in,
+        // which goes with `ring`: nobody else can reach it any more.
+        unsafe { free_ring(prepared) };
+    }
     RING_BYTES.fetch_sub(ring.capacity(), std::sync::atomic::Ordering::Relaxed);
 }
 
@@ -272,6 +282,43 @@ impl RingChain {
         Some(unread.min(capacity) * 1000 / capacity.max(1))
     }
 
+    /// Allocates, off the producer's thread, the ring its producer will move to when the one
+    /// it writes is too small: twice as large, its pages touched, left in that ring's
+    /// `prepared` slot for [`ChainProducer::grow`] to take, so that growing costs the producer
+    /// no allocation and no page fault. Only for a producer that may still grow and has
+    /// already published half its ring's capacity (a thread that logs a few records keeps its
+    /// one small ring). Consumer only; a ring prepared for a ring that the producer has left
+    /// meanwhile is freed with it. Returns whether it prepared one.
+    pub(crate) fn prepare_successor(&self, cursor: &ConsumerCursor) -> bool {
+        #[cfg(all(unix, not(loom)))]
+        if self.spooled.is_some() {
+            return false;
+        }
+        let newest = self.newest(cursor);
+        let capacity = newest.capacity() * 2;
+        if capacity > self.max_capacity
+            || !newest.prepared.load(Ordering::Relaxed).is_null()
+            || newest.published_head() < capacity / 4
+        {
+            return false;
+        }
+        let (ring, _, _) = Ring::new(capacity);
+        let ring = leak_ring(ring);
+        // Release: the ring's construction (and its touched pages) happens before the
+        // producer's `Acquire` take.
+        let offered = newest.prepared.compare_exchange(
+            std::ptr::null_mut(),
+            ring.as_ptr(),
+            Ordering::Release,
+            Ordering::Relaxed,
+        );
+        if offered.is_err() {
+            // SAFETY: just leaked here and never shared.
+            unsafe { free_ring(ring) };
+        }
+        offered.is_ok()
+    }
+
     /// The capacity of the ring the consumer reads.
     #[cfg(test)]
     pub(crate) fn oldest_capacity(&self) -> usize {
@@ -353,9 +400,10 @@ impl ChainProducer {
 
     /// Replaces the current ring by one at least twice as large whose frames can hold a body of
     /// `body_len` bytes inline. Returns `false`, changing nothing, when that would exceed the
-    /// maximum capacity. Allocates and touches the new ring's pages: a cold path. Must be
-    /// called between log calls (the activity counter even), with no reservation pending:
-    /// `commit` publishes to the current ring, whatever ring a reservation came from.
+    /// maximum capacity. Takes the ring the consumer prepared when it is large enough;
+    /// otherwise allocates and touches the new ring's pages: a cold path. Must be called
+    /// between log calls (the activity counter even), with no reservation pending: `commit`
+    /// publishes to the current ring, whatever ring a reservation came from.
     #[cold]
     pub(crate) fn grow(&mut self, body_len: usize) -> bool {
         let mut capacity = self.capacity() * 2;
@@ -365,8 +413,26 @@ impl ChainProducer {
         if capacity > self.max_capacity {
             return false;
         }
-        let (successor, cursor) = Ring::successor(capacity, &self.cursor);
-        let successor = leak_ring(successor);
+        let prepared = self
+            .ring()
+            .prepared
+            .swap(std::ptr::null_mut(), Ordering::Acquire);
+        let (successor, cursor) = match NonNull::new(prepared) {
+            Some(mut prepared) => {
+                // SAFETY: the consumer leaked it for this slot and let go of it there; the swap
+                // gave it to us alone.
+                let ring = unsafe { prepared.as_mut() };
+                if ring.capacity() >= capacity {
+                    let cursor = ring.take_over(&self.cursor);
+                    (prepared, cursor)
+                } else {
+                    // SAFETY: ours alone (above), never published.
+                    unsafe { free_ring(prepared) };
+                    self.allocate_successor(capacity)
+                }
+            }
+            None => self.allocate_successor(capacity),
+        };
         // Release: every commit to the current ring happened before; the consumer acquires
         // `next` and then sees them all, and frees this ring, which we never touch again.
         self.ring()
@@ -374,8 +440,15 @@ impl ChainProducer {
             .store(successor.as_ptr(), Ordering::Release);
         self.ring = successor;
         self.cursor = cursor;
-        self.high_water = capacity / 4;
+        // SAFETY: the successor is alive (see the field's invariant).
+        self.high_water = unsafe { successor.as_ref() }.capacity() / 4;
         true
+    }
+
+    /// A new ring of `capacity` bytes to take over from the current one, on the heap.
+    fn allocate_successor(&self, capacity: usize) -> (NonNull<Ring>, ProducerCursor) {
+        let (successor, cursor) = Ring::successor(capacity, &self.cursor);
+        (leak_ring(successor), cursor)
     }
 }
 

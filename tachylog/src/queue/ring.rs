@@ -192,6 +192,11 @@ pub(crate) struct Ring {
     /// null. Stored once, by the producer (`Release`), after its last commit here; read by the
     /// consumer (`Acquire`), which then sees every frame of this ring.
     pub(super) next: AtomicPtr<Ring>,
+    /// A larger ring the consumer allocated ahead of need, for the producer to take over when
+    /// this one is too small (see `queue::chain`), or null. Set by the consumer (`Release`),
+    /// taken by the producer (`Acquire`); the one left here when the ring is freed goes with
+    /// it.
+    pub(super) prepared: AtomicPtr<Ring>,
     /// Heap bytes held by boxed frames not yet consumed. Incremented by the producer before
     /// publishing a boxed frame, decremented by the consumer after freeing it.
     boxed_bytes: CachePadded<AtomicUsize>,
@@ -234,6 +239,7 @@ impl Ring {
                 tail: AtomicUsize::new(start),
             }),
             next: AtomicPtr::new(std::ptr::null_mut()),
+            prepared: AtomicPtr::new(std::ptr::null_mut()),
             boxed_bytes: CachePadded::new(AtomicUsize::new(0)),
             storage,
             mask: capacity - 1,
@@ -310,6 +316,30 @@ impl Ring {
             .activity
             .store(producer.activity, Ordering::Relaxed);
         (ring, cursor)
+    }
+
+    /// Makes this ring, built by [`Ring::new`] and never written, take over from the one
+    /// `producer` writes, as [`Ring::successor`] would have built it; returns the producer's
+    /// cursor in it. The exclusive borrow is the proof that nobody else holds it yet: it is
+    /// published afterwards, by the `Release` store of the old ring's `next`.
+    pub(super) fn take_over(&mut self, producer: &ProducerCursor) -> ProducerCursor {
+        debug_assert_eq!(
+            producer.activity % 2,
+            0,
+            "a ring is replaced between log calls"
+        );
+        let start = producer.head & !(FRAME_ALIGN - 1);
+        debug_assert_eq!(start, producer.head, "heads are always frame-aligned");
+        self.producer.head.store(start, Ordering::Relaxed);
+        self.producer
+            .activity
+            .store(producer.activity, Ordering::Relaxed);
+        self.consumer.tail.store(start, Ordering::Relaxed);
+        ProducerCursor {
+            head: start,
+            cached_tail: start,
+            activity: producer.activity,
+        }
     }
 
     /// Size of the storage in bytes.

@@ -56,3 +56,41 @@ fn loom_the_consumer_follows_a_growing_producer() {
         drop(producer);
     });
 }
+
+/// The consumer prepares the next ring while the producer fills its ring and grows, taking
+/// that ring or moving on without it: the producer takes a prepared ring only whole (loom
+/// reports a race on its construction otherwise), every frame arrives once and in order, and
+/// a ring prepared too late is freed with the ring it was left in.
+#[test]
+fn loom_a_ring_prepared_by_the_consumer_is_taken_whole() {
+    static PREPARED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    loom::model(|| {
+        let (chain, mut producer, mut consumer) = RingChain::new(64, 256);
+        let chain = Arc::new(chain);
+        let handle = loom::thread::spawn(move || {
+            for value in 1..=5u8 {
+                push(&mut producer, value);
+            }
+            producer
+        });
+        if chain.prepare_successor(&consumer) {
+            PREPARED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        let producer = handle.join().unwrap();
+        let mut expected = 1u8;
+        while let Some(frame) = chain.peek(&mut consumer) {
+            // SAFETY: the producer wrote all 8 bytes before publishing.
+            let first = frame.read_body(|b| unsafe { b[0].assume_init() });
+            assert_eq!(first, expected, "frames arrive once, in order");
+            frame.advance();
+            chain.release(&consumer);
+            expected += 1;
+        }
+        assert_eq!(expected, 6, "every frame arrives");
+        drop(producer);
+    });
+    assert!(
+        PREPARED.load(std::sync::atomic::Ordering::Relaxed) > 0,
+        "some interleavings prepare a ring"
+    );
+}

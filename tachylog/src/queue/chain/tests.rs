@@ -129,6 +129,73 @@ fn activity_is_read_from_the_ring_being_written() {
     );
 }
 
+/// A ring prepared by the consumer is the one the producer grows into, with positions that
+/// carry on; none is prepared for a producer that has published less than half its ring or
+/// may not grow; one too small for the frame at hand, or left behind in a ring the producer
+/// moved on from, is freed (Miri reports a leak otherwise).
+#[test]
+fn the_producer_grows_into_the_ring_the_consumer_prepared() {
+    let slot = |producer: &ChainProducer| producer.ring().prepared.load(Ordering::Acquire);
+    let (chain, mut producer, mut consumer) = RingChain::new(256, 4096);
+    assert!(push(&mut producer, 1, 24));
+    assert!(!chain.prepare_successor(&consumer));
+    assert!(
+        slot(&producer).is_null(),
+        "32 of 256 bytes published: no need yet"
+    );
+    for value in 2..=4 {
+        assert!(push(&mut producer, value, 24));
+    }
+    assert!(chain.prepare_successor(&consumer));
+    let prepared = slot(&producer);
+    assert!(!prepared.is_null(), "half the ring published");
+    assert!(!chain.prepare_successor(&consumer));
+    assert_eq!(slot(&producer), prepared, "one prepared ring at a time");
+    assert!(producer.grow(0));
+    assert!(std::ptr::eq(producer.ring(), prepared));
+    assert_eq!(producer.capacity(), 512);
+    assert!(push(&mut producer, 5, 24));
+    let values = |read: Vec<(u8, usize)>| read.iter().map(|r| r.0).collect::<Vec<_>>();
+    assert_eq!(values(pop_all(&chain, &mut consumer)), vec![1, 2, 3, 4, 5]);
+
+    // A prepared ring too small for a 300-byte body is freed; one that holds it is allocated.
+    for value in 6..=12 {
+        assert!(push(&mut producer, value, 24));
+    }
+    assert!(chain.prepare_successor(&consumer));
+    // SAFETY: a prepared ring is alive while it sits in the slot of the producer's ring.
+    assert_eq!(unsafe { &*slot(&producer) }.capacity(), 1024);
+    assert!(push(&mut producer, 13, 300));
+    assert_eq!(producer.capacity(), 2048);
+    assert_eq!(
+        values(pop_all(&chain, &mut consumer)),
+        (6..=13).collect::<Vec<_>>()
+    );
+
+    // Nothing is prepared for a ring at the maximum.
+    let (chain, mut producer, consumer) = RingChain::new(256, 512);
+    assert!(producer.grow(0));
+    for value in 0..10 {
+        assert!(push(&mut producer, value, 24));
+    }
+    assert!(!chain.prepare_successor(&consumer));
+    assert!(slot(&producer).is_null());
+
+    // A ring prepared for a ring the producer has just left (the consumer looked before the
+    // producer linked its successor) goes with that ring.
+    let (chain, mut producer, mut consumer) = RingChain::new(256, 4096);
+    assert!(push(&mut producer, 1, 24));
+    let left = producer.ring() as *const Ring;
+    assert!(producer.grow(0));
+    let (late, _, _) = Ring::new(512);
+    // SAFETY: `left` is alive until the consumer retires it below.
+    unsafe { &*left }
+        .prepared
+        .store(leak_ring(late).as_ptr(), Ordering::Release);
+    assert!(push(&mut producer, 2, 24));
+    assert_eq!(values(pop_all(&chain, &mut consumer)), vec![1, 2]);
+}
+
 /// Dropping a chain with unread frames in several rings, one of them boxed, frees each ring
 /// and the boxed block exactly once: a double free aborts the test process, and Miri reports a
 /// leak.
@@ -147,11 +214,11 @@ fn dropping_a_chain_frees_rings_and_unread_boxed_frames_once() {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
-    /// Any interleaving of pushes (of any size a ring may hold), reads and growths delivers every
-    /// frame once, in order, whole.
+    /// Any interleaving of pushes (of any size a ring may hold), reads, growths and rings
+    /// prepared ahead delivers every frame once, in order, whole.
     #[test]
     fn every_frame_arrives_once_in_order(
-        ops in proptest::collection::vec((0u8..4, 1usize..600), 1..200)
+        ops in proptest::collection::vec((0u8..5, 1usize..600), 1..200)
     ) {
         let (chain, mut producer, mut consumer) = RingChain::new(64, 8192);
         let mut sent = Vec::new();
@@ -166,6 +233,9 @@ proptest! {
                     }
                 }
                 2 => received.extend(pop_all(&chain, &mut consumer)),
+                3 => {
+                    let _ = chain.prepare_successor(&consumer);
+                }
                 _ => {
                     producer.grow(0);
                 }
