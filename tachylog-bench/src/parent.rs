@@ -61,15 +61,22 @@ pub fn run(suite: &Suite, argv: &[String]) -> Result<bool, BenchError> {
         }
     }
     let baseline = prepare_baseline(suite, &mut pairs, &mut not_run);
-    let total = runs as usize * pairs.len();
+    let pair_runs = |pair: &Pair| pair.workload.runs(suite.scale, runs);
+    let total: usize = pairs.iter().map(|p| pair_runs(p) as usize).sum();
+    let rounds = pairs.iter().map(pair_runs).max().unwrap_or(runs);
     let mut records = Vec::with_capacity(total);
     eprintln!(
         "tachylog-bench: {total} runs ({} scale), each in its own process",
         suite.scale.name()
     );
     let suite_start = std::time::Instant::now();
-    for run in 1..=runs {
-        for pair in in_run_order(&pairs, run) {
+    // Round by round, so that the runs of one pair are spread over the suite, interleaved
+    // with the other loggers', rather than back to back.
+    for run in 1..=rounds {
+        for pair in in_run_order(&pairs, run)
+            .into_iter()
+            .filter(|p| run <= pair_runs(p))
+        {
             let record = run_one(pair, &tmp_root, suite.scale, run);
             eprintln!(
                 "[{:>3}/{total}] {:<17} {:<16} run {run}: {}",

@@ -73,6 +73,20 @@ impl Report {
                 ""
             }
         );
+        let mut more_runs: Vec<(&str, u32)> = Vec::new();
+        for r in self.runs.iter().filter(|r| r.run > self.runs_per_pair) {
+            match more_runs.iter_mut().find(|(w, _)| *w == r.workload) {
+                Some((_, most)) => *most = (*most).max(r.run),
+                None => more_runs.push((&r.workload, r.run)),
+            }
+        }
+        for (workload, most) in more_runs {
+            let _ = writeln!(
+                out,
+                "- `{workload}`: {most} runs per logger, interleaved with the other loggers' \
+                 (medians shown, with their min–max): its tail is ranked by their spread"
+            );
+        }
         let verified = self
             .runs
             .iter()

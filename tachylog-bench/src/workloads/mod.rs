@@ -115,6 +115,9 @@ pub enum Shape {
     Display,
 }
 
+/// Runs of the headline `latency` workload in the quick suite (see [`Workload::runs`]).
+pub const HEADLINE_RUNS: u32 = 3;
+
 /// The sizes of the limlog matrix's string argument: records of ~80 B, ~1 KiB and ~4 KiB.
 pub const LIMLOG_SIZES: [usize; 3] = [16, 1_000, 4_000];
 
@@ -409,8 +412,8 @@ impl Workload {
         match self {
             Workload::Seed1m => scale.count(seed::SEED_LINES),
             Workload::Seed2x100k => 2 * scale.count(seed::TWO_THREAD_LINES),
-            Workload::Latency(_) => {
-                let p = latency::Params::for_scale(scale);
+            Workload::Latency(shape) => {
+                let p = latency::Params::of(shape, scale);
                 p.warmup + p.calls
             }
             Workload::Batch(t) => u64::from(t) * latency::Batch::for_scale(scale).lines(t),
@@ -432,9 +435,23 @@ impl Workload {
         }
     }
 
+    /// How many runs of this workload a suite makes whose other workloads run `runs` times:
+    /// the headline `latency` at least [`HEADLINE_RUNS`] times in the quick suite, so that its
+    /// tail is ranked by the spread of several interleaved runs rather than by the wide bar a
+    /// single run must clear (`report::noise`).
+    pub fn runs(self, scale: Scale, runs: u32) -> u32 {
+        match (self, scale) {
+            (Workload::Latency(Shape::Request), Scale::Quick) => runs.max(HEADLINE_RUNS),
+            _ => runs,
+        }
+    }
+
     /// What the workload does, for `--list` and the report header.
     pub fn describe(self, scale: Scale) -> String {
-        let call = |shape: &str| latency::Params::for_scale(scale).describe(shape);
+        let call = |shape: &str| match self {
+            Workload::Latency(s) => latency::Params::of(s, scale).describe(shape),
+            _ => unreachable!("only latency workloads describe a call"),
+        };
         match self {
             Workload::Seed1m => seed::describe_seed(),
             Workload::Seed2x100k => seed::describe_two_threads(),
@@ -486,7 +503,10 @@ pub fn run<L: BenchLogger>(
             workload.name()
         )));
     }
-    let lat = latency::Params::for_scale(scale);
+    let lat = match workload {
+        Workload::Latency(shape) => latency::Params::of(shape, scale),
+        _ => latency::Params::for_scale(scale),
+    };
     match workload {
         Workload::Seed1m => seed::run::<L>(file, 1, scale.count(seed::SEED_LINES), |l, _| {
             l.hello_world()
@@ -580,7 +600,14 @@ mod tests {
         let e = Workload::Latency(Shape::Request).expected(Scale::Quick, 0);
         assert_eq!(e.probe, "request 1000001 took 0.014 ms: /api/v1/users/42");
         assert_eq!(e.probe_count, 2);
-        assert_eq!(e.lines, 210_000);
+        assert_eq!(e.lines, 1_010_000, "the headline takes full scale's calls");
+        assert_eq!(
+            Workload::Latency(Shape::Static).expected(Scale::Quick, 0).lines,
+            210_000
+        );
+        assert_eq!(Workload::Latency(Shape::Request).runs(Scale::Quick, 1), 3);
+        assert_eq!(Workload::Latency(Shape::Request).runs(Scale::Full, 5), 5);
+        assert_eq!(Workload::Latency(Shape::Static).runs(Scale::Quick, 1), 1);
         assert!(e.probe.contains(e.marker));
         let s = Workload::Seed1m.expected(Scale::Full, 0);
         assert_eq!((s.lines, s.probe_count), (1_000_000, 1_000_000));
