@@ -77,7 +77,7 @@ pub fn run(suite: &Suite, argv: &[String]) -> Result<bool, BenchError> {
             .into_iter()
             .filter(|p| run <= pair_runs(p))
         {
-            let record = run_one(pair, &tmp_root, suite.scale, run);
+            let record = run_one(pair, &tmp_root, pair.workload.scale_in(suite.scale), run);
             eprintln!(
                 "[{:>3}/{total}] {:<17} {:<16} run {run}: {}",
                 records.len() + 1,
@@ -109,7 +109,7 @@ pub fn run(suite: &Suite, argv: &[String]) -> Result<bool, BenchError> {
         workloads: suite
             .workloads
             .iter()
-            .map(|w| w.describe(suite.scale))
+            .map(|w| w.describe(w.scale_in(suite.scale)))
             .collect(),
         loggers: suite
             .loggers

@@ -17,7 +17,7 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::{Scale, Shape};
+use super::Scale;
 use crate::clock::{self, Calibration};
 use crate::error::BenchError;
 use crate::loggers::BenchLogger;
@@ -54,16 +54,6 @@ impl Params {
                 warmup: 20,
                 gap_ns: 2_000,
             },
-        }
-    }
-
-    /// The sizes for `shape` at `scale`. The headline call (`latency`) takes full scale's
-    /// 10^6 calls in the quick suite too: its p99.9 and p99.99, the figures a tail is judged
-    /// by, then rest on the worst 1,000 and 100 calls rather than 200 and 20.
-    pub fn of(shape: Shape, scale: Scale) -> Self {
-        match (shape, scale) {
-            (Shape::Request, Scale::Quick) => Self::for_scale(Scale::Full),
-            _ => Self::for_scale(scale),
         }
     }
 

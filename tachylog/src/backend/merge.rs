@@ -74,6 +74,9 @@ struct Source {
     /// The cursor's position when the ring was adopted.
     #[cfg(all(unix, not(loom)))]
     adopted_at: usize,
+    /// When the back end last prepared this queue's next ring after a wake (clock ticks), until
+    /// it withdraws it.
+    prepared_at: Option<u64>,
 }
 
 impl Source {
@@ -95,6 +98,7 @@ impl Source {
             large: Vec::new(),
             #[cfg(all(unix, not(loom)))]
             adopted_at: snapshot,
+            prepared_at: None,
         }
     }
 
@@ -247,6 +251,32 @@ impl Merger {
     pub(crate) fn prepare_successors(&self) {
         for s in &self.sources {
             let _ = s.queue.rings.prepare_successor(&s.cursor);
+        }
+    }
+
+    /// After a producer's wake, at `now`: has the next ring allocated for every queue at its
+    /// mark. Such a producer grows its ring if it reaches the mark again within
+    /// `GATE.grow_window_ticks` (see `frontend::producer`), and then takes this one instead of
+    /// allocating on its own thread.
+    pub(crate) fn prepare_successors_at_mark(&mut self, now: u64) {
+        for s in &mut self.sources {
+            if s.queue.rings.at_mark(&s.cursor) && s.queue.rings.prepare_successor(&s.cursor) {
+                s.prepared_at = Some(now);
+            }
+        }
+    }
+
+    /// Frees the rings prepared by [`Merger::prepare_successors_at_mark`] that their producers
+    /// have not taken within `window` ticks: past it they would grow no more, and a thread
+    /// that logged one burst keeps its one small ring.
+    pub(crate) fn withdraw_unused_successors(&mut self, now: u64, window: u64) {
+        for s in &mut self.sources {
+            if s.prepared_at
+                .is_some_and(|at| now.wrapping_sub(at) > window)
+            {
+                s.queue.rings.withdraw_prepared(&s.cursor);
+                s.prepared_at = None;
+            }
         }
     }
 

@@ -424,10 +424,19 @@ impl Worker {
                 let woken = control::sleep_until_woken(length);
                 // A doorbell with no request behind it was a producer's (a ring at its mark,
                 // or full).
+                let woken_by_producer = woken && !requested();
                 nap.after(
                     started.elapsed(),
-                    woken && !requested(),
+                    woken_by_producer,
                     merger.fullest_at_full_size(),
+                );
+                let now = crate::frontend::clock::now();
+                if woken_by_producer {
+                    merger.prepare_successors_at_mark(now);
+                }
+                merger.withdraw_unused_successors(
+                    now,
+                    GATE.grow_window_ticks.load(Ordering::Relaxed),
                 );
                 stats::count_wakeup();
             }

@@ -14,7 +14,9 @@
 //! back end keeps draining on its own schedule. So a thread that logs at a steady rate ends up
 //! with a ring that holds what it logs between two drains, and its calls make no system call
 //! (`tests/a_warm_log_call_makes_no_system_call.rs`); a back end that spins
-//! (`Builder::spin_backend`) is never woken at all.
+//! (`Builder::spin_backend`) is never woken at all. The larger ring is usually one the back
+//! end allocated beforehand (`RingChain::prepare_successor`): after a wake for the rings at
+//! their mark, and always when it spins, so growing costs the caller no allocation either.
 
 use super::args::{Args, Encode, Stage};
 use super::clock;

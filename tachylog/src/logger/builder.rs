@@ -401,6 +401,11 @@ impl Builder {
     /// or not. Off by default: the back end sleeps when idle and costs a server a few
     /// milliseconds of CPU a second.
     ///
+    /// A spinning back end keeps each busy thread's next, twice larger ring allocated ahead
+    /// of need (for every thread that has logged half its ring's size and may still grow), so
+    /// that a ring filled while the back end lost its CPU is replaced without an allocation on
+    /// the caller's thread: up to three times a thread's ring memory while it grows.
+    ///
     /// ```
     /// let builder = tachylog::builder().spin_backend(true).pin_backend(1);
     /// # drop(builder);

@@ -5,8 +5,9 @@
 //! its pages touched at creation like every ring's) and the producer replaces it by a larger one
 //! when it needs more room, up to the configured maximum:
 //! - the producer takes the successor (at least twice the size, large enough for the frame at
-//!   hand) from the current ring's `prepared` slot, where a spinning back end leaves one ready
-//!   ([`RingChain::prepare_successor`]), or else allocates it; it links it from the current ring's `next` with one release store after its last
+//!   hand) from the current ring's `prepared` slot, where the back end leaves one ready for a
+//!   producer that is likely to need it ([`RingChain::prepare_successor`]), or else allocates
+//!   it; it links it from the current ring's `next` with one release store after its last
 //!   commit there, and writes only to the successor from then on;
 //! - the consumer reads the oldest ring; when that one shows nothing and has a successor, it
 //!   looks once more (the `next` it acquired makes every frame of that ring visible), then frees
@@ -317,6 +318,27 @@ impl RingChain {
             unsafe { free_ring(ring) };
         }
         offered.is_ok()
+    }
+
+    /// Whether the ring the producer writes holds a quarter of its capacity or more unread:
+    /// the mark at which its producer wakes a sleeping back end. Consumer only.
+    pub(crate) fn at_mark(&self, cursor: &ConsumerCursor) -> bool {
+        let newest = self.newest(cursor);
+        newest.published_head().wrapping_sub(cursor.position()) >= newest.capacity() / 4
+    }
+
+    /// Frees the ring prepared for the producer's current ring if the producer has not taken
+    /// it. Consumer only.
+    pub(crate) fn withdraw_prepared(&self, cursor: &ConsumerCursor) {
+        let newest = self.newest(cursor);
+        let prepared = newest
+            .prepared
+            .swap(std::ptr::null_mut(), Ordering::Acquire);
+        if let Some(prepared) = NonNull::new(prepared) {
+            // SAFETY: the swap took it out of the slot, where the producer can no longer take
+            // it; it was never published.
+            unsafe { free_ring(prepared) };
+        }
     }
 
     /// The capacity of the ring the consumer reads.
