@@ -19,6 +19,23 @@ fn push(producer: &mut ChainProducer, value: u8) {
     ring.commit(cursor, reservation);
 }
 
+/// A chain whose 64-byte ring may grow to 256 bytes, and a thread producing frames 1 to 5 into
+/// it (four 16-byte frames fill the first ring), which hands its producer back when done.
+fn growing_producer() -> (
+    Arc<RingChain>,
+    ConsumerCursor,
+    loom::thread::JoinHandle<ChainProducer>,
+) {
+    let (chain, mut producer, consumer) = RingChain::new(64, 256);
+    let handle = loom::thread::spawn(move || {
+        for value in 1..=5u8 {
+            push(&mut producer, value);
+        }
+        producer
+    });
+    (Arc::new(chain), consumer, handle)
+}
+
 /// A producer that outgrows its 64-byte ring (four 16-byte frames) while the consumer reads:
 /// the consumer sees every frame once, in order and whole, follows the producer into the new
 /// ring, and frees the old one only after its last frame (loom reports a race on the storage
@@ -26,14 +43,7 @@ fn push(producer: &mut ChainProducer, value: u8) {
 #[test]
 fn loom_the_consumer_follows_a_growing_producer() {
     loom::model(|| {
-        let (chain, mut producer, mut consumer) = RingChain::new(64, 256);
-        let chain = Arc::new(chain);
-        let handle = loom::thread::spawn(move || {
-            for value in 1..=5u8 {
-                push(&mut producer, value);
-            }
-            producer
-        });
+        let (chain, mut consumer, handle) = growing_producer();
         let mut expected = 1u8;
         let mut read = |consumer: &mut ConsumerCursor| {
             while let Some(frame) = chain.peek(consumer) {
@@ -65,14 +75,7 @@ fn loom_the_consumer_follows_a_growing_producer() {
 fn loom_a_ring_prepared_by_the_consumer_is_taken_whole() {
     static PREPARED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     loom::model(|| {
-        let (chain, mut producer, mut consumer) = RingChain::new(64, 256);
-        let chain = Arc::new(chain);
-        let handle = loom::thread::spawn(move || {
-            for value in 1..=5u8 {
-                push(&mut producer, value);
-            }
-            producer
-        });
+        let (chain, mut consumer, handle) = growing_producer();
         if chain.prepare_successor(&consumer) {
             PREPARED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
