@@ -469,7 +469,8 @@ impl ChainProducer {
 
     /// A new ring of `capacity` bytes to take over from the current one, on the heap.
     fn allocate_successor(&self, capacity: usize) -> (NonNull<Ring>, ProducerCursor) {
-        let (successor, cursor) = Ring::successor(capacity, &self.cursor);
+        let (mut successor, _, _) = Ring::new(capacity);
+        let cursor = successor.take_over(&self.cursor);
         (leak_ring(successor), cursor)
     }
 }

@@ -300,28 +300,12 @@ impl Ring {
         (at, producer, consumer, head_offset, tail_offset)
     }
 
-    /// A ring of `capacity` bytes that takes over from the one `producer` writes: its indices
-    /// start where the producer's head stands and its activity counter goes on from the
-    /// producer's, so the consumer's positions and the merge's view of the thread carry over.
-    pub(super) fn successor(capacity: usize, producer: &ProducerCursor) -> (Ring, ProducerCursor) {
-        let (ring, mut cursor, _) = Self::with_start_index(capacity, producer.head);
-        debug_assert_eq!(cursor.head, producer.head, "heads are always frame-aligned");
-        debug_assert_eq!(
-            producer.activity % 2,
-            0,
-            "a ring is replaced between log calls"
-        );
-        cursor.activity = producer.activity;
-        ring.producer
-            .activity
-            .store(producer.activity, Ordering::Relaxed);
-        (ring, cursor)
-    }
-
     /// Makes this ring, built by [`Ring::new`] and never written, take over from the one
-    /// `producer` writes, as [`Ring::successor`] would have built it; returns the producer's
-    /// cursor in it. The exclusive borrow is the proof that nobody else holds it yet: it is
-    /// published afterwards, by the `Release` store of the old ring's `next`.
+    /// `producer` writes: its indices start where the producer's head stands and its activity
+    /// counter goes on from the producer's, so the consumer's positions and the merge's view of
+    /// the thread carry over; returns the producer's cursor in it. The exclusive borrow is the
+    /// proof that nobody else holds it yet: it is published afterwards, by the `Release` store
+    /// of the old ring's `next`.
     pub(super) fn take_over(&mut self, producer: &ProducerCursor) -> ProducerCursor {
         debug_assert_eq!(
             producer.activity % 2,
