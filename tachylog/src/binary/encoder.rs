@@ -570,12 +570,16 @@ mod tests {
         }
     }
 
+    /// The longest prefix before the record. Shorter under Miri, which interprets the
+    /// generation of every byte: the prefix only moves where the spare capacity starts.
+    const MAX_PREFIX: usize = if cfg!(miri) { 40 } else { 300 };
+
     proptest! {
         /// Writing into spare capacity gives the bytes the reference does, after any prefix
         /// and from any spare capacity, in one append or one per value.
         #[test]
         fn scratch_writes_what_the_reference_writes(
-            prefix in proptest::collection::vec(any::<u8>(), 0..300),
+            prefix in proptest::collection::vec(any::<u8>(), 0..MAX_PREFIX),
             spare in 0usize..200,
             head in (any::<u32>(), any::<u64>(), any::<u32>(), any::<u8>()),
             values in proptest::collection::vec(typed(), 0..24),
