@@ -256,7 +256,7 @@ fn producer_and_consumer_threads_agree_on_every_byte() {
     let ring = std::sync::Arc::new(ring);
     let producer_ring = ring.clone();
     // Fewer under Miri, which interprets every step (and every spin of a thread waiting for
-    // the other): 500 still cross the ring's end more than ten times, five of them boxed.
+    // the other): 500 frames, five of them boxed, still cross the ring's end over ten times.
     const N: u32 = if cfg!(miri) { 500 } else { 200_000 };
     const BOXED_EVERY: u32 = if cfg!(miri) { 100 } else { 1000 };
     let producer = std::thread::spawn(move || {
