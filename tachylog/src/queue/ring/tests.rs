@@ -264,11 +264,12 @@ fn producer_and_consumer_threads_agree_on_every_byte() {
             let len = (i % 50) as usize + 4;
             let mut b = vec![(i % 251) as u8; len];
             b[..4].copy_from_slice(&i.to_le_bytes());
+            // Some frames are boxed: larger than the ring keeps inline.
             let b = if i % BOXED_EVERY == 0 {
                 vec![b[0]; 600]
             } else {
                 b
-            }; // some boxed
+            };
             while !push(&producer_ring, &mut p, &b) {
                 std::thread::yield_now();
             }
