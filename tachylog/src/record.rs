@@ -368,7 +368,7 @@ pub struct Placeholder {
     /// `{}`: no precision, width or flags. Worked out once, at compile time, because the
     /// back end asks for every value it renders: the three checks take 11 instructions per
     /// placeholder, this one two (callgrind, `tachylog-bench --only tachylog,backend_iteration`).
-    plain: bool,
+    pub(crate) plain: bool,
     /// `literal`'s bytes zero-padded to [`PADDED_LITERAL`], if it fits (else unused): the back
     /// end appends it with one fixed-width copy.
     padded: [u8; PADDED_LITERAL],
@@ -460,14 +460,21 @@ impl Placeholder {
 }
 
 /// A call site's message values one by one, as the binary log stores them (see
-/// `binary/FORMAT.md`): a number or `bool` under a plain `{}` as its [`Typed`] value, anything
-/// else as the text its placeholder rendered, spec applied (a range of `text`). Filled by a
-/// [`Decode::Rendered`] group's [`EncodeFn`] on the back end. Not a public API.
+/// `binary/FORMAT.md`): a number or `bool` as its [`Typed`] value where the reader can apply
+/// its placeholder's spec to it, anything else as the text its placeholder rendered, spec
+/// applied (a range of `text`). Filled by a [`Decode::Rendered`] group's [`EncodeFn`] on the
+/// back end. Not a public API.
 #[doc(hidden)]
 #[derive(Debug, Default)]
 pub struct MessageValues {
     pub(crate) text: String,
     pub(crate) items: Vec<MessageValue>,
+    /// Whether a reader takes the site's specs from its format string; when not, it writes a
+    /// typed value as `{}` does.
+    pub(crate) specs_read: bool,
+    /// Per placeholder, when `specs_read`: the reader's spec is the writer's and takes typed
+    /// values (no count argument, none past 32), so a value under it may be kept typed.
+    pub(crate) typed_ok: Vec<bool>,
 }
 
 /// One value of [`MessageValues`].
@@ -480,27 +487,58 @@ pub enum MessageValue {
     Text(Range<usize>),
 }
 
+/// Which values a message argument's formatting trait lets the binary log keep typed. Not a
+/// public API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Typing {
+    /// Always text (`{:p}`).
+    Never,
+    /// `Display`: under a plain `{}` always, under any other spec the reader knows.
+    Display,
+    /// `Debug`, the radix and exponent traits: under a spec the reader knows, but for a
+    /// negative integer of at most 64 bits, whose radix digits depend on a width
+    /// [`Typed::I64`] does not keep.
+    OtherTrait,
+}
+
 impl MessageValues {
     pub(crate) fn clear(&mut self) {
         self.text.clear();
         self.items.clear();
     }
 
-    /// Takes the next value off `decoder` for `placeholder`: typed when `typed` (a `{}`
-    /// marker) allows and the codec has a type, else rendered.
+    /// Takes the next value off `decoder` for `placeholder`: typed when `typing` and the
+    /// reader's spec allow and the codec has a type, else rendered.
     #[inline(always)]
     pub(crate) fn push<C: crate::codec::Codec>(
         &mut self,
-        typed: bool,
+        typing: Typing,
         placeholder: &Placeholder,
         render: RenderFn,
         decoder: &mut Decoder<'_>,
     ) -> Result<(), RenderError> {
-        if typed && placeholder.plain {
-            if let Some(value) = decoder.typed::<C>() {
-                self.items.push(MessageValue::Typed(value));
-                return Ok(());
+        let spec_ok = self.typed_ok.get(self.items.len()).copied() == Some(true);
+        match typing {
+            Typing::Display if spec_ok || (placeholder.plain && !self.specs_read) => {
+                if let Some(value) = decoder.typed::<C>() {
+                    self.items.push(MessageValue::Typed(value));
+                    return Ok(());
+                }
             }
+            Typing::OtherTrait if spec_ok => {
+                let mut ahead = decoder.clone();
+                match ahead.typed::<C>() {
+                    Some(Typed::I64(v)) if v < 0 => {}
+                    Some(value) => {
+                        *decoder = ahead;
+                        self.items.push(MessageValue::Typed(value));
+                        return Ok(());
+                    }
+                    None => {}
+                }
+            }
+            _ => {}
         }
         let start = self.text.len();
         placeholder.render_bare(render, decoder, &mut TextBuf::of_string(&mut self.text))?;

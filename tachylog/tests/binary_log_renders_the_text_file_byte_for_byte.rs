@@ -188,9 +188,30 @@ fn text_json_and_logfmt_lines_rendered_from_the_binary_log_match_the_files() {
     assert_eq!(floats.arg(5), Some(FieldValue::U128(u128::MAX)));
     assert_eq!(
         floats.arg(6),
-        Some(FieldValue::Str("7")),
-        "{{:?}} is kept as text"
+        Some(FieldValue::U64(7)),
+        "{{:?}} of a number"
     );
+    // Under any spec the reader can apply, a number stays typed; the reader applies the spec.
+    let find = |start: &str| {
+        Reader::open(file("app.tlog"))
+            .unwrap()
+            .map(Result::unwrap)
+            .find(|r| r.message().starts_with(start))
+            .unwrap()
+    };
+    let zeros = find("leading zeros ");
+    assert_eq!(zeros.message(), "leading zeros 007 +5 0012");
+    assert_eq!(zeros.arg(0), Some(FieldValue::U64(7)), "{{:03}}");
+    assert_eq!(zeros.arg(1), Some(FieldValue::I64(5)), "{{:+}}");
+    assert_eq!(
+        zeros.arg(2),
+        Some(FieldValue::Str("0012")),
+        "text stays text"
+    );
+    // A site with a count argument (`{:.*}`) keeps its values as their text.
+    let width = find("width ");
+    assert_eq!(width.arg(1), Some(FieldValue::Str("5     ")));
+    assert_eq!(width.arg(6), Some(FieldValue::Str("1.50")));
     let with_fields = Reader::open(file("app.tlog"))
         .unwrap()
         .map(Result::unwrap)
@@ -329,4 +350,156 @@ fn backtrace_records_keep_their_mark_and_their_earlier_times() {
         .filter(|r| r.is_backtrace())
         .count();
     assert_eq!(backtrace, 2);
+}
+
+/// Logs `$value` once under each spec of `std`'s grammar that its type takes, beside its type's
+/// name (the record's second value).
+macro_rules! under_int_specs {
+    ($value:expr, $name:expr) => {{
+        let (v, name) = ($value, $name);
+        tachylog::info!("{} {}", v, name);
+        tachylog::info!("{:?} {}", v, name);
+        tachylog::info!("{:#?} {}", v, name);
+        tachylog::info!("{:>12} {}", v, name);
+        tachylog::info!("{:<9} {}", v, name);
+        tachylog::info!("{:^11} {}", v, name);
+        tachylog::info!("{:*^+11} {}", v, name);
+        tachylog::info!("{:✓>14} {}", v, name);
+        tachylog::info!("{:+} {}", v, name);
+        tachylog::info!("{:-} {}", v, name);
+        tachylog::info!("{:08} {}", v, name);
+        tachylog::info!("{:+06} {}", v, name);
+        tachylog::info!("{:<08} {}", v, name);
+        tachylog::info!("{:x} {}", v, name);
+        tachylog::info!("{:#x} {}", v, name);
+        tachylog::info!("{:#012X} {}", v, name);
+        tachylog::info!("{:x?} {}", v, name);
+        tachylog::info!("{:#X?} {}", v, name);
+        tachylog::info!("{:o} {}", v, name);
+        tachylog::info!("{:#o} {}", v, name);
+        tachylog::info!("{:b} {}", v, name);
+        tachylog::info!("{:#b} {}", v, name);
+        tachylog::info!("{:e} {}", v, name);
+        tachylog::info!("{:E} {}", v, name);
+        tachylog::info!("{:.2e} {}", v, name);
+        tachylog::info!("{:>+14.3E} {}", v, name);
+    }};
+}
+
+/// As [`under_int_specs`], for floats.
+macro_rules! under_float_specs {
+    ($value:expr, $name:expr) => {{
+        let (v, name) = ($value, $name);
+        tachylog::info!("{} {}", v, name);
+        tachylog::info!("{:?} {}", v, name);
+        tachylog::info!("{:#?} {}", v, name);
+        tachylog::info!("{:.0} {}", v, name);
+        tachylog::info!("{:.3} {}", v, name);
+        tachylog::info!("{:.17} {}", v, name);
+        tachylog::info!("{:.3?} {}", v, name);
+        tachylog::info!("{:>10.2} {}", v, name);
+        tachylog::info!("{:_<12.1} {}", v, name);
+        tachylog::info!("{:^9} {}", v, name);
+        tachylog::info!("{:+} {}", v, name);
+        tachylog::info!("{:+.4} {}", v, name);
+        tachylog::info!("{:010.3} {}", v, name);
+        tachylog::info!("{:+012?} {}", v, name);
+        tachylog::info!("{:e} {}", v, name);
+        tachylog::info!("{:E} {}", v, name);
+        tachylog::info!("{:.3e} {}", v, name);
+        tachylog::info!("{:>+16.2E} {}", v, name);
+        tachylog::info!("{:x?} {}", v, name);
+        tachylog::info!("{:#} {}", v, name);
+    }};
+}
+
+#[test]
+fn values_under_every_spec_read_back_as_the_text_file_wrote_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (text, rendered) = log_text_and_binary(
+        dir.path(),
+        "s",
+        |builder| builder,
+        || {
+            let mut state = 0x2545_F491_4F6C_DD1Du64;
+            let mut next = || {
+                state ^= state >> 12;
+                state ^= state << 25;
+                state ^= state >> 27;
+                state.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            };
+            for round in 0..12 {
+                // Every bit pattern, then small values (where widths and zeros show), and 0.
+                let bits = match round {
+                    0 => 0,
+                    1 => u64::MAX,
+                    r if r % 2 == 0 => next(),
+                    _ => next() % 2000,
+                };
+                let wide = (bits as u128) << 64 | next() as u128;
+                under_int_specs!(bits as u8, "u8");
+                under_int_specs!(bits as i8, "i8");
+                under_int_specs!(bits as i16, "i16");
+                under_int_specs!(bits as i32, "i32");
+                under_int_specs!(bits as u32, "u32");
+                under_int_specs!(bits as i64, "i64");
+                under_int_specs!(bits, "u64");
+                under_int_specs!(bits as isize, "isize");
+                under_int_specs!(wide, "u128");
+                under_int_specs!(wide as i128, "i128");
+                let float = match round {
+                    0 => 0.0,
+                    1 => f64::NAN,
+                    r if r % 2 == 0 => f64::from_bits(bits),
+                    _ => bits as f64 / 64.0 - 10.0,
+                };
+                under_float_specs!(float, "f64");
+                under_float_specs!(float as f32, "f32");
+                under_float_specs!(f32::from_bits(bits as u32), "f32");
+                tachylog::info!(
+                    "{:>6} {:<7?} {:^8} {:.2} {}",
+                    bits & 1 == 1,
+                    true,
+                    false,
+                    true,
+                    "bool"
+                );
+            }
+        },
+    );
+    assert!(text.lines().count() > 3000);
+    for (line, (written, read)) in text.lines().zip(rendered.lines()).enumerate() {
+        assert_eq!(read, written, "line {line}");
+    }
+    assert_eq!(rendered, text);
+
+    // Every number is kept typed but a negative integer of at most 64 bits under a trait other
+    // than `Display`, whose radix digits depend on its width, and under `{:-}`, a flag that
+    // `std` accepts and ignores, and the reader's spec does not keep.
+    let mut typed = 0;
+    for record in Reader::open(dir.path().join("s.tlog")).unwrap() {
+        let record = record.unwrap();
+        let format = record.format().unwrap();
+        let Some(FieldValue::Str(name)) = record.arg(record.arg_count() - 1) else {
+            panic!("{format}: no type name");
+        };
+        for index in 0..record.arg_count() - 1 {
+            let value = record.arg(index).unwrap();
+            if format.starts_with("{:-}") {
+                continue;
+            }
+            let trait_not_display = format.contains(['?', 'x', 'X', 'o', 'b', 'e', 'E']);
+            match value {
+                FieldValue::Str(text) => {
+                    assert!(
+                        trait_not_display && name.starts_with('i'),
+                        "{format} of {name} kept as text: {text}"
+                    );
+                    assert_ne!(name, "i128");
+                }
+                _ => typed += 1,
+            }
+        }
+    }
+    assert!(typed > 3000, "{typed}");
 }

@@ -161,20 +161,28 @@ const FLOOR_BYTES_PER_SECOND: f64 = 4e6;
 const GRACE_SECONDS: f64 = 0.5;
 
 fn read_binary_log(bytes: &[u8]) {
-    let mut block = Vec::with_capacity(bytes.len() + crate::binary::HEADER);
-    block.extend_from_slice(&crate::binary::SYNC);
-    block.push(crate::binary::VERSION);
-    block.push(0);
-    block.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-    block.extend_from_slice(&crc32fast::hash(bytes).to_le_bytes());
-    block.extend_from_slice(bytes);
+    // The bytes as the payload of a block of each version a reader reads.
+    let block = |version: u8| {
+        let mut block = Vec::with_capacity(bytes.len() + crate::binary::HEADER);
+        block.extend_from_slice(&crate::binary::SYNC);
+        block.push(version);
+        block.push(0);
+        block.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        block.extend_from_slice(&crc32fast::hash(bytes).to_le_bytes());
+        block.extend_from_slice(bytes);
+        block
+    };
+    let (old, current) = (
+        block(crate::binary::OLDEST_VERSION),
+        block(crate::binary::VERSION),
+    );
     let zone = crate::zone::TimeZone::utc();
     let mut renderers = [
         crate::read::Renderer::text(crate::Pattern::default(), zone.clone()),
         crate::read::Renderer::json(zone.clone()),
         crate::read::Renderer::logfmt(zone),
     ];
-    for input in [bytes, &block[..]] {
+    for input in [bytes, &old[..], &current[..]] {
         let mut reader = crate::read::Reader::new(input);
         let mut line = Vec::new();
         while let Some(item) = reader.next_record() {

@@ -7,6 +7,7 @@ use super::wire::{unzigzag, Cursor};
 use super::{flag, tag, value};
 use crate::codec::{TextBuf, Typed};
 use crate::fields::{FieldValue, Fields};
+use crate::format::shaped::{self, Spec};
 use crate::queue::registry::ThreadInfo;
 use crate::record::TraceContext;
 use crate::Level;
@@ -24,6 +25,10 @@ pub(crate) struct SiteDef {
     pub(crate) literals: Vec<String>,
     pub(crate) tail: String,
     pub(crate) keys: Vec<String>,
+    /// The placeholders' specs, from `format`, applied to typed values: in a block of format
+    /// version 2 or later, when `format` splits into `literals.len()` placeholders. Otherwise
+    /// a typed value is written as `{}` writes it.
+    pub(crate) specs: Option<Vec<Spec>>,
 }
 
 /// One record read back, with reusable buffers: see [`crate::read::Record`].
@@ -78,6 +83,8 @@ impl Default for Decoded {
 
 /// Walks one block's payload.
 pub(crate) struct BlockDecoder {
+    /// The block's format version: from 2, typed values take their placeholder's spec.
+    version: u8,
     sites: Vec<Arc<SiteDef>>,
     threads: Vec<Arc<ThreadInfo>>,
     last_nanos: i64,
@@ -86,10 +93,12 @@ pub(crate) struct BlockDecoder {
 }
 
 impl BlockDecoder {
-    /// A decoder for a payload whose first 8 bytes (the base time) were checked to be there.
-    pub(crate) fn new(payload: &[u8]) -> Option<Self> {
+    /// A decoder for a payload of format `version` whose first 8 bytes (the base time) were
+    /// checked to be there.
+    pub(crate) fn new(payload: &[u8], version: u8) -> Option<Self> {
         let base = i64::from_le_bytes(payload.get(..8)?.try_into().ok()?);
         Some(BlockDecoder {
+            version,
             sites: Vec::new(),
             threads: Vec::new(),
             last_nanos: base,
@@ -133,7 +142,10 @@ impl BlockDecoder {
                 if reference != self.sites.len() as u64 {
                     return Err("call sites must be defined in order");
                 }
-                let site = SiteDef::read(c).ok_or("malformed call site")?;
+                let mut site = SiteDef::read(c).ok_or("malformed call site")?;
+                if self.version >= 2 {
+                    site.specs = shaped::site_specs(&site.format, site.literals.len());
+                }
                 self.sites.push(Arc::new(site));
                 Ok(false)
             }
@@ -163,10 +175,11 @@ impl BlockDecoder {
                 out.level = site.level;
                 out.message.clear();
                 out.args.clear();
-                for literal in &site.literals {
+                for (index, literal) in site.literals.iter().enumerate() {
                     out.message.push_str(literal);
                     let start = out.message.len();
-                    let kind = message_value(c, &mut out.message).ok_or("malformed value")?;
+                    let spec = site.specs.as_ref().and_then(|specs| specs.get(index));
+                    let kind = message_value(c, &mut out.message, spec)?;
                     out.args.push((start..out.message.len(), kind));
                 }
                 out.message.push_str(&site.tail);
@@ -276,14 +289,32 @@ impl SiteDef {
             literals: texts(from)?,
             tail: from.text()?,
             keys: texts(from)?,
+            specs: None,
         })
     }
 }
 
-/// A message value: its text appended to `message` (a typed value's as the writer's `{}`
-/// wrote it), and how it was stored.
-fn message_value(c: &mut Cursor<'_>, message: &mut String) -> Option<ArgKind> {
-    let typed = match c.u8()? {
+/// A message value: its text appended to `message` (a typed value's with its placeholder's
+/// `spec`, or as `{}` writes it without one), and how it was stored.
+fn message_value(
+    c: &mut Cursor<'_>,
+    message: &mut String,
+    spec: Option<&Spec>,
+) -> Result<ArgKind, &'static str> {
+    let typed = typed_value(c, message).ok_or("malformed value")?;
+    let Some(typed) = typed else {
+        return Ok(ArgKind::Text);
+    };
+    match spec {
+        Some(spec) if !spec.is_plain() => shaped::render_typed(message, typed, spec)?,
+        _ => typed.render(&mut TextBuf::of_string(message)),
+    }
+    Ok(ArgKind::Typed(typed))
+}
+
+/// A message value's typed value, or `None` for a text, appended to `message`.
+fn typed_value(c: &mut Cursor<'_>, message: &mut String) -> Option<Option<Typed>> {
+    Some(Some(match c.u8()? {
         value::U64 => Typed::U64(c.varint()?),
         value::I64 => Typed::I64(unzigzag(c.varint()?)),
         value::U128 => Typed::U128(u128::from_le_bytes(c.array()?)),
@@ -294,12 +325,10 @@ fn message_value(c: &mut Cursor<'_>, message: &mut String) -> Option<ArgKind> {
         value::FALSE => Typed::Bool(false),
         value::STR => {
             message.push_str(c.str()?);
-            return Some(ArgKind::Text);
+            return Some(None);
         }
         _ => return None,
-    };
-    typed.render(&mut TextBuf::of_string(message));
-    Some(ArgKind::Typed(typed))
+    }))
 }
 
 /// A typed value: tag, then payload.

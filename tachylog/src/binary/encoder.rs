@@ -8,6 +8,7 @@ use super::{flag, tag, value, BLOCK_TARGET, HEADER, MAX_PAYLOAD, SYNC, VERSION};
 use crate::codec::{Decoder, TextBuf, Typed};
 use crate::fields::{FieldValue, Fields};
 use crate::format::pattern::{render_message, render_site_values, Message, RecordView};
+use crate::format::shaped::{self, Spec};
 use crate::format::AddressHasher;
 use crate::queue::registry::ThreadInfo;
 use crate::record::{Decode, MessageValue, MessageValues, Site, TraceContext};
@@ -16,9 +17,46 @@ use std::fmt::Write as _;
 use std::hash::BuildHasherDefault;
 use std::mem::MaybeUninit;
 use std::ops::Range;
+use std::sync::Arc;
 
 /// Tables keyed by addresses and serial numbers: one multiply, not SipHash, per look-up.
 type Table = HashMap<u64, u32, BuildHasherDefault<AddressHasher>>;
+
+/// What a reader takes from a call site's format string (`FORMAT.md`): its specs, when the
+/// format string splits into the site's placeholders, and so which values may stay typed.
+#[derive(Debug, Default)]
+struct ReaderSpecs {
+    specs: Option<Vec<Spec>>,
+    /// Per placeholder: the reader's spec is the writer's (plain exactly where the writer's
+    /// placeholder is) and takes typed values (`Spec::takes_typed`).
+    typed_ok: Vec<bool>,
+}
+
+impl ReaderSpecs {
+    fn of(site: &Site) -> ReaderSpecs {
+        let Some(specs) = shaped::site_specs(site.format, site.message.len()) else {
+            return ReaderSpecs::default();
+        };
+        let typed_ok = specs
+            .iter()
+            .zip(site.message)
+            .map(|(spec, placeholder)| {
+                spec.takes_typed() && spec.is_plain_but_for_trait() == placeholder.plain
+            })
+            .collect();
+        ReaderSpecs {
+            specs: Some(specs),
+            typed_ok,
+        }
+    }
+
+    /// Whether the reader writes a typed value under placeholder `index` as `{}` does.
+    fn plain(&self, index: usize) -> bool {
+        self.specs
+            .as_ref()
+            .is_none_or(|specs| specs.get(index).is_some_and(Spec::is_plain))
+    }
+}
 
 /// Encodes records into blocks.
 pub(crate) struct Encoder {
@@ -42,6 +80,12 @@ pub(crate) struct Encoder {
     fields: Fields,
     /// A call site's values taken straight off the record's bytes (the fast path).
     typed: MessageValues,
+    /// Every call site's [`ReaderSpecs`], by address, kept across blocks: a site's format
+    /// string is parsed once.
+    reader_specs: HashMap<u64, Arc<ReaderSpecs>, BuildHasherDefault<AddressHasher>>,
+    /// The site whose specs `specs` and `typed` hold (`u64::MAX`: none).
+    specs_site: u64,
+    specs: Arc<ReaderSpecs>,
 }
 
 impl Encoder {
@@ -58,7 +102,27 @@ impl Encoder {
             values: Vec::new(),
             fields: Fields::new(),
             typed: MessageValues::default(),
+            reader_specs: HashMap::default(),
+            specs_site: u64::MAX,
+            specs: Arc::default(),
         }
+    }
+
+    /// Loads `site`'s [`ReaderSpecs`] into `specs` and `typed`, unless they hold them already.
+    #[inline]
+    fn load_specs(&mut self, site: &'static Site) {
+        let key = site as *const Site as usize as u64;
+        if self.specs_site == key {
+            return;
+        }
+        let specs = self
+            .reader_specs
+            .entry(key)
+            .or_insert_with(|| Arc::new(ReaderSpecs::of(site)));
+        self.specs = specs.clone();
+        self.typed.specs_read = specs.specs.is_some();
+        self.typed.typed_ok.clone_from(&specs.typed_ok);
+        self.specs_site = key;
     }
 
     /// Appends one record to the open block; returns whether the block is due to be closed.
@@ -117,6 +181,7 @@ impl Encoder {
         }
         let site_record = match &record.message {
             Message::Site(site_message) => {
+                self.load_specs(site_message.site);
                 render_site_values(
                     site_message,
                     &mut self.fields,
@@ -143,8 +208,9 @@ impl Encoder {
                 append_with(out, MAX_HEAD, |w| {
                     w.site_record_head(site, delta, thread, flags, record.trace.as_ref())
                 });
-                for range in &self.values {
-                    put_message_value(out, self.message.get(range.clone()).unwrap_or(""));
+                for (index, range) in self.values.iter().enumerate() {
+                    let text = self.message.get(range.clone()).unwrap_or("");
+                    put_message_value(out, text, self.specs.plain(index));
                 }
                 for field in self.fields.iter() {
                     put_value(out, field.value);
@@ -171,8 +237,8 @@ impl Encoder {
 
     /// The fast path: a call site without fields whose arguments are message values only (a
     /// `Decode::Rendered` group, as most are) has them taken straight off the record's bytes,
-    /// numbers and `bool` under `{}` as their type, the rest rendered alone, without the
-    /// literal text around them. `false` (then the record takes the general way): fields, a
+    /// numbers and `bool` as their type under any spec a reader applies (`MessageValues::push`),
+    /// the rest rendered alone, without the literal text around them. `false` (then the record takes the general way): fields, a
     /// value that failed to render, bytes that do not match the site, or a message that could
     /// pass `max_message_bytes` (the text line would cut it).
     #[inline]
@@ -185,6 +251,7 @@ impl Encoder {
         if items.len() != site.message.len() {
             return false;
         }
+        self.load_specs(site);
         self.typed.clear();
         let mut decoder = Decoder::new(site_message.args);
         if encode(&mut decoder, site.message, &mut self.typed).is_err()
@@ -198,9 +265,18 @@ impl Encoder {
             // (only under a limit).
             let mut scratch = std::mem::take(&mut self.message);
             scratch.clear();
-            for item in &self.typed.items {
+            for (index, item) in self.typed.items.iter().enumerate() {
                 if let MessageValue::Typed(typed) = item {
-                    typed.render(&mut TextBuf::of_string(&mut scratch));
+                    let spec = self.specs.specs.as_ref().and_then(|specs| specs.get(index));
+                    match spec {
+                        Some(spec) if !spec.is_plain() => {
+                            if shaped::render_typed(&mut scratch, *typed, spec).is_err() {
+                                self.message = scratch;
+                                return false;
+                            }
+                        }
+                        _ => typed.render(&mut TextBuf::of_string(&mut scratch)),
+                    }
                 }
             }
             let literal: usize = site.message.iter().map(|p| p.literal.len()).sum();
@@ -436,14 +512,16 @@ fn put_trace(out: &mut Vec<u8>, trace: Option<&TraceContext>) {
     }
 }
 
-/// A message value as its text shows it: the canonical decimal of a 64-bit integer (what
-/// `{}` of any integer type writes) is stored as that integer, anything else as text.
-fn put_message_value(out: &mut Vec<u8>, text: &str) {
+/// A message value as its text shows it: under a placeholder a reader writes as `{}`
+/// (`plain`), the canonical decimal of a 64-bit integer (what `{}` of any integer type writes)
+/// is stored as that integer; anything else as text.
+fn put_message_value(out: &mut Vec<u8>, text: &str, plain: bool) {
     let (negative, digits) = match text.strip_prefix('-') {
         Some(digits) => (true, digits),
         None => (false, text),
     };
-    let canonical = !digits.is_empty()
+    let canonical = plain
+        && !digits.is_empty()
         && digits.len() <= 20
         && digits.bytes().all(|b| b.is_ascii_digit())
         && (digits == "0" || !digits.starts_with('0'))

@@ -16,8 +16,11 @@ pub(crate) mod wire;
 
 /// The first bytes of every block: `0xF7` (never a byte of UTF-8 text), then `TLBLK`.
 pub(crate) const SYNC: [u8; 6] = [0xF7, b'T', b'L', b'B', b'L', b'K'];
-/// The format version written after [`SYNC`].
-pub(crate) const VERSION: u8 = 1;
+/// The format version written after [`SYNC`]: 2, where typed values take their placeholder's
+/// spec from the call site's format string.
+pub(crate) const VERSION: u8 = 2;
+/// The oldest version a reader reads: 1, where a typed value is written as `{}` writes it.
+pub(crate) const OLDEST_VERSION: u8 = 1;
 /// Bytes of a block header: sync, version, reserved byte, payload length, CRC-32.
 pub(crate) const HEADER: usize = 16;
 /// The largest payload a reader accepts. Writers close a block at [`BLOCK_TARGET`]; only a

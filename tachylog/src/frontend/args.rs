@@ -358,9 +358,8 @@ pub trait Decodes<C: Codec>: Sealed<tag::Args> {
     const DECODE: Decode;
     /// The slot's role in a shape (`codec/SHAPES.md`): the formatting trait or field sigil.
     const ROLE: u8;
-    /// `{}`: a number or `bool` may be kept typed in the binary log (its text is its type's
-    /// fast path).
-    const TYPED: bool = false;
+    /// Which values the binary log may keep typed under this trait.
+    const TYPED: crate::record::Typing = crate::record::Typing::Never;
 }
 
 impl<S: Slot, M: Decodes<S::Codec>> Sealed<tag::Args> for Marked<S, M> {}
@@ -702,7 +701,7 @@ pub trait FmtTrait<T: ?Sized> {
 /// through that trait ([`FmtTrait`], for the fallback) and names what the back end does with
 /// the value's bytes ([`Decodes`]: render a message argument, or record a field).
 macro_rules! trait_markers {
-    ($($marker:ident: $trait:ident => $decode:ident($function:ident) $typed:literal $role:ident),* $(,)?) => {$(
+    ($($marker:ident: $trait:ident => $decode:ident($function:ident) $typed:ident $role:ident),* $(,)?) => {$(
         pub struct $marker;
         impl $crate::codec::sealed::Sealed<$crate::codec::sealed::tag::Args> for $marker {}
         impl<T: ::std::fmt::$trait + ?Sized> $crate::frontend::args::FmtTrait<T> for $marker {
@@ -717,7 +716,7 @@ macro_rules! trait_markers {
         {
             const DECODE: $crate::record::Decode =
                 $crate::record::Decode::$decode($crate::codec::render::$function::<C>);
-            const TYPED: bool = $typed;
+            const TYPED: $crate::record::Typing = $crate::record::Typing::$typed;
             const ROLE: u8 = $crate::codec::shape::role::$role;
         }
     )*};
@@ -727,15 +726,15 @@ macro_rules! trait_markers {
 #[doc(hidden)]
 pub mod fmt_trait {
     trait_markers!(
-        Display: Display => Message(display) true DISPLAY,
-        Debug: Debug => Message(debug) false DEBUG,
-        LowerHex: LowerHex => Message(lower_hex) false LOWER_HEX,
-        UpperHex: UpperHex => Message(upper_hex) false UPPER_HEX,
-        Octal: Octal => Message(octal) false OCTAL,
-        Binary: Binary => Message(binary) false BINARY,
-        LowerExp: LowerExp => Message(lower_exp) false LOWER_EXP,
-        UpperExp: UpperExp => Message(upper_exp) false UPPER_EXP,
-        Pointer: Pointer => Message(pointer) false POINTER,
+        Display: Display => Message(display) Display DISPLAY,
+        Debug: Debug => Message(debug) OtherTrait DEBUG,
+        LowerHex: LowerHex => Message(lower_hex) OtherTrait LOWER_HEX,
+        UpperHex: UpperHex => Message(upper_hex) OtherTrait UPPER_HEX,
+        Octal: Octal => Message(octal) OtherTrait OCTAL,
+        Binary: Binary => Message(binary) OtherTrait BINARY,
+        LowerExp: LowerExp => Message(lower_exp) OtherTrait LOWER_EXP,
+        UpperExp: UpperExp => Message(upper_exp) OtherTrait UPPER_EXP,
+        Pointer: Pointer => Message(pointer) Never POINTER,
     );
 }
 
@@ -760,8 +759,8 @@ pub mod field_role {
     }
 
     trait_markers!(
-        Display: Display => Field(push_display) false FIELD_DISPLAY,
-        Debug: Debug => Field(push_debug) false FIELD_DEBUG,
+        Display: Display => Field(push_display) Never FIELD_DISPLAY,
+        Debug: Debug => Field(push_debug) Never FIELD_DEBUG,
     );
 }
 

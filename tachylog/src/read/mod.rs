@@ -138,10 +138,11 @@ impl Record {
         self.0.args.len()
     }
 
-    /// The `index`th message value: typed (an integer, a float, a `bool`) when it was logged
-    /// as one under a plain `{}` or its text was an integer's decimal digits; else its text,
-    /// with the placeholder's spec applied, as [`FieldValue::Str`] (an `f32` is widened to
-    /// [`FieldValue::F64`]).
+    /// The `index`th message value: typed (an integer, a float, a `bool`) when the writer
+    /// kept it as one (a number or `bool` under a spec the reader applies, such as `{}`,
+    /// `{:.3}` or `{:>8}`, or a text that was an integer's decimal digits under `{}`), before
+    /// its spec is applied; else its text, spec applied, as [`FieldValue::Str`] (an `f32` is
+    /// widened to [`FieldValue::F64`]).
     pub fn arg(&self, index: usize) -> Option<FieldValue<'_>> {
         let (range, kind) = self.0.args.get(index)?;
         Some(match *kind {

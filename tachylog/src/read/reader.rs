@@ -3,7 +3,7 @@
 
 use super::{ReadError, Record};
 use crate::binary::decoder::BlockDecoder;
-use crate::binary::{HEADER, MAX_PAYLOAD, SYNC, VERSION};
+use crate::binary::{HEADER, MAX_PAYLOAD, OLDEST_VERSION, SYNC, VERSION};
 use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::Path;
@@ -228,7 +228,8 @@ impl<R: Read> Reader<R> {
         if available < HEADER {
             return Ok(Some(Err("a file cut short in a block header")));
         }
-        if head[6] != VERSION || head[7] != 0 {
+        let version = head[6];
+        if !(OLDEST_VERSION..=VERSION).contains(&version) || head[7] != 0 {
             return Ok(Some(Err("a block of an unknown format version")));
         }
         let len = u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize;
@@ -262,7 +263,7 @@ impl<R: Read> Reader<R> {
         let at = self.offset + HEADER as u64;
         self.consume(HEADER + len);
         // The length check above leaves room for the base time.
-        self.block = BlockDecoder::new(&self.payload).map(|decoder| (decoder, at));
+        self.block = BlockDecoder::new(&self.payload, version).map(|decoder| (decoder, at));
         Ok(Some(Ok(())))
     }
 
@@ -375,6 +376,48 @@ mod tests {
         out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
         out.extend_from_slice(&payload);
         out
+    }
+
+    /// A block of format `version` holding one record of the call site `hex {:x} {:>4}`, its
+    /// values the u64 10 and the u64 7, as a writer of version 1 keeps `{:x}` of 16 ("10").
+    fn call_site_block(version: u8) -> Vec<u8> {
+        use crate::binary::wire::{put_str, put_varint};
+        let mut payload = 0i64.to_le_bytes().to_vec();
+        payload.extend_from_slice(&[0x02, 0, 7, 1, b't']);
+        payload.extend_from_slice(&[0x01, 0, 3]);
+        for text in ["a", "f"] {
+            put_str(&mut payload, text);
+        }
+        put_varint(&mut payload, 1);
+        put_str(&mut payload, "hex {:x} {:>4}");
+        put_varint(&mut payload, 2);
+        put_str(&mut payload, "hex ");
+        put_str(&mut payload, " ");
+        put_str(&mut payload, "");
+        put_varint(&mut payload, 0);
+        payload.extend_from_slice(&[0x10, 0, 0, 0, 0, 0x04, 10, 0x04, 7]);
+        let mut out = SYNC.to_vec();
+        out.extend_from_slice(&[version, 0]);
+        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        out.extend_from_slice(&payload);
+        out
+    }
+
+    #[test]
+    fn a_version_1_block_writes_typed_values_as_plain_and_version_2_applies_the_spec() {
+        let message = |version| {
+            let mut reader = Reader::new(std::io::Cursor::new(call_site_block(version)));
+            let record = reader.next_record().unwrap().unwrap();
+            record.message().to_string()
+        };
+        assert_eq!(message(1), "hex 10 7");
+        assert_eq!(message(2), "hex a    7");
+        let mut reader = Reader::new(std::io::Cursor::new(call_site_block(VERSION + 1)));
+        match reader.next_record() {
+            Some(Err(e)) => assert!(e.to_string().contains("unknown format version"), "{e}"),
+            _ => panic!("a block of a later version was read"),
+        }
     }
 
     /// A source that another party appends to, as a log file being written.

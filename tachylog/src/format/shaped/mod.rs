@@ -33,9 +33,11 @@ mod spec;
 mod value;
 
 use crate::codec::shape::{Role, Shape, Sigil, Trait};
+use crate::codec::Typed;
 use crate::error::ShapeError;
 use crate::fields::Fields;
-use spec::{Count, Resolved, Spec, Ty, MAX_COUNT};
+pub(crate) use spec::Spec;
+use spec::{Count, Resolved, Ty, MAX_COUNT};
 use value::{ArgBytes, FieldOut};
 
 /// One placeholder of a call site as data.
@@ -119,6 +121,29 @@ impl SiteText {
         }
         SiteText::new(parts, literal, keys)
     }
+}
+
+/// A call site's specs as a reader of the binary log takes them from its format string: one per
+/// placeholder, or `None` when the format string does not parse or does not split into
+/// `placeholders` placeholders (the reader then writes every typed value as `{}` does).
+pub(crate) fn site_specs(format: &str, placeholders: usize) -> Option<Vec<Spec>> {
+    let text = SiteText::parse(format, Vec::new()).ok()?;
+    (text.placeholders.len() == placeholders)
+        .then(|| text.placeholders.into_iter().map(|p| p.spec).collect())
+}
+
+/// Appends a value the binary log kept typed, as `spec` writes it: `std::format!`'s text for
+/// the value's type and spec. An error for a spec a writer keeps no typed value under (see
+/// [`Spec::takes_typed`]) or a trait the type does not have (`{:x}` of a float).
+pub(crate) fn render_typed(
+    out: &mut String,
+    typed: Typed,
+    spec: &Spec,
+) -> Result<(), &'static str> {
+    if !spec.takes_typed() {
+        return Err("a typed value under a spec that keeps values as text");
+    }
+    value::render_typed(out, typed, &Resolved::literal(spec))
 }
 
 /// Whether a shape's trait is the one a spec's type asks for.

@@ -15,6 +15,12 @@ use std::fmt::{self, Write as _};
 /// The largest width or precision: `core::fmt` panics on anything wider than 16 bits.
 pub(crate) const MAX_COUNT: usize = u16::MAX as usize;
 
+/// The largest width or precision under which the binary log keeps a value typed. A reader
+/// writes the padding or digits of a typed value from a byte or two of it, so a larger one
+/// (up to [`MAX_COUNT`]) would let a forged file make a reader write thousands of bytes per
+/// byte read; under it, the value is kept as its text.
+pub(crate) const MAX_TYPED_COUNT: usize = 32;
+
 /// A width or precision as the spec gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Count {
@@ -84,6 +90,28 @@ impl Spec {
     /// Whether this is `{}` (what the live back end's fast path handles without `core::fmt`).
     pub(crate) fn is_plain(&self) -> bool {
         *self == Spec::PLAIN
+    }
+
+    /// Whether this is `{}` but perhaps for its trait (`{:?}`, `{:x}`), as a `Placeholder` is
+    /// `plain`: no fill, alignment, sign, `#`, `0`, width or precision, nor the hex flag of
+    /// `{:x?}`.
+    pub(crate) fn is_plain_but_for_trait(&self) -> bool {
+        !matches!(self.ty, Ty::DebugLowerHex | Ty::DebugUpperHex)
+            && Spec {
+                ty: Ty::Display,
+                ..self.clone()
+            } == Spec::PLAIN
+    }
+
+    /// Whether a value the binary log keeps typed may be written with it: its width and
+    /// precision are written in it, and at most [`MAX_TYPED_COUNT`].
+    pub(crate) fn takes_typed(&self) -> bool {
+        let small = |count| match count {
+            Count::None => true,
+            Count::Literal(n) => n <= MAX_TYPED_COUNT,
+            Count::Arg => false,
+        };
+        small(self.width) && small(self.precision)
     }
 
     /// Parses the text between `:` and `}` as the macro's parser does

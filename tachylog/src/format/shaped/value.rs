@@ -256,6 +256,24 @@ pub(super) fn render(
     Ok(())
 }
 
+/// A value the binary log kept typed, with `r` (whose counts are resolved).
+pub(super) fn render_typed(
+    out: &mut String,
+    typed: Typed,
+    r: &Resolved<'_>,
+) -> Result<(), &'static str> {
+    let prim = match typed {
+        Typed::U64(v) => PrimValue::U64(v),
+        Typed::I64(v) => PrimValue::I64(v),
+        Typed::U128(v) => PrimValue::U128(v),
+        Typed::I128(v) => PrimValue::I128(v),
+        Typed::F64(v) => PrimValue::F64(v),
+        Typed::F32(v) => PrimValue::F32(v),
+        Typed::Bool(v) => PrimValue::Bool(v),
+    };
+    primitive(out, prim, r)
+}
+
 /// A primitive with `r`. Under a plain `{}`, the live back end's own text (`Typed::render`,
 /// the fast path that `std` matches digit for digit); otherwise `std`'s, padded by `spec`.
 fn primitive(out: &mut String, prim: PrimValue, r: &Resolved<'_>) -> Result<(), &'static str> {
