@@ -19,6 +19,7 @@ mod floor;
 mod idle;
 mod latency;
 mod limlog;
+mod mix;
 mod paced;
 mod seed;
 pub mod server;
@@ -143,6 +144,11 @@ pub enum Workload {
     ThroughputBinary,
     /// `scaling_t2` into a binary log: 2 threads × 1M `Iteration` records (tachylog only).
     ScalingBinary,
+    /// A web back end's mix of four call sites (`mix.rs`) from one thread until the logger's
+    /// shutdown returns, into text lines (`false`) or a binary log (`true`) (tachylog only).
+    ThroughputMix(bool),
+    /// `CatBinary` on the binary log of `ThroughputMix(true)` (tachylog only).
+    CatMix,
     /// How fast `tachylog cat` turns the binary log of `throughput_binary` back into the text
     /// lines of the default pattern: written first, untimed, then read and rendered, timed
     /// (tachylog only).
@@ -192,6 +198,9 @@ impl Workload {
             Workload::Scaling(8),
             Workload::ScalingBinary,
             Workload::CatBinary,
+            Workload::ThroughputMix(false),
+            Workload::ThroughputMix(true),
+            Workload::CatMix,
         ];
         for format in LineFormat::ALL {
             all.extend(backend::SHAPES.map(|s| Workload::Backend(s, format)));
@@ -232,6 +241,8 @@ impl Workload {
                 | Workload::ThroughputBinary
                 | Workload::ScalingBinary
                 | Workload::CatBinary
+                | Workload::ThroughputMix(_)
+                | Workload::CatMix
                 | Workload::Floor(_)
                 | Workload::Scaling(2)
                 | Workload::Backend(_, LineFormat::Text)
@@ -262,6 +273,8 @@ impl Workload {
             | Workload::ThroughputBinary
             | Workload::ScalingBinary
             | Workload::CatBinary
+            | Workload::ThroughputMix(_)
+            | Workload::CatMix
             | Workload::Floor(_)
             | Workload::Backend(..) => logger == "tachylog",
             Workload::Paced(_) | Workload::Threads(_) => {
@@ -293,6 +306,9 @@ impl Workload {
             Workload::ThroughputBinary => "throughput_binary".into(),
             Workload::ScalingBinary => "scaling_t2_binary".into(),
             Workload::CatBinary => "cat_binary".into(),
+            Workload::ThroughputMix(false) => "throughput_mix".into(),
+            Workload::ThroughputMix(true) => "throughput_mix_binary".into(),
+            Workload::CatMix => "cat_mix_binary".into(),
             Workload::Floor(false) => "floor".into(),
             Workload::Floor(true) => "floor_like_spdlog".into(),
             Workload::Scaling(t) => format!("scaling_t{t}"),
@@ -336,7 +352,8 @@ impl Workload {
             Workload::Limlog(..) => Shape::Mixed,
             Workload::Server(_) => Shape::Access,
             Workload::Paced(_) => Shape::Response,
-            Workload::Threads(_) => Shape::Request,
+            // Every message of the mix holds the request shape's marker.
+            Workload::Threads(_) | Workload::ThroughputMix(_) | Workload::CatMix => Shape::Request,
         }
     }
 
@@ -382,6 +399,7 @@ impl Workload {
             | Workload::Floor(_) => (seed::iteration_probe(), 1),
             Workload::Scaling(t) => (seed::iteration_probe(), u64::from(t)),
             Workload::ScalingBinary => (seed::iteration_probe(), 2),
+            Workload::ThroughputMix(_) | Workload::CatMix => (mix::probe(), 1),
             Workload::Backend(s, f) => backend::probe(s, f, lines),
             Workload::Limlog(s, threads) => (
                 limlog::probe(LIMLOG_SIZES[s as usize]),
@@ -421,6 +439,8 @@ impl Workload {
             | Workload::ThroughputLikeSpdlog
             | Workload::ThroughputBinary
             | Workload::CatBinary
+            | Workload::ThroughputMix(_)
+            | Workload::CatMix
             | Workload::Floor(_) => seed::throughput_lines(scale),
             Workload::Scaling(t) => u64::from(t) * scale.count(seed::SCALING_LINES),
             Workload::ScalingBinary => 2 * scale.count(seed::SCALING_LINES),
@@ -484,6 +504,7 @@ impl Workload {
             Workload::ThroughputBinary => seed::describe_throughput_binary(scale),
             Workload::ScalingBinary => seed::describe_scaling_binary(),
             Workload::CatBinary => cat::describe(scale),
+            Workload::ThroughputMix(_) | Workload::CatMix => mix::describe(&self.name(), scale),
             Workload::Floor(like) => floor::describe(&self.name(), like, scale),
             Workload::Scaling(t) => seed::describe_scaling(t),
             Workload::Backend(s, f) => backend::describe(&self.name(), s, f, scale),
@@ -545,6 +566,20 @@ pub fn run<L: BenchLogger>(
         Workload::CatBinary => {
             let logger = Tachylog::binary(file)?;
             seed::run_with(logger, 1, seed::throughput_lines(scale), seed::iterate)?;
+            cat::run(file).map(Measurement::Throughput)
+        }
+        Workload::ThroughputMix(binary) => {
+            let logger = if binary {
+                Tachylog::binary(file)?
+            } else {
+                Tachylog::init(file)?
+            };
+            seed::run_with(logger, 1, seed::throughput_lines(scale), |_, i| mix::log(i))
+                .map(Measurement::Throughput)
+        }
+        Workload::CatMix => {
+            let logger = Tachylog::binary(file)?;
+            seed::run_with(logger, 1, seed::throughput_lines(scale), |_, i| mix::log(i))?;
             cat::run(file).map(Measurement::Throughput)
         }
         Workload::Floor(like) => floor::run(file, like, scale).map(Measurement::Throughput),

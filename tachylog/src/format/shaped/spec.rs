@@ -329,17 +329,17 @@ where
         + fmt::LowerExp
         + fmt::UpperExp,
 {
-    let mut core = String::new();
+    let start = out.len();
     // Writing into a `String` cannot fail.
     let _: fmt::Result = match r.spec.ty {
         // Integers' `Debug` is their `Display`, whatever `#` says.
-        Ty::Display | Ty::Debug => std_core!(core, value, r, ""),
-        Ty::LowerHex | Ty::DebugLowerHex => std_core!(core, value, r, "x"),
-        Ty::UpperHex | Ty::DebugUpperHex => std_core!(core, value, r, "X"),
-        Ty::Octal => std_core!(core, value, r, "o"),
-        Ty::Binary => std_core!(core, value, r, "b"),
-        Ty::LowerExp => std_core!(core, value, r, "e"),
-        Ty::UpperExp => std_core!(core, value, r, "E"),
+        Ty::Display | Ty::Debug => std_core!(out, value, r, ""),
+        Ty::LowerHex | Ty::DebugLowerHex => std_core!(out, value, r, "x"),
+        Ty::UpperHex | Ty::DebugUpperHex => std_core!(out, value, r, "X"),
+        Ty::Octal => std_core!(out, value, r, "o"),
+        Ty::Binary => std_core!(out, value, r, "b"),
+        Ty::LowerExp => std_core!(out, value, r, "e"),
+        Ty::UpperExp => std_core!(out, value, r, "E"),
         Ty::Pointer => return Err(NoSuchTrait),
     };
     let has_radix_prefix = r.spec.alternate
@@ -352,8 +352,8 @@ where
                 | Ty::Octal
                 | Ty::Binary
         );
-    let prefix = sign_len(&core) + if has_radix_prefix { 2 } else { 0 };
-    pad_number(out, &core, prefix.min(core.len()), r);
+    let prefix = sign_len(&out[start..]) + if has_radix_prefix { 2 } else { 0 };
+    pad_core(out, start, prefix, r);
     Ok(())
 }
 
@@ -362,17 +362,27 @@ pub(crate) fn float<T>(out: &mut String, value: T, r: &Resolved<'_>) -> Result<(
 where
     T: fmt::Display + fmt::Debug + fmt::LowerExp + fmt::UpperExp,
 {
-    let mut core = String::new();
+    let start = out.len();
     let _: fmt::Result = match r.spec.ty {
-        Ty::Display => std_core!(core, value, r, ""),
+        Ty::Display => std_core!(out, value, r, ""),
         // Floats have no hex `Debug`: `{:x?}` is `{:?}`.
-        Ty::Debug | Ty::DebugLowerHex | Ty::DebugUpperHex => std_core!(core, value, r, "?"),
-        Ty::LowerExp => std_core!(core, value, r, "e"),
-        Ty::UpperExp => std_core!(core, value, r, "E"),
+        Ty::Debug | Ty::DebugLowerHex | Ty::DebugUpperHex => std_core!(out, value, r, "?"),
+        Ty::LowerExp => std_core!(out, value, r, "e"),
+        Ty::UpperExp => std_core!(out, value, r, "E"),
         _ => return Err(NoSuchTrait),
     };
-    pad_number(out, &core, sign_len(&core), r);
+    let prefix = sign_len(&out[start..]);
+    pad_core(out, start, prefix, r);
     Ok(())
+}
+
+/// [`pad_number`] of the core already written at `out[start..]`: padded where it stands, so
+/// that a number without a width (most, such as `{:.3}`) is written with no copy.
+fn pad_core(out: &mut String, start: usize, prefix_len: usize, r: &Resolved<'_>) {
+    if r.width.is_some_and(|width| width > out[start..].chars().count()) {
+        let core = out.split_off(start);
+        pad_number(out, &core, prefix_len.min(core.len()), r);
+    }
 }
 
 /// Bytes of the sign at the front of a number's core.
