@@ -3,6 +3,7 @@
 //! block with an error naming the byte at fault; nothing here panics or allocates more than the
 //! payload's size warrants.
 
+use super::texts::MAX_TEXTS;
 use super::wire::{unzigzag, Cursor};
 use super::{flag, tag, value};
 use crate::codec::{TextBuf, Typed};
@@ -86,6 +87,8 @@ pub(crate) struct BlockDecoder {
     /// The block's format version: from 2, typed values take their placeholder's spec.
     version: u8,
     sites: Vec<Arc<SiteDef>>,
+    /// The texts the block defined so far (`value::TEXT_NEW`), by number.
+    texts: Vec<String>,
     threads: Vec<Arc<ThreadInfo>>,
     last_nanos: i64,
     /// Where the next entry starts in the payload.
@@ -100,6 +103,7 @@ impl BlockDecoder {
         Some(BlockDecoder {
             version,
             sites: Vec::new(),
+            texts: Vec::new(),
             threads: Vec::new(),
             last_nanos: base,
             pos: 8,
@@ -179,14 +183,25 @@ impl BlockDecoder {
                     out.message.push_str(literal);
                     let start = out.message.len();
                     let spec = site.specs.as_ref().and_then(|specs| specs.get(index));
-                    let kind = message_value(c, &mut out.message, spec)?;
+                    let texts = (self.version >= 2).then_some(&mut self.texts);
+                    let kind = message_value(c, texts, &mut out.message, spec)?;
                     out.args.push((start..out.message.len(), kind));
                 }
                 out.message.push_str(&site.tail);
                 out.fields.clear();
                 for key in &site.keys {
-                    let value = field_value(c).ok_or("malformed field")?;
-                    out.fields.push_value(key, value);
+                    let tag = c.u8().ok_or("malformed field")?;
+                    let table = self.version >= 2;
+                    match read_text(tag, c, &mut self.texts, table).ok_or("malformed text")? {
+                        Some(text) => {
+                            let text = text.resolve(&self.texts).ok_or("undefined text")?;
+                            out.fields.push_value(key, FieldValue::Str(text));
+                        }
+                        None => {
+                            let value = field_value(tag, c).ok_or("malformed field")?;
+                            out.fields.push_value(key, value);
+                        }
+                    }
                 }
                 // Its target and file come from the file, not from this program: escaped.
                 out.static_metadata = false;
@@ -296,15 +311,22 @@ impl SiteDef {
 
 /// A message value: its text appended to `message` (a typed value's with its placeholder's
 /// `spec`, or as `{}` writes it without one), and how it was stored.
+/// `texts`: the block's text table, `None` in a block without one (version 1).
 fn message_value(
     c: &mut Cursor<'_>,
+    texts: Option<&mut Vec<String>>,
     message: &mut String,
     spec: Option<&Spec>,
 ) -> Result<ArgKind, &'static str> {
-    let typed = typed_value(c, message).ok_or("malformed value")?;
-    let Some(typed) = typed else {
+    let tag = c.u8().ok_or("malformed value")?;
+    let table = texts.is_some();
+    let mut none = Vec::new();
+    let texts = texts.unwrap_or(&mut none);
+    if let Some(text) = read_text(tag, c, texts, table).ok_or("malformed text")? {
+        message.push_str(text.resolve(texts).ok_or("undefined text")?);
         return Ok(ArgKind::Text);
-    };
+    }
+    let typed = typed_value(tag, c).ok_or("malformed value")?;
     match spec {
         Some(spec) if !spec.is_plain() => shaped::render_typed(message, typed, spec)?,
         _ => typed.render(&mut TextBuf::of_string(message)),
@@ -312,9 +334,9 @@ fn message_value(
     Ok(ArgKind::Typed(typed))
 }
 
-/// A message value's typed value, or `None` for a text, appended to `message`.
-fn typed_value(c: &mut Cursor<'_>, message: &mut String) -> Option<Option<Typed>> {
-    Some(Some(match c.u8()? {
+/// A number's or `bool`'s payload, after its `tag`.
+fn typed_value(tag: u8, c: &mut Cursor<'_>) -> Option<Typed> {
+    Some(match tag {
         value::U64 => Typed::U64(c.varint()?),
         value::I64 => Typed::I64(unzigzag(c.varint()?)),
         value::U128 => Typed::U128(u128::from_le_bytes(c.array()?)),
@@ -323,17 +345,55 @@ fn typed_value(c: &mut Cursor<'_>, message: &mut String) -> Option<Option<Typed>
         value::F32 => Typed::F32(f32::from_bits(u32::from_le_bytes(c.array()?))),
         value::TRUE => Typed::Bool(true),
         value::FALSE => Typed::Bool(false),
-        value::STR => {
-            message.push_str(c.str()?);
-            return Some(None);
-        }
         _ => return None,
+    })
+}
+
+/// A text value of a call-site record, where it is.
+enum TextAt<'a> {
+    /// In the payload.
+    Here(&'a str),
+    /// The block's text of this number (perhaps not defined: a forged reference).
+    Table(usize),
+}
+
+impl<'a> TextAt<'a> {
+    fn resolve<'t>(self, texts: &'t [String]) -> Option<&'t str>
+    where
+        'a: 't,
+    {
+        match self {
+            TextAt::Here(text) => Some(text),
+            TextAt::Table(number) => texts.get(number).map(String::as_str),
+        }
+    }
+}
+
+/// The text after `tag`: `Some(None)` when `tag` is not a text's, `None` when the bytes are
+/// malformed. A defined text is added to `texts` (never more than a writer defines); a block
+/// without a text table (`table`: version 1) has only texts in full.
+fn read_text<'a>(
+    tag: u8,
+    c: &mut Cursor<'a>,
+    texts: &mut Vec<String>,
+    table: bool,
+) -> Option<Option<TextAt<'a>>> {
+    Some(Some(match tag {
+        value::STR => TextAt::Here(c.str()?),
+        value::TEXT_NEW | value::TEXT_REF if !table => return None,
+        value::TEXT_NEW if texts.len() < MAX_TEXTS as usize => {
+            texts.push(c.str()?.to_string());
+            TextAt::Table(texts.len() - 1)
+        }
+        value::TEXT_REF => TextAt::Table(usize::try_from(c.varint()?).ok()?),
+        value::TEXT_NEW => return None,
+        _ => return Some(None),
     }))
 }
 
-/// A typed value: tag, then payload.
-fn field_value<'a>(c: &mut Cursor<'a>) -> Option<FieldValue<'a>> {
-    Some(match c.u8()? {
+/// A typed value's payload, after its `tag`.
+fn field_value<'a>(tag: u8, c: &mut Cursor<'a>) -> Option<FieldValue<'a>> {
+    Some(match tag {
         value::NULL => FieldValue::Null,
         value::TRUE => FieldValue::Bool(true),
         value::FALSE => FieldValue::Bool(false),
@@ -351,7 +411,8 @@ fn field_value<'a>(c: &mut Cursor<'a>) -> Option<FieldValue<'a>> {
 fn keyed_fields(c: &mut Cursor<'_>, fields: &mut Fields) -> Option<()> {
     for _ in 0..c.varint()? {
         let key = c.str()?;
-        let value = field_value(c)?;
+        let tag = c.u8()?;
+        let value = field_value(tag, c)?;
         fields.push_value(key, value);
     }
     Some(())

@@ -3,6 +3,7 @@
 //! only; no date-time, pattern or escaping work: a call site's message is walked once to find
 //! its values, which are stored without the literal text around them.
 
+use super::texts::TextTable;
 use super::wire::{put_str, put_varint, zigzag};
 use super::{flag, tag, value, BLOCK_TARGET, HEADER, MAX_PAYLOAD, SYNC, VERSION};
 use crate::codec::{Decoder, TextBuf, Typed};
@@ -80,6 +81,8 @@ pub(crate) struct Encoder {
     fields: Fields,
     /// A call site's values taken straight off the record's bytes (the fast path).
     typed: MessageValues,
+    /// The open block's repeated texts.
+    texts: TextTable,
     /// Every call site's [`ReaderSpecs`], by address, kept across blocks: a site's format
     /// string is parsed once.
     reader_specs: HashMap<u64, Arc<ReaderSpecs>, BuildHasherDefault<AddressHasher>>,
@@ -102,6 +105,7 @@ impl Encoder {
             values: Vec::new(),
             fields: Fields::new(),
             typed: MessageValues::default(),
+            texts: TextTable::new(),
             reader_specs: HashMap::default(),
             specs_site: u64::MAX,
             specs: Arc::default(),
@@ -134,6 +138,7 @@ impl Encoder {
             self.last_nanos = record.unix_nanos;
             self.sites.clear();
             self.threads.clear();
+            self.texts.reset(0);
             self.last_site = (u64::MAX, 0);
             self.last_thread = (u64::MAX, 0);
         }
@@ -154,6 +159,7 @@ impl Encoder {
             if self.take_typed(site_message) {
                 let site = self.site_ref(site_message.site);
                 let out = &mut self.block;
+                let texts = &mut self.texts;
                 let items = &self.typed.items;
                 let trace = record.trace.as_ref();
                 // The head and the typed values up to the first text, in one go.
@@ -171,8 +177,7 @@ impl Encoder {
                             append_with(out, MAX_TYPED, |w| w.typed(*typed))
                         }
                         MessageValue::Text(range) => {
-                            out.push(value::STR);
-                            put_str(out, self.typed.text.get(range.clone()).unwrap_or(""));
+                            texts.put(out, self.typed.text.get(range.clone()).unwrap_or(""))
                         }
                     }
                 }
@@ -202,18 +207,23 @@ impl Encoder {
             _ => None,
         };
         let record_start = self.block.len();
+        let texts_at_start = self.texts.count();
         match site {
             Some(site) => {
                 let out = &mut self.block;
+                let texts = &mut self.texts;
                 append_with(out, MAX_HEAD, |w| {
                     w.site_record_head(site, delta, thread, flags, record.trace.as_ref())
                 });
                 for (index, range) in self.values.iter().enumerate() {
                     let text = self.message.get(range.clone()).unwrap_or("");
-                    put_message_value(out, text, self.specs.plain(index));
+                    put_message_value(out, texts, text, self.specs.plain(index));
                 }
                 for field in self.fields.iter() {
-                    put_value(out, field.value);
+                    match field.value {
+                        FieldValue::Str(text) => texts.put(out, text),
+                        other => put_value(out, other),
+                    }
                 }
             }
             None => self.text_record(record, delta, thread, flags),
@@ -222,6 +232,7 @@ impl Encoder {
             // One record larger than a reader takes (a message or field of hundreds of MiB
             // with no `max_message_bytes`): its message cut, its fields left out.
             self.block.truncate(record_start);
+            self.texts.reset(texts_at_start);
             let mut keep = MAX_PAYLOAD / 2;
             while !self.message.is_char_boundary(keep) {
                 keep -= 1;
@@ -515,7 +526,7 @@ fn put_trace(out: &mut Vec<u8>, trace: Option<&TraceContext>) {
 /// A message value as its text shows it: under a placeholder a reader writes as `{}`
 /// (`plain`), the canonical decimal of a 64-bit integer (what `{}` of any integer type writes)
 /// is stored as that integer; anything else as text.
-fn put_message_value(out: &mut Vec<u8>, text: &str, plain: bool) {
+fn put_message_value(out: &mut Vec<u8>, texts: &mut TextTable, text: &str, plain: bool) {
     let (negative, digits) = match text.strip_prefix('-') {
         Some(digits) => (true, digits),
         None => (false, text),
@@ -539,8 +550,7 @@ fn put_message_value(out: &mut Vec<u8>, text: &str, plain: bool) {
             return;
         }
     }
-    out.push(value::STR);
-    put_str(out, text);
+    texts.put(out, text);
 }
 
 /// A typed value: its tag, then its payload.

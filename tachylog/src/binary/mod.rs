@@ -12,6 +12,7 @@
 
 pub(crate) mod decoder;
 pub(crate) mod encoder;
+pub(crate) mod texts;
 pub(crate) mod wire;
 
 /// The first bytes of every block: `0xF7` (never a byte of UTF-8 text), then `TLBLK`.
@@ -54,6 +55,10 @@ pub(crate) mod value {
     pub(crate) const U128: u8 = 0x07;
     pub(crate) const STR: u8 = 0x08;
     pub(crate) const F32: u8 = 0x09;
+    /// A text the block defines: its number is the count of texts defined before it.
+    pub(crate) const TEXT_NEW: u8 = 0x0A;
+    /// A text defined earlier in the block, by number.
+    pub(crate) const TEXT_REF: u8 = 0x0B;
 }
 
 /// Record flags.

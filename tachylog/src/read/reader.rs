@@ -381,6 +381,11 @@ mod tests {
     /// A block of format `version` holding one record of the call site `hex {:x} {:>4}`, its
     /// values the u64 10 and the u64 7, as a writer of version 1 keeps `{:x}` of 16 ("10").
     fn call_site_block(version: u8) -> Vec<u8> {
+        call_site_block_with(version, &[0x04, 10, 0x04, 7])
+    }
+
+    /// [`call_site_block`] with other bytes for the record's two values.
+    fn call_site_block_with(version: u8, values: &[u8]) -> Vec<u8> {
         use crate::binary::wire::{put_str, put_varint};
         let mut payload = 0i64.to_le_bytes().to_vec();
         payload.extend_from_slice(&[0x02, 0, 7, 1, b't']);
@@ -395,7 +400,8 @@ mod tests {
         put_str(&mut payload, " ");
         put_str(&mut payload, "");
         put_varint(&mut payload, 0);
-        payload.extend_from_slice(&[0x10, 0, 0, 0, 0, 0x04, 10, 0x04, 7]);
+        payload.extend_from_slice(&[0x10, 0, 0, 0, 0]);
+        payload.extend_from_slice(values);
         let mut out = SYNC.to_vec();
         out.extend_from_slice(&[version, 0]);
         out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
@@ -418,6 +424,30 @@ mod tests {
             Some(Err(e)) => assert!(e.to_string().contains("unknown format version"), "{e}"),
             _ => panic!("a block of a later version was read"),
         }
+    }
+
+    #[test]
+    fn texts_are_defined_once_per_block_and_forged_references_are_refused() {
+        let read = |version, values: &[u8]| {
+            let mut reader =
+                Reader::new(std::io::Cursor::new(call_site_block_with(version, values)));
+            match reader.next_record() {
+                Some(Ok(record)) => Ok(record.message().to_string()),
+                Some(Err(e)) => Err(e.to_string()),
+                None => Err("nothing".into()),
+            }
+        };
+        // A text defined (0x0A), then referred to (0x0B 0): a `{:x}` of text is not possible,
+        // but the reader takes what the format says and writes texts as they are.
+        let defined = [0x0A, 2, b'a', b'b', 0x0B, 0];
+        assert_eq!(read(2, &defined).unwrap(), "hex ab ab");
+        let forged = read(2, &[0x0A, 2, b'a', b'b', 0x0B, 1]).unwrap_err();
+        assert!(forged.contains("undefined text"), "{forged}");
+        let in_version_1 = read(1, &defined).unwrap_err();
+        assert!(in_version_1.contains("malformed text"), "{in_version_1}");
+        // A typed value under a spec its type lacks: `{:x}` of a bool.
+        let no_trait = read(2, &[0x01, 0x04, 7]).unwrap_err();
+        assert!(no_trait.contains("no such formatting trait"), "{no_trait}");
     }
 
     /// A source that another party appends to, as a log file being written.

@@ -379,7 +379,9 @@ where
 /// [`pad_number`] of the core already written at `out[start..]`: padded where it stands, so
 /// that a number without a width (most, such as `{:.3}`) is written with no copy.
 fn pad_core(out: &mut String, start: usize, prefix_len: usize, r: &Resolved<'_>) {
-    if r.width.is_some_and(|width| width > out[start..].chars().count()) {
+    if r.width
+        .is_some_and(|width| width > out[start..].chars().count())
+    {
         let core = out.split_off(start);
         pad_number(out, &core, prefix_len.min(core.len()), r);
     }

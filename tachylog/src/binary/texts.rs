@@ -1,0 +1,160 @@
+//! A block's table of repeated texts (format version 2): a message value or call-site field
+//! that is a short text is defined once per block and then referred to by its number, so a
+//! path, a table name or a host logged again and again costs a byte or two a record, not its
+//! length. Writer side: [`TextTable`]; the reader keeps the texts a block defines, in order.
+
+use super::value;
+use super::wire::{put_str, put_varint};
+
+/// Texts longer than this are written in full: long texts seldom repeat.
+const MAX_INTERNED: usize = 64;
+/// Texts a block defines at most; later ones are written in full. Their numbers then take at
+/// most two bytes.
+pub(crate) const MAX_TEXTS: u32 = 1 << 14;
+/// Slots of the writer's cache of recent texts, by hash. A direct-mapped cache, not a hash
+/// map: a look-up costs one probe whatever the texts (a caller's data cannot make it
+/// slower), and a text whose slot was taken by another is defined again, which costs bytes,
+/// never correctness.
+const SLOTS: usize = 512;
+
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    /// The block the slot was filled in ([`TextTable::generation`]).
+    generation: u32,
+    number: u32,
+    /// Where the text's bytes are in the block.
+    offset: u32,
+    len: u32,
+}
+
+/// The writer's side: which texts the open block defined, and where.
+pub(crate) struct TextTable {
+    slots: Box<[Slot; SLOTS]>,
+    /// Changes with every block, so that the slots need no clearing.
+    generation: u32,
+    /// Texts the open block defined.
+    count: u32,
+}
+
+impl TextTable {
+    pub(crate) fn new() -> Self {
+        TextTable {
+            slots: Box::new([Slot::default(); SLOTS]),
+            generation: 1,
+            count: 0,
+        }
+    }
+
+    /// Forgets every text: a new block, or bytes taken back off the open one.
+    pub(crate) fn reset(&mut self, count: u32) {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.slots.fill(Slot::default());
+            self.generation = 1;
+        }
+        self.count = count;
+    }
+
+    /// Texts the open block defined so far.
+    pub(crate) fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// Appends `text` to `block` as a value: a reference to the same text defined earlier in
+    /// the block, a definition, or the text in full.
+    #[inline]
+    pub(crate) fn put(&mut self, block: &mut Vec<u8>, text: &str) {
+        let len = text.len();
+        // Offsets are kept in 32 bits; a block that long holds one huge record, cut later.
+        let far = block.len() > u32::MAX as usize / 2;
+        if !(2..=MAX_INTERNED).contains(&len) || self.count >= MAX_TEXTS || far {
+            block.push(value::STR);
+            put_str(block, text);
+            return;
+        }
+        let slot = &mut self.slots[hash(text.as_bytes()) % SLOTS];
+        if slot.generation == self.generation && slot.len as usize == len {
+            let start = slot.offset as usize;
+            if block.get(start..start + len) == Some(text.as_bytes()) {
+                block.push(value::TEXT_REF);
+                put_varint(block, u64::from(slot.number));
+                return;
+            }
+        }
+        block.push(value::TEXT_NEW);
+        put_varint(block, len as u64);
+        *slot = Slot {
+            generation: self.generation,
+            number: self.count,
+            offset: block.len() as u32,
+            len: len as u32,
+        };
+        block.extend_from_slice(text.as_bytes());
+        self.count += 1;
+    }
+}
+
+/// A quick hash of a short text: its length and its first and last eight bytes.
+#[inline]
+fn hash(bytes: &[u8]) -> usize {
+    let word = |b: &[u8]| {
+        let mut w = [0u8; 8];
+        w[..b.len()].copy_from_slice(b);
+        u64::from_le_bytes(w)
+    };
+    let n = bytes.len();
+    let head = word(&bytes[..n.min(8)]);
+    let tail = word(&bytes[n.saturating_sub(8)..]);
+    let mixed = (head ^ tail.rotate_left(29) ^ n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (mixed >> 40) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_text_is_defined_once_then_referred_to() {
+        let mut table = TextTable::new();
+        let mut block = vec![0u8; 16];
+        table.put(&mut block, "/api/v1/orders");
+        table.put(&mut block, "/api/v1/orders");
+        table.put(&mut block, "x");
+        assert_eq!(block[16], value::TEXT_NEW);
+        assert_eq!(&block[18..32], b"/api/v1/orders");
+        assert_eq!(&block[32..34], &[value::TEXT_REF, 0]);
+        assert_eq!(&block[34..], &[value::STR, 1, b'x']);
+        table.reset(0);
+        table.put(&mut block, "/api/v1/orders");
+        assert_eq!(block[37], value::TEXT_NEW, "a new block defines it again");
+    }
+
+    #[test]
+    fn texts_that_share_a_slot_are_told_apart_by_their_bytes() {
+        let mut table = TextTable::new();
+        let mut block = Vec::new();
+        // More texts than slots: some share one and push each other out.
+        let texts: Vec<String> = (0..300).map(|i| format!("text-{i}")).collect();
+        let all: Vec<&String> = texts.iter().chain(&texts).chain(&texts).collect();
+        for text in &all {
+            table.put(&mut block, text);
+        }
+        // Read back: every value is the text it was.
+        let mut defined: Vec<&[u8]> = Vec::new();
+        let mut cursor = super::super::wire::Cursor::new(&block);
+        for text in &all {
+            let got = match cursor.u8() {
+                Some(value::TEXT_NEW) => {
+                    let len = cursor.varint().unwrap() as usize;
+                    let bytes = cursor.take(len).unwrap();
+                    defined.push(bytes);
+                    bytes
+                }
+                Some(value::TEXT_REF) => defined[cursor.varint().unwrap() as usize],
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(got, text.as_bytes());
+        }
+        assert!(defined.len() < 600, "{} defined", defined.len());
+    }
+}
