@@ -27,7 +27,7 @@
 
 mod decimal;
 mod native;
-mod plain;
+pub(crate) mod plain;
 pub mod render;
 pub(crate) mod sealed;
 // The reading half of shapes is for the spool's recovery (`format::shaped`).

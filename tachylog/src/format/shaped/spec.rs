@@ -9,6 +9,8 @@
 //! only the padding rule is restated. The property test in `tests.rs` checks the result against
 //! `format!` for random numbers and specs.
 
+use crate::codec::plain::{push_fixed, PlainFloat};
+use crate::codec::TextBuf;
 use crate::error::ShapeError;
 use std::fmt::{self, Write as _};
 
@@ -360,10 +362,21 @@ where
 /// Appends a float with `r`, as `format!` would.
 pub(crate) fn float<T>(out: &mut String, value: T, r: &Resolved<'_>) -> Result<(), NoSuchTrait>
 where
-    T: fmt::Display + fmt::Debug + fmt::LowerExp + fmt::UpperExp,
+    T: fmt::Display + fmt::Debug + fmt::LowerExp + fmt::UpperExp + PlainFloat,
 {
     let start = out.len();
     let _: fmt::Result = match r.spec.ty {
+        // `{:.3}` (the usual spec of a float), by the live back end's fast path where it can
+        // decide the digits: `core::fmt` often falls back to exact big-number arithmetic
+        // there (`dragon::format_exact`, the largest part of reading a `{:.3}` in `perf`).
+        Ty::Display
+            if !r.spec.plus
+                && !r.spec.alternate
+                && r.precision
+                    .is_some_and(|p| push_fixed(value, p, &mut TextBuf::of_string(out))) =>
+        {
+            Ok(())
+        }
         Ty::Display => std_core!(out, value, r, ""),
         // Floats have no hex `Debug`: `{:x?}` is `{:?}`.
         Ty::Debug | Ty::DebugLowerHex | Ty::DebugUpperHex => std_core!(out, value, r, "?"),
