@@ -94,17 +94,24 @@ impl TextTable {
     }
 }
 
-/// A quick hash of a short text: its length and its first and last eight bytes.
+/// A quick hash of a short text (2 bytes or more): its length and its first and last eight
+/// bytes (four, or three single bytes, for shorter texts), read with whole-word loads.
 #[inline]
 fn hash(bytes: &[u8]) -> usize {
-    let word = |b: &[u8]| {
-        let mut w = [0u8; 8];
-        w[..b.len()].copy_from_slice(b);
-        u64::from_le_bytes(w)
-    };
     let n = bytes.len();
-    let head = word(&bytes[..n.min(8)]);
-    let tail = word(&bytes[n.saturating_sub(8)..]);
+    let (head, tail) = match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
+        (Some(head), Some(tail)) => (u64::from_le_bytes(*head), u64::from_le_bytes(*tail)),
+        _ => match (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+            (Some(head), Some(tail)) => (
+                u64::from(u32::from_le_bytes(*head)),
+                u64::from(u32::from_le_bytes(*tail)),
+            ),
+            _ => (
+                u64::from(bytes[0]) | u64::from(bytes[n / 2]) << 8,
+                u64::from(bytes[n - 1]),
+            ),
+        },
+    };
     let mixed = (head ^ tail.rotate_left(29) ^ n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     (mixed >> 40) as usize
 }
