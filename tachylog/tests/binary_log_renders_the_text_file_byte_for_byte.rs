@@ -279,6 +279,16 @@ fn log_text_and_binary(
     (common::read_log(&text_file), rendered)
 }
 
+/// xorshift64*: a stream of bit patterns from `state` (not zero).
+fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
 #[test]
 fn numbers_of_every_bit_pattern_read_back_as_the_text_file_wrote_them() {
     let dir = tempfile::tempdir().unwrap();
@@ -287,14 +297,8 @@ fn numbers_of_every_bit_pattern_read_back_as_the_text_file_wrote_them() {
         "n",
         |builder| builder,
         || {
-            // xorshift64*: every bit pattern of the floats (subnormals, NaNs, huge and tiny values).
-            let mut state = 0x9E37_79B9_7F4A_7C15u64;
-            let mut next = || {
-                state ^= state >> 12;
-                state ^= state << 25;
-                state ^= state >> 27;
-                state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-            };
+            // Every bit pattern of the floats (subnormals, NaNs, huge and tiny values).
+            let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
             for _ in 0..3000 {
                 let bits = next();
                 tachylog::info!(
@@ -421,13 +425,7 @@ fn values_under_every_spec_read_back_as_the_text_file_wrote_them() {
         "s",
         |builder| builder,
         || {
-            let mut state = 0x2545_F491_4F6C_DD1Du64;
-            let mut next = || {
-                state ^= state >> 12;
-                state ^= state << 25;
-                state ^= state >> 27;
-                state.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            };
+            let mut next = xorshift(0x2545_F491_4F6C_DD1D);
             for round in 0..12 {
                 // Every bit pattern, then small values (where widths and zeros show), and 0.
                 let bits = match round {

@@ -370,11 +370,16 @@ mod tests {
         let mut payload = 0i64.to_le_bytes().to_vec();
         payload.extend_from_slice(&[0x02, 0, 7, 1, b't']);
         payload.extend_from_slice(&[0x11, 0, 0, 0, 3, 1, b'a', 1, b'f', 1, 2, b'h', b'i', 0, 0]);
+        framed(VERSION, &payload)
+    }
+
+    /// `payload` as a block of format `version`: header, checksum, payload.
+    fn framed(version: u8, payload: &[u8]) -> Vec<u8> {
         let mut out = SYNC.to_vec();
-        out.extend_from_slice(&[VERSION, 0]);
+        out.extend_from_slice(&[version, 0]);
         out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-        out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-        out.extend_from_slice(&payload);
+        out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+        out.extend_from_slice(payload);
         out
     }
 
@@ -402,12 +407,7 @@ mod tests {
         put_varint(&mut payload, 0);
         payload.extend_from_slice(&[0x10, 0, 0, 0, 0]);
         payload.extend_from_slice(values);
-        let mut out = SYNC.to_vec();
-        out.extend_from_slice(&[version, 0]);
-        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-        out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-        out.extend_from_slice(&payload);
-        out
+        framed(version, &payload)
     }
 
     #[test]
