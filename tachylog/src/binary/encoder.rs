@@ -248,10 +248,11 @@ impl Encoder {
 
     /// The fast path: a call site without fields whose arguments are message values only (a
     /// `Decode::Rendered` group, as most are) has them taken straight off the record's bytes,
-    /// numbers and `bool` as their type under any spec a reader applies (`MessageValues::push`),
-    /// the rest rendered alone, without the literal text around them. `false` (then the record takes the general way): fields, a
-    /// value that failed to render, bytes that do not match the site, or a message that could
-    /// pass `max_message_bytes` (the text line would cut it).
+    /// numbers and `bool` as their type under any spec a reader applies
+    /// (`MessageValues::push`), the rest rendered alone, without the literal text around
+    /// them. `false` (then the record takes the general way): fields, a value that failed to
+    /// render, bytes that do not match the site, or a message that could pass
+    /// `max_message_bytes` (the text line would cut it).
     #[inline]
     fn take_typed(&mut self, site_message: &crate::format::pattern::SiteMessage<'_>) -> bool {
         let site = site_message.site;
