@@ -179,19 +179,19 @@ impl BlockDecoder {
                 out.level = site.level;
                 out.message.clear();
                 out.args.clear();
+                // Version 1 blocks have no text table.
+                let table = self.version >= 2;
                 for (index, literal) in site.literals.iter().enumerate() {
                     out.message.push_str(literal);
                     let start = out.message.len();
                     let spec = site.specs.as_ref().and_then(|specs| specs.get(index));
-                    let texts = (self.version >= 2).then_some(&mut self.texts);
-                    let kind = message_value(c, texts, &mut out.message, spec)?;
+                    let kind = message_value(c, &mut self.texts, table, &mut out.message, spec)?;
                     out.args.push((start..out.message.len(), kind));
                 }
                 out.message.push_str(&site.tail);
                 out.fields.clear();
                 for key in &site.keys {
                     let tag = c.u8().ok_or("malformed field")?;
-                    let table = self.version >= 2;
                     match read_text(tag, c, &mut self.texts, table).ok_or("malformed text")? {
                         Some(text) => {
                             let text = text.resolve(&self.texts).ok_or("undefined text")?;
@@ -311,17 +311,15 @@ impl SiteDef {
 
 /// A message value: its text appended to `message` (a typed value's with its placeholder's
 /// `spec`, or as `{}` writes it without one), and how it was stored.
-/// `texts`: the block's text table, `None` in a block without one (version 1).
+/// `texts` and `table` as [`read_text`] takes them.
 fn message_value(
     c: &mut Cursor<'_>,
-    texts: Option<&mut Vec<String>>,
+    texts: &mut Vec<String>,
+    table: bool,
     message: &mut String,
     spec: Option<&Spec>,
 ) -> Result<ArgKind, &'static str> {
     let tag = c.u8().ok_or("malformed value")?;
-    let table = texts.is_some();
-    let mut none = Vec::new();
-    let texts = texts.unwrap_or(&mut none);
     if let Some(text) = read_text(tag, c, texts, table).ok_or("malformed text")? {
         message.push_str(text.resolve(texts).ok_or("undefined text")?);
         return Ok(ArgKind::Text);
