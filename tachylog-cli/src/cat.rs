@@ -85,8 +85,8 @@ pub(crate) fn run(args: CatArgs) -> Result<Outcome, String> {
     let mut printer = Printer {
         renderer,
         filter,
-        out: io::BufWriter::with_capacity(1 << 20, io::stdout().lock()),
-        line: Vec::with_capacity(1024),
+        out: io::stdout().lock(),
+        pending: Vec::with_capacity(OUTPUT_BUFFER + 4096),
         damaged: false,
         progress,
     };
@@ -104,7 +104,7 @@ pub(crate) fn run(args: CatArgs) -> Result<Outcome, String> {
         })
     };
     printer.progress.erase();
-    let flushed = printer.out.flush();
+    let flushed = printer.flush();
     match result.and(flushed) {
         Ok(()) => {}
         // `tachylog cat ... | head`: the reader went away; not an error of ours.
@@ -118,12 +118,17 @@ pub(crate) fn run(args: CatArgs) -> Result<Outcome, String> {
     })
 }
 
+/// Bytes of lines gathered before they are written out.
+const OUTPUT_BUFFER: usize = 1 << 20;
+
 /// Renders, filters and writes records; reports damage.
 struct Printer<W> {
     renderer: Renderer,
     filter: Filter,
     out: W,
-    line: Vec<u8>,
+    /// Lines not written yet: each is rendered at its end, so a line is copied once, by the
+    /// write.
+    pending: Vec<u8>,
     damaged: bool,
     progress: Progress,
 }
@@ -133,12 +138,23 @@ impl<W: Write> Printer<W> {
         if !self.filter.takes(record) {
             return Ok(());
         }
-        self.line.clear();
-        self.renderer.render(record, &mut self.line);
-        if self.filter.takes_line(&self.line) {
-            self.out.write_all(&self.line)?;
+        let start = self.pending.len();
+        self.renderer.render(record, &mut self.pending);
+        if !self.filter.takes_line(&self.pending[start..]) {
+            self.pending.truncate(start);
+        }
+        if self.pending.len() >= OUTPUT_BUFFER {
+            self.out.write_all(&self.pending)?;
+            self.pending.clear();
         }
         Ok(())
+    }
+
+    /// Writes out the lines gathered so far.
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.write_all(&self.pending)?;
+        self.pending.clear();
+        self.out.flush()
     }
 
     /// Reports a reading error on standard error; an I/O error ends the command.
@@ -187,7 +203,7 @@ fn follow<W: Write>(file: &Path, printer: &mut Printer<W>) -> io::Result<()> {
                 Err(e) => printer.error(file, e)?,
             }
         }
-        printer.out.flush()
+        printer.flush()
     };
     loop {
         drain(&mut reader, printer)?;

@@ -289,6 +289,45 @@ fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
     }
 }
 
+/// Each block numbers its call sites from 0 in the order it meets them, so one number names
+/// another site in the next block. A reader lays out each site's line once: every line must
+/// still be its own site's (level, file, line), and a text value that needs escaping must be
+/// escaped in a site whose own text needs none.
+#[test]
+fn sites_renumbered_by_each_block_read_back_as_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let (text, rendered) = log_text_and_binary(
+        dir.path(),
+        "sites",
+        |builder| builder,
+        || {
+            for block in 0..9u64 {
+                // Each block meets the sites in another order.
+                let orders = [
+                    [0, 1, 2],
+                    [2, 1, 0],
+                    [1, 2, 0],
+                    [0, 2, 1],
+                    [2, 0, 1],
+                    [1, 0, 2],
+                ];
+                for site in orders[block as usize % 6] {
+                    match site {
+                        0 => tachylog::info!("first site {} {:.3}", block, block as f64 / 7.0),
+                        1 => tachylog::warn!("second site {}", "line\nbreak"),
+                        _ => tachylog::error!("third site \u{7f} {}", block),
+                    }
+                }
+                // The next records go to a new block, with its own table of sites.
+                tachylog::flush();
+            }
+        },
+    );
+    assert_eq!(text.lines().count(), 27, "{text}");
+    assert!(text.contains("second site line\\nbreak"), "{text}");
+    assert_eq!(rendered, text);
+}
+
 #[test]
 fn numbers_of_every_bit_pattern_read_back_as_the_text_file_wrote_them() {
     let dir = tempfile::tempdir().unwrap();

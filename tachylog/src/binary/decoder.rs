@@ -8,11 +8,13 @@ use super::wire::{unzigzag, Cursor};
 use super::{flag, tag, value};
 use crate::codec::{TextBuf, Typed};
 use crate::fields::{FieldValue, Fields};
+use crate::format::escape::may_need_escape;
 use crate::format::shaped::{self, Spec};
 use crate::queue::registry::ThreadInfo;
 use crate::record::TraceContext;
 use crate::Level;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// A call site's static parts, as a block defines them.
@@ -27,9 +29,16 @@ pub(crate) struct SiteDef {
     pub(crate) tail: String,
     pub(crate) keys: Vec<String>,
     /// The placeholders' specs, from `format`, applied to typed values: in a block of format
-    /// version 2 or later, when `format` splits into `literals.len()` placeholders. Otherwise
-    /// a typed value is written as `{}` writes it.
-    pub(crate) specs: Option<Vec<Spec>>,
+    /// version 2 or later, when `format` splits into `literals.len()` placeholders, one per
+    /// placeholder. A typed value without one, or whose spec is `{}`'s (`None`), is written as
+    /// `{}` writes it.
+    pub(crate) specs: Vec<Option<Spec>>,
+    /// Neither the format string nor the message text around the values holds a byte that a
+    /// text line escapes: a message of typed values only needs no scan.
+    pub(crate) clean: bool,
+    /// Unique to this definition in the process, unlike its address, which a later block's
+    /// site may reuse: what a renderer's per-site caches are keyed by.
+    pub(crate) serial: u64,
 }
 
 /// One record read back, with reusable buffers: see [`crate::read::Record`].
@@ -148,7 +157,12 @@ impl BlockDecoder {
                 }
                 let mut site = SiteDef::read(c).ok_or("malformed call site")?;
                 if self.version >= 2 {
-                    site.specs = shaped::site_specs(&site.format, site.literals.len());
+                    let specs = shaped::site_specs(&site.format, site.literals.len());
+                    site.specs = specs
+                        .into_iter()
+                        .flatten()
+                        .map(|spec| (!spec.is_plain()).then_some(spec))
+                        .collect();
                 }
                 self.sites.push(Arc::new(site));
                 Ok(false)
@@ -184,7 +198,7 @@ impl BlockDecoder {
                 for (index, literal) in site.literals.iter().enumerate() {
                     out.message.push_str(literal);
                     let start = out.message.len();
-                    let spec = site.specs.as_ref().and_then(|specs| specs.get(index));
+                    let spec = site.specs.get(index).and_then(Option::as_ref);
                     let kind = message_value(c, &mut self.texts, table, &mut out.message, spec)?;
                     out.args.push((start..out.message.len(), kind));
                 }
@@ -295,16 +309,28 @@ impl SiteDef {
             // input ends, without a reservation of that size.
             (0..from.number()?).map(|_| from.text()).collect()
         }
+        let level = Level::from_u8(from.byte()?)?;
+        let (target, file, line) = (from.text()?, from.text()?, from.number()?);
+        let (format, literals, tail) = (from.text()?, texts(from)?, from.text()?);
+        let clean = ![&format, &tail]
+            .into_iter()
+            .chain(&literals)
+            .any(|text| may_need_escape(text.as_bytes()));
         Some(SiteDef {
-            level: Level::from_u8(from.byte()?)?,
-            target: from.text()?,
-            file: from.text()?,
-            line: from.number()?,
-            format: from.text()?,
-            literals: texts(from)?,
-            tail: from.text()?,
+            level,
+            target,
+            file,
+            line,
+            format,
+            literals,
+            tail,
             keys: texts(from)?,
-            specs: None,
+            specs: Vec::new(),
+            clean,
+            serial: {
+                static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
+                NEXT_SERIAL.fetch_add(1, Ordering::Relaxed)
+            },
         })
     }
 }
@@ -320,16 +346,19 @@ fn message_value(
     spec: Option<&Spec>,
 ) -> Result<ArgKind, &'static str> {
     let tag = c.u8().ok_or("malformed value")?;
-    if let Some(text) = read_text(tag, c, texts, table).ok_or("malformed text")? {
-        message.push_str(text.resolve(texts).ok_or("undefined text")?);
-        return Ok(ArgKind::Text);
+    // Numbers first: they are most values, and no text tag is tried on them.
+    if let Some(typed) = typed_value(tag, c) {
+        match spec {
+            Some(spec) => shaped::render_typed(message, typed, spec)?,
+            None => typed.render(&mut TextBuf::of_string(message)),
+        }
+        return Ok(ArgKind::Typed(typed));
     }
-    let typed = typed_value(tag, c).ok_or("malformed value")?;
-    match spec {
-        Some(spec) if !spec.is_plain() => shaped::render_typed(message, typed, spec)?,
-        _ => typed.render(&mut TextBuf::of_string(message)),
-    }
-    Ok(ArgKind::Typed(typed))
+    let text = read_text(tag, c, texts, table)
+        .ok_or("malformed text")?
+        .ok_or("malformed value")?;
+    message.push_str(text.resolve(texts).ok_or("undefined text")?);
+    Ok(ArgKind::Text)
 }
 
 /// A number's or `bool`'s payload, after its `tag`.

@@ -221,29 +221,51 @@ impl LineFormatter {
                 Segment::Level => out.extend_from_slice(record.level.padded().as_bytes()),
                 Segment::Thread(run) => run.write(record, escape, out),
                 Segment::Site(run) => run.write(record, escape, out),
-                Segment::Message => {
-                    if record.backtrace {
-                        out.extend_from_slice(b"[backtrace] ");
-                    }
-                    if record.recovered {
-                        out.extend_from_slice(b"[recovered] ");
-                    }
-                    if super::fields::write_span_path(fields, out) {
-                        out.extend_from_slice(b": ");
-                    }
-                    let _ = EscapingWriter {
-                        out: &mut *out,
-                        escape,
-                    }
-                    .write_str(message);
-                    super::fields::write_pairs(fields, out);
-                    if let Some(trace) = &record.trace {
-                        crate::record::write_trace_pairs(trace, out);
-                    }
-                }
+                Segment::Message => write_message(record, message, fields, escape, out),
             }
         }
         out.push(b'\n');
+    }
+
+    /// [`LineFormatter::format`] without colour for a record read back from a binary log whose
+    /// call site, as the reader defined it, has the serial number `site`: the line's constant
+    /// parts are laid out once per (thread, site), as the back end lays out its own call-site
+    /// records' lines ([`super::site_lines`]). The serial is never reused, so a plan cannot
+    /// outlive the site it was laid out for. With `clean`, the message is known to need no
+    /// escaping, and is not scanned.
+    pub(crate) fn format_read_site(
+        &mut self,
+        record: &RecordView<'_>,
+        (site, clean): (u64, bool),
+        message: &str,
+        fields: &Fields,
+        out: &mut Vec<u8>,
+    ) {
+        out.reserve(128 + message.len());
+        let escape = self.escape;
+        // A serial wider than `usize` (a 32-bit reader past 2^32 sites defined) wraps; the
+        // plan it could meet was dropped long before (the cache holds at most 16,384).
+        let plan = self
+            .site_lines
+            .plan(&mut self.segments, record, site as usize, escape);
+        let message_escape = escape && !clean;
+        if let Some(layout) = plan.time_then_message() {
+            if !layout.before.is_empty() {
+                append_bytes(out, layout.before);
+            }
+            self.time.write(record.unix_nanos, out);
+            append_bytes(out, layout.between);
+            write_message(record, message, fields, message_escape, out);
+            append_bytes(out, layout.after);
+        } else {
+            for (step, text) in plan.steps() {
+                match step {
+                    Step::Text { .. } => append_bytes(out, text),
+                    Step::Time => self.time.write(record.unix_nanos, out),
+                    Step::Message => write_message(record, message, fields, message_escape, out),
+                }
+            }
+        }
     }
 
     /// Appends the text line of a call-site record, newline included: the same bytes as
@@ -341,6 +363,36 @@ impl LineFormatter {
     ) {
         let shape = shape.unwrap_or(&self.default_logfmt);
         super::logfmt::write_record(record, message, fields, shape, &mut self.time, out);
+    }
+}
+
+/// The message part of a text line whose message is already rendered: the backtrace and
+/// recovery marks, the span path, the message (escaped), its fields as pairs, its trace ids.
+#[inline]
+fn write_message(
+    record: &RecordView<'_>,
+    message: &str,
+    fields: &Fields,
+    escape: bool,
+    out: &mut Vec<u8>,
+) {
+    if record.backtrace {
+        out.extend_from_slice(b"[backtrace] ");
+    }
+    if record.recovered {
+        out.extend_from_slice(b"[recovered] ");
+    }
+    if super::fields::write_span_path(fields, out) {
+        out.extend_from_slice(b": ");
+    }
+    let _ = EscapingWriter {
+        out: &mut *out,
+        escape,
+    }
+    .write_str(message);
+    super::fields::write_pairs(fields, out);
+    if let Some(trace) = &record.trace {
+        crate::record::write_trace_pairs(trace, out);
     }
 }
 

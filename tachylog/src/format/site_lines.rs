@@ -15,7 +15,9 @@
 //! is never reused, so the common case (a run of records from one thread and site) compares
 //! two integers and no name.
 //!
-//! Back end only.
+//! The back end keys its plans by the call site's address; a reader of the binary log
+//! ([`crate::read::Renderer`]) by the serial number of the site as a block defined it, since
+//! the address of a block's site may be reused by a later block's.
 
 use super::segments::{self, AddressHasher, Segment};
 use super::view::{Message, RecordView};

@@ -263,9 +263,24 @@ impl Renderer {
     ) {
         let view = view_of(r);
         match self.kind {
-            Kind::Text => self
-                .formatter
-                .format(&view, &r.message, &r.fields, false, out),
+            Kind::Text => match &r.site {
+                Some(site) => {
+                    // Numbers between clean literals need no escaping; only texts are scanned.
+                    let clean = site.clean
+                        && r.args.iter().all(|(range, kind)| match kind {
+                            ArgKind::Typed(_) => true,
+                            ArgKind::Text => r.message.get(range.clone()).is_some_and(|text| {
+                                !crate::format::escape::may_need_escape(text.as_bytes())
+                            }),
+                        });
+                    let site = (site.serial, clean);
+                    self.formatter
+                        .format_read_site(&view, site, &r.message, &r.fields, out)
+                }
+                None => self
+                    .formatter
+                    .format(&view, &r.message, &r.fields, false, out),
+            },
             Kind::Json => self
                 .formatter
                 .format_json(&view, &r.message, &r.fields, None, out),
