@@ -6,7 +6,7 @@ use super::escape::EscapingWriter;
 use super::line_shape::{CompiledShape, LineShape};
 use super::message::Problem;
 use super::segments::Segment;
-use super::site_lines::Step;
+use super::site_lines::{LinePlan, Step};
 use super::time::TimeCache;
 pub(crate) use super::view::{Message, RecordView, SiteMessage};
 use crate::codec::render::RenderError;
@@ -249,23 +249,9 @@ impl LineFormatter {
             .site_lines
             .plan(&mut self.segments, record, site as usize, escape);
         let message_escape = escape && !clean;
-        if let Some(layout) = plan.time_then_message() {
-            if !layout.before.is_empty() {
-                append_bytes(out, layout.before);
-            }
-            self.time.write(record.unix_nanos, out);
-            append_bytes(out, layout.between);
-            write_message(record, message, fields, message_escape, out);
-            append_bytes(out, layout.after);
-        } else {
-            for (step, text) in plan.steps() {
-                match step {
-                    Step::Text { .. } => append_bytes(out, text),
-                    Step::Time => self.time.write(record.unix_nanos, out),
-                    Step::Message => write_message(record, message, fields, message_escape, out),
-                }
-            }
-        }
+        write_planned(plan, &mut self.time, record.unix_nanos, out, |out| {
+            write_message(record, message, fields, message_escape, out)
+        });
     }
 
     /// Appends the text line of a call-site record, newline included: the same bytes as
@@ -301,40 +287,10 @@ impl LineFormatter {
                     ..
                 }
             );
-        // The plan's text ends with the line's newline.
-        if let Some(layout) = plan.time_then_message() {
-            // Empty in the default pattern, which starts with the date-time: the copy's length
-            // checks cost 14 instructions per record.
-            if !layout.before.is_empty() {
-                append_bytes(out, layout.before);
-            }
-            self.time.write(record.unix_nanos, out);
-            append_bytes(out, layout.between);
-            write_site_message(
-                record,
-                site_message,
-                fields,
-                message,
-                (escape, clean, max_message),
-                out,
-            );
-            append_bytes(out, layout.after);
-        } else {
-            for (step, text) in plan.steps() {
-                match step {
-                    Step::Text { .. } => append_bytes(out, text),
-                    Step::Time => self.time.write(record.unix_nanos, out),
-                    Step::Message => write_site_message(
-                        record,
-                        site_message,
-                        fields,
-                        message,
-                        (escape, clean, max_message),
-                        out,
-                    ),
-                }
-            }
-        }
+        write_planned(plan, &mut self.time, record.unix_nanos, out, |out| {
+            let settings = (escape, clean, max_message);
+            write_site_message(record, site_message, fields, message, settings, out)
+        });
     }
 
     /// Appends the record as one JSON object and a newline (see [`super::json`]), in `shape`
@@ -363,6 +319,38 @@ impl LineFormatter {
     ) {
         let shape = shape.unwrap_or(&self.default_logfmt);
         super::logfmt::write_record(record, message, fields, shape, &mut self.time, out);
+    }
+}
+
+/// Appends a line laid out by its `plan`: the plan's constant text, the date-time of
+/// `unix_nanos`, and what `message` appends.
+#[inline(always)]
+fn write_planned(
+    plan: &LinePlan,
+    time: &mut TimeCache,
+    unix_nanos: i64,
+    out: &mut Vec<u8>,
+    mut message: impl FnMut(&mut Vec<u8>),
+) {
+    // The plan's text ends with the line's newline.
+    if let Some(layout) = plan.time_then_message() {
+        // Empty in the default pattern, which starts with the date-time: the copy's length
+        // checks cost 14 instructions per record.
+        if !layout.before.is_empty() {
+            append_bytes(out, layout.before);
+        }
+        time.write(unix_nanos, out);
+        append_bytes(out, layout.between);
+        message(out);
+        append_bytes(out, layout.after);
+    } else {
+        for (step, text) in plan.steps() {
+            match step {
+                Step::Text { .. } => append_bytes(out, text),
+                Step::Time => time.write(unix_nanos, out),
+                Step::Message => message(out),
+            }
+        }
     }
 }
 
