@@ -552,6 +552,11 @@ impl MessageValues {
 pub type EncodeFn =
     fn(&mut Decoder<'_>, &'static [Placeholder], &mut MessageValues) -> Result<(), RenderError>;
 
+/// Takes one message value off the decoder into [`MessageValues`], as [`EncodeFn`] takes a
+/// group's: the binary log's writer, for a value read one by one (a site with fields, counts or
+/// more than eight arguments).
+pub type TakeFn = fn(&mut Decoder<'_>, &Placeholder, &mut MessageValues) -> Result<(), RenderError>;
+
 /// A width or precision.
 #[derive(Debug, Clone, Copy)]
 pub enum Count {
@@ -582,8 +587,9 @@ impl Count {
 pub enum Decode {
     /// A width or precision argument (`usize`), read by the placeholder it belongs to.
     Count,
-    /// The value of the site's next placeholder, appended by this renderer.
-    Message(RenderFn),
+    /// The value of the site's next placeholder: appended by the renderer, or taken for the
+    /// binary log by the [`TakeFn`] (typed where its trait and spec allow).
+    Message(RenderFn, TakeFn),
     /// The value of the site's next field, recorded by this function.
     Field(PushFn),
     /// Arguments grouped together (the macro nests long lists by eight).
@@ -628,7 +634,7 @@ impl Decode {
     pub const fn group(items: &'static [Decode]) -> Decode {
         let mut i = 0;
         while i < items.len() {
-            if !matches!(items[i], Decode::Message(_)) {
+            if !matches!(items[i], Decode::Message(..)) {
                 return Decode::List(items);
             }
             i += 1;

@@ -84,6 +84,9 @@ fn log_everything() {
         big = u128::MAX, order = %OrderId(9), dbg = ?Some(1), nothing = None::<u8>, grade = 'A';
         "with fields {}", 1);
     tachylog::info!(only = 1u8; "fields and no placeholder");
+    tachylog::warn!(table = "orders", rows = 12u64;
+        "slow query {} took {:.3} ms on [{:>6}] {:x} {:?}", 17u64, 2.0 / 3.0, "db1", 255u8, 'q');
+    tachylog::warn!(n = 2u8; "count {:>4$} {:.*} {}", 7u64, 2, 0.5f64, -1i64, 6);
     tachylog::info!("panics {}", common::Panics);
     tachylog::info!("fails {}", common::Fails);
     tachylog::info!("long {}", "x".repeat(300));
@@ -208,10 +211,11 @@ fn text_json_and_logfmt_lines_rendered_from_the_binary_log_match_the_files() {
         Some(FieldValue::Str("0012")),
         "text stays text"
     );
-    // A site with a count argument (`{:.*}`) keeps its values as their text.
+    // A value whose precision is an argument (`{:.*}`) is kept as its text; the site's other
+    // values stay typed, as the values of a site with fields do.
     let width = find("width ");
-    assert_eq!(width.arg(1), Some(FieldValue::Str("5     ")));
-    assert_eq!(width.arg(6), Some(FieldValue::Str("1.50")));
+    assert_eq!(width.arg(1), Some(FieldValue::U64(5)), "{{:<6}}");
+    assert_eq!(width.arg(6), Some(FieldValue::Str("1.50")), "{{:.*}}");
     let with_fields = Reader::open(file("app.tlog"))
         .unwrap()
         .map(Result::unwrap)
@@ -229,6 +233,28 @@ fn text_json_and_logfmt_lines_rendered_from_the_binary_log_match_the_files() {
         with_fields.fields().get("big"),
         Some(FieldValue::U128(u128::MAX))
     );
+
+    // A site with fields keeps its message values typed under any spec as well, text where
+    // the type has no typed form; its fields stay typed beside them.
+    let slow = find("slow query ");
+    assert_eq!(
+        slow.message(),
+        "slow query 17 took 0.667 ms on [   db1] ff 'q'"
+    );
+    assert_eq!(slow.arg(0), Some(FieldValue::U64(17)));
+    assert_eq!(slow.arg(1), Some(FieldValue::F64(2.0 / 3.0)), "{{:.3}}");
+    assert_eq!(
+        slow.arg(2),
+        Some(FieldValue::Str("   db1")),
+        "{{:>6}} of a str"
+    );
+    assert_eq!(slow.arg(3), Some(FieldValue::U64(255)), "{{:x}}");
+    assert_eq!(slow.fields().get("rows"), Some(FieldValue::U64(12)));
+    assert_eq!(slow.fields().get("table"), Some(FieldValue::Str("orders")));
+    // Counts (`{:>4$}`, `{:.*}`) travel before their values: the walk reads them in place.
+    let counts = find("count ");
+    assert_eq!(counts.message(), "count      7 0.50 -1");
+    assert_eq!(counts.arg(2), Some(FieldValue::I64(-1)));
 
     // Smaller than the text: a quarter of it at most for records like the first.
     let binary = std::fs::metadata(file("app.tlog")).unwrap().len();
@@ -395,64 +421,76 @@ fn backtrace_records_keep_their_mark_and_their_earlier_times() {
     assert_eq!(backtrace, 2);
 }
 
+/// One `info!` of `$value` and `$name`, from a call site with a field when `$fields` (whose
+/// values the binary log takes one by one) or from one without.
+macro_rules! logged {
+    ($fields:expr, $format:literal, $value:expr, $name:expr) => {
+        if $fields {
+            tachylog::info!(with = "field"; $format, $value, $name)
+        } else {
+            tachylog::info!($format, $value, $name)
+        }
+    };
+}
+
 /// Logs `$value` once under each spec of `std`'s grammar that its type takes, beside its type's
-/// name (the record's second value).
+/// name (the record's second value), from call sites with a field when `$fields`.
 macro_rules! under_int_specs {
-    ($value:expr, $name:expr) => {{
-        let (v, name) = ($value, $name);
-        tachylog::info!("{} {}", v, name);
-        tachylog::info!("{:?} {}", v, name);
-        tachylog::info!("{:#?} {}", v, name);
-        tachylog::info!("{:>12} {}", v, name);
-        tachylog::info!("{:<9} {}", v, name);
-        tachylog::info!("{:^11} {}", v, name);
-        tachylog::info!("{:*^+11} {}", v, name);
-        tachylog::info!("{:✓>14} {}", v, name);
-        tachylog::info!("{:+} {}", v, name);
-        tachylog::info!("{:-} {}", v, name);
-        tachylog::info!("{:08} {}", v, name);
-        tachylog::info!("{:+06} {}", v, name);
-        tachylog::info!("{:<08} {}", v, name);
-        tachylog::info!("{:x} {}", v, name);
-        tachylog::info!("{:#x} {}", v, name);
-        tachylog::info!("{:#012X} {}", v, name);
-        tachylog::info!("{:x?} {}", v, name);
-        tachylog::info!("{:#X?} {}", v, name);
-        tachylog::info!("{:o} {}", v, name);
-        tachylog::info!("{:#o} {}", v, name);
-        tachylog::info!("{:b} {}", v, name);
-        tachylog::info!("{:#b} {}", v, name);
-        tachylog::info!("{:e} {}", v, name);
-        tachylog::info!("{:E} {}", v, name);
-        tachylog::info!("{:.2e} {}", v, name);
-        tachylog::info!("{:>+14.3E} {}", v, name);
+    ($value:expr, $name:expr, $fields:expr) => {{
+        let (v, name, fields) = ($value, $name, $fields);
+        logged!(fields, "{} {}", v, name);
+        logged!(fields, "{:?} {}", v, name);
+        logged!(fields, "{:#?} {}", v, name);
+        logged!(fields, "{:>12} {}", v, name);
+        logged!(fields, "{:<9} {}", v, name);
+        logged!(fields, "{:^11} {}", v, name);
+        logged!(fields, "{:*^+11} {}", v, name);
+        logged!(fields, "{:✓>14} {}", v, name);
+        logged!(fields, "{:+} {}", v, name);
+        logged!(fields, "{:-} {}", v, name);
+        logged!(fields, "{:08} {}", v, name);
+        logged!(fields, "{:+06} {}", v, name);
+        logged!(fields, "{:<08} {}", v, name);
+        logged!(fields, "{:x} {}", v, name);
+        logged!(fields, "{:#x} {}", v, name);
+        logged!(fields, "{:#012X} {}", v, name);
+        logged!(fields, "{:x?} {}", v, name);
+        logged!(fields, "{:#X?} {}", v, name);
+        logged!(fields, "{:o} {}", v, name);
+        logged!(fields, "{:#o} {}", v, name);
+        logged!(fields, "{:b} {}", v, name);
+        logged!(fields, "{:#b} {}", v, name);
+        logged!(fields, "{:e} {}", v, name);
+        logged!(fields, "{:E} {}", v, name);
+        logged!(fields, "{:.2e} {}", v, name);
+        logged!(fields, "{:>+14.3E} {}", v, name);
     }};
 }
 
 /// As [`under_int_specs`], for floats.
 macro_rules! under_float_specs {
-    ($value:expr, $name:expr) => {{
-        let (v, name) = ($value, $name);
-        tachylog::info!("{} {}", v, name);
-        tachylog::info!("{:?} {}", v, name);
-        tachylog::info!("{:#?} {}", v, name);
-        tachylog::info!("{:.0} {}", v, name);
-        tachylog::info!("{:.3} {}", v, name);
-        tachylog::info!("{:.17} {}", v, name);
-        tachylog::info!("{:.3?} {}", v, name);
-        tachylog::info!("{:>10.2} {}", v, name);
-        tachylog::info!("{:_<12.1} {}", v, name);
-        tachylog::info!("{:^9} {}", v, name);
-        tachylog::info!("{:+} {}", v, name);
-        tachylog::info!("{:+.4} {}", v, name);
-        tachylog::info!("{:010.3} {}", v, name);
-        tachylog::info!("{:+012?} {}", v, name);
-        tachylog::info!("{:e} {}", v, name);
-        tachylog::info!("{:E} {}", v, name);
-        tachylog::info!("{:.3e} {}", v, name);
-        tachylog::info!("{:>+16.2E} {}", v, name);
-        tachylog::info!("{:x?} {}", v, name);
-        tachylog::info!("{:#} {}", v, name);
+    ($value:expr, $name:expr, $fields:expr) => {{
+        let (v, name, fields) = ($value, $name, $fields);
+        logged!(fields, "{} {}", v, name);
+        logged!(fields, "{:?} {}", v, name);
+        logged!(fields, "{:#?} {}", v, name);
+        logged!(fields, "{:.0} {}", v, name);
+        logged!(fields, "{:.3} {}", v, name);
+        logged!(fields, "{:.17} {}", v, name);
+        logged!(fields, "{:.3?} {}", v, name);
+        logged!(fields, "{:>10.2} {}", v, name);
+        logged!(fields, "{:_<12.1} {}", v, name);
+        logged!(fields, "{:^9} {}", v, name);
+        logged!(fields, "{:+} {}", v, name);
+        logged!(fields, "{:+.4} {}", v, name);
+        logged!(fields, "{:010.3} {}", v, name);
+        logged!(fields, "{:+012?} {}", v, name);
+        logged!(fields, "{:e} {}", v, name);
+        logged!(fields, "{:E} {}", v, name);
+        logged!(fields, "{:.3e} {}", v, name);
+        logged!(fields, "{:>+16.2E} {}", v, name);
+        logged!(fields, "{:x?} {}", v, name);
+        logged!(fields, "{:#} {}", v, name);
     }};
 }
 
@@ -466,6 +504,8 @@ fn values_under_every_spec_read_back_as_the_text_file_wrote_them() {
         || {
             let mut next = xorshift(0x2545_F491_4F6C_DD1D);
             for round in 0..12 {
+                // Every other round from call sites with a field.
+                let fields = round % 4 >= 2;
                 // Every bit pattern, then small values (where widths and zeros show), and 0.
                 let bits = match round {
                     0 => 0,
@@ -474,25 +514,25 @@ fn values_under_every_spec_read_back_as_the_text_file_wrote_them() {
                     _ => next() % 2000,
                 };
                 let wide = (bits as u128) << 64 | next() as u128;
-                under_int_specs!(bits as u8, "u8");
-                under_int_specs!(bits as i8, "i8");
-                under_int_specs!(bits as i16, "i16");
-                under_int_specs!(bits as i32, "i32");
-                under_int_specs!(bits as u32, "u32");
-                under_int_specs!(bits as i64, "i64");
-                under_int_specs!(bits, "u64");
-                under_int_specs!(bits as isize, "isize");
-                under_int_specs!(wide, "u128");
-                under_int_specs!(wide as i128, "i128");
+                under_int_specs!(bits as u8, "u8", fields);
+                under_int_specs!(bits as i8, "i8", fields);
+                under_int_specs!(bits as i16, "i16", fields);
+                under_int_specs!(bits as i32, "i32", fields);
+                under_int_specs!(bits as u32, "u32", fields);
+                under_int_specs!(bits as i64, "i64", fields);
+                under_int_specs!(bits, "u64", fields);
+                under_int_specs!(bits as isize, "isize", fields);
+                under_int_specs!(wide, "u128", fields);
+                under_int_specs!(wide as i128, "i128", fields);
                 let float = match round {
                     0 => 0.0,
                     1 => f64::NAN,
                     r if r % 2 == 0 => f64::from_bits(bits),
                     _ => bits as f64 / 64.0 - 10.0,
                 };
-                under_float_specs!(float, "f64");
-                under_float_specs!(float as f32, "f32");
-                under_float_specs!(f32::from_bits(bits as u32), "f32");
+                under_float_specs!(float, "f64", fields);
+                under_float_specs!(float as f32, "f32", fields);
+                under_float_specs!(f32::from_bits(bits as u32), "f32", fields);
                 tachylog::info!(
                     "{:>6} {:<7?} {:^8} {:.2} {}",
                     bits & 1 == 1,
@@ -513,7 +553,7 @@ fn values_under_every_spec_read_back_as_the_text_file_wrote_them() {
     // Every number is kept typed but a negative integer of at most 64 bits under a trait other
     // than `Display`, whose radix digits depend on its width, and under `{:-}`, a flag that
     // `std` accepts and ignores, and the reader's spec does not keep.
-    let mut typed = 0;
+    let (mut typed, mut typed_with_field) = (0, 0);
     for record in Reader::open(dir.path().join("s.tlog")).unwrap() {
         let record = record.unwrap();
         let format = record.format().unwrap();
@@ -534,9 +574,11 @@ fn values_under_every_spec_read_back_as_the_text_file_wrote_them() {
                     );
                     assert_ne!(name, "i128");
                 }
+                _ if record.fields().get("with").is_some() => typed_with_field += 1,
                 _ => typed += 1,
             }
         }
     }
-    assert!(typed > 3000, "{typed}");
+    assert!(typed > 1500, "{typed}");
+    assert!(typed_with_field > 1500, "{typed_with_field}");
 }

@@ -8,7 +8,8 @@ use super::wire::{put_str, put_varint, zigzag};
 use super::{flag, tag, value, BLOCK_TARGET, HEADER, MAX_PAYLOAD, SYNC, VERSION};
 use crate::codec::{Decoder, TextBuf, Typed};
 use crate::fields::{FieldValue, Fields};
-use crate::format::pattern::{render_message, render_site_values, Message, RecordView};
+use crate::format::message::take_located;
+use crate::format::pattern::{render_message, Message, RecordView};
 use crate::format::shaped::{self, Spec};
 use crate::format::AddressHasher;
 use crate::queue::registry::ThreadInfo;
@@ -17,7 +18,6 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::hash::BuildHasherDefault;
 use std::mem::MaybeUninit;
-use std::ops::Range;
 use std::sync::Arc;
 
 /// Tables keyed by addresses and serial numbers: one multiply, not SipHash, per look-up.
@@ -50,13 +50,6 @@ impl ReaderSpecs {
             typed_ok,
         }
     }
-
-    /// Whether the reader writes a typed value under placeholder `index` as `{}` does.
-    fn plain(&self, index: usize) -> bool {
-        self.specs
-            .as_ref()
-            .is_none_or(|specs| specs.get(index).is_some_and(Spec::is_plain))
-    }
 }
 
 /// Encodes records into blocks.
@@ -77,7 +70,6 @@ pub(crate) struct Encoder {
     /// Bytes of formatted message kept, as the text line keeps them.
     max_message: usize,
     message: String,
-    values: Vec<Range<usize>>,
     fields: Fields,
     /// A call site's values taken straight off the record's bytes (the fast path).
     typed: MessageValues,
@@ -102,7 +94,6 @@ impl Encoder {
             last_nanos: 0,
             max_message,
             message: String::new(),
-            values: Vec::new(),
             fields: Fields::new(),
             typed: MessageValues::default(),
             texts: TextTable::new(),
@@ -155,85 +146,34 @@ impl Encoder {
         if record.recovered {
             flags |= flag::RECOVERED;
         }
-        if let Message::Site(site_message) = &record.message {
-            if self.take_typed(site_message) {
-                let site = self.site_ref(site_message.site);
-                let out = &mut self.block;
-                let texts = &mut self.texts;
-                let items = &self.typed.items;
-                let trace = record.trace.as_ref();
-                // The head and the typed values up to the first text, in one go.
-                let mut next = 0;
-                append_with(out, MAX_HEAD + MAX_TYPED * items.len(), |w| {
-                    w.site_record_head(site, delta, thread, flags, trace);
-                    while let Some(MessageValue::Typed(typed)) = items.get(next) {
-                        w.typed(*typed);
-                        next += 1;
-                    }
-                });
-                for item in &items[next..] {
-                    match item {
-                        MessageValue::Typed(typed) => {
-                            append_with(out, MAX_TYPED, |w| w.typed(*typed))
-                        }
-                        MessageValue::Text(range) => {
-                            texts.put(out, self.typed.text.get(range.clone()).unwrap_or(""))
-                        }
-                    }
-                }
-                return self.block.len() >= HEADER + BLOCK_TARGET;
-            }
-        }
-        let site_record = match &record.message {
-            Message::Site(site_message) => {
-                self.load_specs(site_message.site);
-                render_site_values(
-                    site_message,
-                    &mut self.fields,
-                    self.max_message,
-                    &mut self.message,
-                    &mut self.values,
-                ) && !self.fields.has_spans()
-                    && self.fields.iter().count() == site_message.site.fields.len()
-                    && self.values.len() == site_message.site.message.len()
+        let record_start = self.block.len();
+        let texts_at_start = self.texts.count();
+        let typed = match &record.message {
+            Message::Site(site_message) if self.take_typed(site_message) => {
+                self.typed_record(site_message.site, delta, thread, flags, record);
+                true
             }
             other => {
                 render_message(other, &mut self.message, &mut self.fields, self.max_message);
+                self.text_record(record, delta, thread, flags);
                 false
             }
         };
-        let site = match &record.message {
-            Message::Site(site_message) if site_record => Some(self.site_ref(site_message.site)),
-            _ => None,
-        };
-        let record_start = self.block.len();
-        let texts_at_start = self.texts.count();
-        match site {
-            Some(site) => {
-                let out = &mut self.block;
-                let texts = &mut self.texts;
-                append_with(out, MAX_HEAD, |w| {
-                    w.site_record_head(site, delta, thread, flags, record.trace.as_ref())
-                });
-                for (index, range) in self.values.iter().enumerate() {
-                    let text = self.message.get(range.clone()).unwrap_or("");
-                    put_message_value(out, texts, text, self.specs.plain(index));
-                }
-                for field in self.fields.iter() {
-                    match field.value {
-                        FieldValue::Str(text) => texts.put(out, text),
-                        other => put_value(out, other),
-                    }
-                }
-            }
-            None => self.text_record(record, delta, thread, flags),
-        }
         if self.block.len() - HEADER > MAX_PAYLOAD {
             // One record larger than a reader takes (a message or field of hundreds of MiB
             // with no `max_message_bytes`): its message cut, its fields left out.
             self.block.truncate(record_start);
             self.texts.reset(texts_at_start);
-            let mut keep = MAX_PAYLOAD / 2;
+            if typed {
+                let message = &record.message;
+                render_message(
+                    message,
+                    &mut self.message,
+                    &mut self.fields,
+                    self.max_message,
+                );
+            }
+            let mut keep = (MAX_PAYLOAD / 2).min(self.message.len());
             while !self.message.is_char_boundary(keep) {
                 keep -= 1;
             }
@@ -246,30 +186,79 @@ impl Encoder {
         self.block.len() >= HEADER + BLOCK_TARGET
     }
 
-    /// The fast path: a call site without fields whose arguments are message values only (a
-    /// `Decode::Rendered` group, as most are) has them taken straight off the record's bytes,
-    /// numbers and `bool` as their type under any spec a reader applies
+    /// A call-site record whose values [`Encoder::take_typed`] took: its head, the values
+    /// (typed, or text through the block's table), then its fields.
+    #[inline(always)]
+    fn typed_record(
+        &mut self,
+        site: &'static Site,
+        delta: u64,
+        thread: u32,
+        flags: u8,
+        record: &RecordView<'_>,
+    ) {
+        let has_fields = !site.fields.is_empty();
+        let site = self.site_ref(site);
+        let out = &mut self.block;
+        let texts = &mut self.texts;
+        let items = &self.typed.items;
+        let trace = record.trace.as_ref();
+        // The head and the typed values up to the first text, in one go.
+        let mut next = 0;
+        append_with(out, MAX_HEAD + MAX_TYPED * items.len(), |w| {
+            w.site_record_head(site, delta, thread, flags, trace);
+            while let Some(MessageValue::Typed(typed)) = items.get(next) {
+                w.typed(*typed);
+                next += 1;
+            }
+        });
+        for item in &items[next..] {
+            match item {
+                MessageValue::Typed(typed) => append_with(out, MAX_TYPED, |w| w.typed(*typed)),
+                MessageValue::Text(range) => {
+                    texts.put(out, self.typed.text.get(range.clone()).unwrap_or(""))
+                }
+            }
+        }
+        if has_fields {
+            for field in self.fields.iter() {
+                match field.value {
+                    FieldValue::Str(text) => texts.put(out, text),
+                    other => put_value(out, other),
+                }
+            }
+        }
+    }
+
+    /// Takes a call-site record's message values into `self.typed` and its fields into
+    /// `self.fields`: numbers and `bool` as their type under any spec a reader applies
     /// (`MessageValues::push`), the rest rendered alone, without the literal text around
-    /// them. `false` (then the record takes the general way): fields, a value that failed to
+    /// them. A site without fields whose arguments are message values only (a
+    /// `Decode::Rendered` group, as most are) has them taken in one call; any other is walked
+    /// value by value. `false` (then the record is stored as text): a value that failed to
     /// render, bytes that do not match the site, or a message that could pass
     /// `max_message_bytes` (the text line would cut it).
     #[inline]
     fn take_typed(&mut self, site_message: &crate::format::pattern::SiteMessage<'_>) -> bool {
         let site = site_message.site;
-        let (Decode::Rendered { items, encode, .. }, []) = (site_message.decode, site.fields)
-        else {
-            return false;
-        };
-        if items.len() != site.message.len() {
-            return false;
-        }
         self.load_specs(site);
         self.typed.clear();
-        let mut decoder = Decoder::new(site_message.args);
-        if encode(&mut decoder, site.message, &mut self.typed).is_err()
-            || decoder.is_malformed()
-            || self.typed.items.len() != site.message.len()
-        {
+        match (site_message.decode, site.fields) {
+            (Decode::Rendered { items, encode, .. }, []) if items.len() == site.message.len() => {
+                let mut decoder = Decoder::new(site_message.args);
+                if encode(&mut decoder, site.message, &mut self.typed).is_err()
+                    || decoder.is_malformed()
+                {
+                    return false;
+                }
+            }
+            _ => {
+                if !self.take_walked(site_message) {
+                    return false;
+                }
+            }
+        }
+        if self.typed.items.len() != site.message.len() {
             return false;
         }
         if self.max_message != usize::MAX {
@@ -299,6 +288,17 @@ impl Encoder {
             }
         }
         true
+    }
+
+    /// [`Encoder::take_typed`] for a site walked value by value, out of line: the values of
+    /// the fast path stay in registers.
+    #[inline(never)]
+    fn take_walked(&mut self, site_message: &crate::format::pattern::SiteMessage<'_>) -> bool {
+        self.fields.clear();
+        self.fields.limit_values(self.max_message);
+        take_located(site_message, &mut self.fields, &mut self.typed).is_ok()
+            && !self.fields.has_spans()
+            && self.fields.iter().count() == site_message.site.fields.len()
     }
 
     /// A record stored with its own metadata and its message as text (`self.message`,
@@ -522,36 +522,6 @@ fn put_trace(out: &mut Vec<u8>, trace: Option<&TraceContext>) {
     if let Some(trace) = trace {
         out.extend_from_slice(&trace.encode());
     }
-}
-
-/// A message value as its text shows it: under a placeholder a reader writes as `{}`
-/// (`plain`), the canonical decimal of a 64-bit integer (what `{}` of any integer type writes)
-/// is stored as that integer; anything else as text.
-fn put_message_value(out: &mut Vec<u8>, texts: &mut TextTable, text: &str, plain: bool) {
-    let (negative, digits) = match text.strip_prefix('-') {
-        Some(digits) => (true, digits),
-        None => (false, text),
-    };
-    let canonical = plain
-        && !digits.is_empty()
-        && digits.len() <= 20
-        && digits.bytes().all(|b| b.is_ascii_digit())
-        && (digits == "0" || !digits.starts_with('0'))
-        && !(negative && digits == "0");
-    if canonical {
-        if negative {
-            if let Ok(v) = text.parse::<i64>() {
-                out.push(value::I64);
-                put_varint(out, zigzag(v));
-                return;
-            }
-        } else if let Ok(v) = digits.parse::<u64>() {
-            out.push(value::U64);
-            put_varint(out, v);
-            return;
-        }
-    }
-    texts.put(out, text);
 }
 
 /// A typed value: its tag, then its payload.

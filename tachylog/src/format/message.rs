@@ -8,8 +8,7 @@ use super::view::SiteMessage;
 use crate::codec::render::{RenderError, RenderFn};
 use crate::codec::{Decoder, TextBuf};
 use crate::fields::Fields;
-use crate::record::{Decode, Placeholder, Site};
-use std::ops::Range;
+use crate::record::{Decode, MessageValues, Placeholder, Site, TakeFn};
 
 /// Why a message could not be rendered.
 pub(crate) enum Problem {
@@ -67,22 +66,22 @@ pub(crate) fn render(
     walk.finish()
 }
 
-/// [`render`], value by value, also noting where each placeholder's value landed in `out`
-/// (`values`, one range per placeholder, in order): the binary log stores the values alone,
-/// and the site's literal pieces once.
-pub(crate) fn render_located(
+/// The binary log's reading of a call-site record: each placeholder's value taken into
+/// `values` (typed where its trait and the reader's spec allow, else rendered alone, spec
+/// applied, without the literal text around it), its fields recorded in `fields`.
+pub(crate) fn take_located(
     message: &SiteMessage<'_>,
-    out: &mut TextBuf<'_>,
     fields: &mut Fields,
-    values: &mut Vec<Range<usize>>,
+    values: &mut MessageValues,
 ) -> Result<(), Problem> {
     let SiteMessage { site, decode, args } = *message;
+    let mut unused = String::new();
     let mut walk = Walk {
         site,
         decoder: Decoder::new(args),
         next_field: 0,
         next_placeholder: 0,
-        out,
+        out: &mut TextBuf::of_string(&mut unused),
         fields,
         values: Some(values),
     };
@@ -101,7 +100,9 @@ impl Walk<'_, '_, '_, '_> {
         {
             return Err(Problem::Malformed);
         }
-        self.out.push_str(site.tail);
+        if self.values.is_none() {
+            self.out.push_str(site.tail);
+        }
         Ok(())
     }
 }
@@ -115,22 +116,25 @@ struct Walk<'s, 'a, 'o, 'b> {
     next_placeholder: usize,
     out: &'o mut TextBuf<'b>,
     fields: &'o mut Fields,
-    /// Where each placeholder's value lands in `out`, when asked for.
-    values: Option<&'o mut Vec<Range<usize>>>,
+    /// Where the message's values go for the binary log, instead of `out`.
+    values: Option<&'o mut MessageValues>,
 }
 
 impl Walk<'_, '_, '_, '_> {
-    /// Appends a placeholder's literal text and its value.
+    /// Appends a placeholder's literal text and its value to `out`, or takes the value into
+    /// `values`.
     #[inline(always)]
-    fn message(&mut self, placeholder: &Placeholder, render: RenderFn) -> Result<(), Problem> {
-        let start = self.out.len() + placeholder.literal.len();
-        placeholder
-            .render_value(render, &mut self.decoder, self.out)
-            .map_err(Problem::Render)?;
-        if let Some(values) = self.values.as_deref_mut() {
-            values.push(start..self.out.len());
+    fn message(
+        &mut self,
+        placeholder: &Placeholder,
+        render: RenderFn,
+        take: TakeFn,
+    ) -> Result<(), Problem> {
+        match self.values.as_deref_mut() {
+            None => placeholder.render_value(render, &mut self.decoder, self.out),
+            Some(values) => take(&mut self.decoder, placeholder, values),
         }
-        Ok(())
+        .map_err(Problem::Render)
     }
 
     /// Reads a list of arguments one by one, out of line.
@@ -162,14 +166,14 @@ impl Walk<'_, '_, '_, '_> {
                 // Push functions catch panics per value.
                 push(&mut self.decoder, key, self.fields);
             }
-            Decode::Message(render) => {
+            Decode::Message(render, take) => {
                 let placeholder = self
                     .site
                     .message
                     .get(self.next_placeholder)
                     .ok_or(Problem::Malformed)?;
                 self.next_placeholder += 1;
-                self.message(placeholder, render)?;
+                self.message(placeholder, render, take)?;
             }
         }
         Ok(())
@@ -181,9 +185,14 @@ mod tests {
     use super::*;
     use crate::codec::render;
     use crate::codec::{CopyCodec, StrCodec};
+    use crate::frontend::args::{fmt_trait::Display, Decodes};
     use crate::record::Count;
     use crate::Level;
     use std::mem::MaybeUninit;
+
+    /// The `Decode` of a `{}` argument of these types, as the macro makes it.
+    const DISPLAY_U64: Decode = <Display as Decodes<CopyCodec<u64>>>::DECODE;
+    const DISPLAY_F64: Decode = <Display as Decodes<CopyCodec<f64>>>::DECODE;
 
     const PLACEHOLDERS: &[Placeholder] = &[
         Placeholder::new("a=", Count::None, Count::None, None),
@@ -205,9 +214,9 @@ mod tests {
 
     static WITH_FIELD: Decode = Decode::List(&[
         Decode::Field(render::push_native::<StrCodec>),
-        Decode::Message(render::display::<CopyCodec<u64>>),
+        DISPLAY_U64,
         Decode::Count,
-        Decode::Message(render::display::<CopyCodec<f64>>),
+        DISPLAY_F64,
     ]);
 
     /// The bytes of `(k = "v", 7u64, precision 2, 1.5f64)` as the front end writes them.
@@ -245,20 +254,15 @@ mod tests {
     #[test]
     fn arguments_that_do_not_match_the_site_are_malformed() {
         // One value short of the site's placeholders, and one field short of its keys.
-        static TOO_FEW: Decode =
-            Decode::group(&[Decode::Message(render::display::<CopyCodec<u64>>)]);
-        static NO_FIELD: Decode = Decode::List(&[
-            Decode::Message(render::display::<CopyCodec<u64>>),
-            Decode::Count,
-            Decode::Message(render::display::<CopyCodec<f64>>),
-        ]);
+        static TOO_FEW: Decode = Decode::group(&[DISPLAY_U64]);
+        static NO_FIELD: Decode = Decode::List(&[DISPLAY_U64, Decode::Count, DISPLAY_F64]);
         // One more value than placeholders.
         static TOO_MANY: Decode = Decode::List(&[
             Decode::Field(render::push_native::<StrCodec>),
-            Decode::Message(render::display::<CopyCodec<u64>>),
+            DISPLAY_U64,
             Decode::Count,
-            Decode::Message(render::display::<CopyCodec<f64>>),
-            Decode::Message(render::display::<CopyCodec<u64>>),
+            DISPLAY_F64,
+            DISPLAY_U64,
         ]);
         for decode in [&TOO_FEW, &NO_FIELD, &TOO_MANY] {
             assert!(matches!(
@@ -319,10 +323,8 @@ mod tests {
             tail: "",
             ..SITE
         };
-        static FLAT: Decode = Decode::group(&[Decode::Message(render::display::<CopyCodec<u64>>)]);
-        static NESTED: Decode = Decode::group(&[Decode::group(&[Decode::Message(
-            render::display::<CopyCodec<u64>>,
-        )])]);
+        static FLAT: Decode = Decode::group(&[DISPLAY_U64]);
+        static NESTED: Decode = Decode::group(&[Decode::group(&[DISPLAY_U64])]);
         assert!(matches!(FLAT, Decode::Messages(_)));
         assert!(matches!(NESTED, Decode::List(_)));
         let args: Vec<MaybeUninit<u8>> = 9u64

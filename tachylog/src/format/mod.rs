@@ -73,7 +73,7 @@ pub(crate) mod fields;
 pub(crate) mod json;
 pub(crate) mod line_shape;
 pub(crate) mod logfmt;
-mod message;
+pub(crate) mod message;
 pub(crate) mod pattern;
 mod quote;
 mod segments;

@@ -476,37 +476,6 @@ pub(crate) fn render_message(
     cut_message(&mut text, 0, max_message);
 }
 
-/// A call-site record's message for the binary log: rendered into `text` (cleared first) with
-/// each placeholder's value located in it (`values`), its fields in `fields`, as
-/// [`LineFormatter::render_message`] would. Returns `false` when the message is not the
-/// site's literal pieces around those values (a failed rendering's marker, a cut message):
-/// `text` then holds the message as the text line shows it.
-pub(crate) fn render_site_values(
-    site_message: &SiteMessage<'_>,
-    fields: &mut Fields,
-    max_message: usize,
-    text: &mut String,
-    values: &mut Vec<std::ops::Range<usize>>,
-) -> bool {
-    text.clear();
-    fields.clear();
-    fields.limit_values(max_message);
-    values.clear();
-    let mut buf = TextBuf::of_string(text);
-    match super::message::render_located(site_message, &mut buf, fields, values) {
-        Ok(()) if buf.len() <= max_message => true,
-        outcome => {
-            if let Err(problem) = outcome {
-                buf.truncate(0);
-                write_problem(problem, site_message.site, &mut buf);
-            }
-            cut_message(&mut buf, 0, max_message);
-            values.clear();
-            false
-        }
-    }
-}
-
 /// Escapes the text line's message, `out[start..]`, in place, through `scratch`.
 #[cold]
 fn escape_tail(out: &mut Vec<u8>, start: usize, scratch: &mut String) {

@@ -347,6 +347,21 @@ impl<S, M> Marked<S, M> {
     }
 }
 
+/// The [`TakeFn`](crate::record::TakeFn) of a message argument of codec `C` under marker `M`:
+/// typed where `M`'s trait and the reader's spec allow, else rendered by `M`'s renderer.
+#[doc(hidden)]
+#[inline(always)]
+pub fn take_message<C: Codec, M: Decodes<C>>(
+    decoder: &mut Decoder<'_>,
+    placeholder: &Placeholder,
+    values: &mut MessageValues,
+) -> Result<(), RenderError> {
+    match M::DECODE {
+        Decode::Message(render, _) => values.push::<C>(M::TYPED, placeholder, render, decoder),
+        _ => Err(RenderError::Malformed),
+    }
+}
+
 /// What a marker does with a value of codec `C` on the back end.
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
@@ -386,7 +401,7 @@ impl<S: Slot, M: Decodes<S::Codec>> Args for Marked<S, M> {
     ) -> Result<(), RenderError> {
         // A constant: the match and the call through `render` fold into a direct call.
         match M::DECODE {
-            Decode::Message(render) => placeholder.render_value(render, decoder, out),
+            Decode::Message(render, _) => placeholder.render_value(render, decoder, out),
             _ => Err(RenderError::Malformed),
         }
     }
@@ -397,12 +412,7 @@ impl<S: Slot, M: Decodes<S::Codec>> Args for Marked<S, M> {
         placeholder: &Placeholder,
         values: &mut MessageValues,
     ) -> Result<(), RenderError> {
-        match M::DECODE {
-            Decode::Message(render) => {
-                values.push::<S::Codec>(M::TYPED, placeholder, render, decoder)
-            }
-            _ => Err(RenderError::Malformed),
-        }
+        take_message::<S::Codec, M>(decoder, placeholder, values)
     }
 
     fn __describe(slots: &mut Vec<u8>, _: Internal) -> usize {
@@ -697,6 +707,19 @@ pub trait FmtTrait<T: ?Sized> {
     fn fmt(value: &T, f: &mut fmt::Formatter<'_>) -> fmt::Result;
 }
 
+/// A marker's [`Decode`]: a message value's renderer and taker, or a field's push function.
+macro_rules! decode_of {
+    (Message $function:ident $codec:ident $marker:ident) => {
+        $crate::record::Decode::Message(
+            $crate::codec::render::$function::<$codec>,
+            $crate::frontend::args::take_message::<$codec, $marker>,
+        )
+    };
+    (Field $function:ident $codec:ident $marker:ident) => {
+        $crate::record::Decode::Field($crate::codec::render::$function::<$codec>)
+    };
+}
+
 /// Marker types named after a formatting trait: each formats a value on the calling thread
 /// through that trait ([`FmtTrait`], for the fallback) and names what the back end does with
 /// the value's bytes ([`Decodes`]: render a message argument, or record a field).
@@ -714,8 +737,7 @@ macro_rules! trait_markers {
         where
             for<'x> $crate::codec::View<'x, C>: ::std::fmt::$trait,
         {
-            const DECODE: $crate::record::Decode =
-                $crate::record::Decode::$decode($crate::codec::render::$function::<C>);
+            const DECODE: $crate::record::Decode = decode_of!($decode $function C $marker);
             const TYPED: $crate::record::Typing = $crate::record::Typing::$typed;
             const ROLE: u8 = $crate::codec::shape::role::$role;
         }
