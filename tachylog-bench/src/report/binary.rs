@@ -8,7 +8,7 @@ use super::markdown::group_digits;
 use super::{Row, Summary};
 
 /// (what, text workload, binary workload, goal on the ratio binary ÷ text).
-const PAIRS: [(&str, &str, &str, &str); 3] = [
+const PAIRS: [(&str, &str, &str, &str); 4] = [
     (
         "one thread (`throughput`)",
         "throughput",
@@ -20,6 +20,12 @@ const PAIRS: [(&str, &str, &str, &str); 3] = [
         "throughput_mix",
         "throughput_mix_binary",
         "≥ 2× and ≥ 20 M/s",
+    ),
+    (
+        "a user's own types (`throughput_user`)",
+        "throughput_user",
+        "throughput_user_binary",
+        "–",
     ),
     (
         "two threads (`scaling_t2`)",

@@ -19,7 +19,7 @@ mod floor;
 mod idle;
 mod latency;
 mod limlog;
-mod mix;
+pub mod mix;
 mod paced;
 mod seed;
 pub mod server;
@@ -144,10 +144,11 @@ pub enum Workload {
     ThroughputBinary,
     /// `scaling_t2` into a binary log: 2 threads × 1M `Iteration` records (tachylog only).
     ScalingBinary,
-    /// A web back end's mix of four call sites (`mix.rs`) from one thread until the logger's
-    /// shutdown returns, into text lines (`false`) or a binary log (`true`) (tachylog only).
-    ThroughputMix(bool),
-    /// `CatBinary` on the binary log of `ThroughputMix(true)` (tachylog only).
+    /// A mix of call sites (`mix.rs`: a web back end's four, or records of a user's own types)
+    /// from one thread until the logger's shutdown returns, into text lines (`false`) or a
+    /// binary log (`true`) (tachylog only).
+    ThroughputMix(mix::Mix, bool),
+    /// `CatBinary` on the binary log of `ThroughputMix(Mix::Web, true)` (tachylog only).
     CatMix,
     /// How fast `tachylog cat` turns the binary log of `throughput_binary` back into the text
     /// lines of the default pattern: written first, untimed, then read and rendered, timed
@@ -198,9 +199,11 @@ impl Workload {
             Workload::Scaling(8),
             Workload::ScalingBinary,
             Workload::CatBinary,
-            Workload::ThroughputMix(false),
-            Workload::ThroughputMix(true),
+            Workload::ThroughputMix(mix::Mix::Web, false),
+            Workload::ThroughputMix(mix::Mix::Web, true),
             Workload::CatMix,
+            Workload::ThroughputMix(mix::Mix::UserTypes, false),
+            Workload::ThroughputMix(mix::Mix::UserTypes, true),
         ];
         for format in LineFormat::ALL {
             all.extend(backend::SHAPES.map(|s| Workload::Backend(s, format)));
@@ -241,7 +244,7 @@ impl Workload {
                 | Workload::ThroughputBinary
                 | Workload::ScalingBinary
                 | Workload::CatBinary
-                | Workload::ThroughputMix(_)
+                | Workload::ThroughputMix(..)
                 | Workload::CatMix
                 | Workload::Floor(_)
                 | Workload::Scaling(2)
@@ -273,7 +276,7 @@ impl Workload {
             | Workload::ThroughputBinary
             | Workload::ScalingBinary
             | Workload::CatBinary
-            | Workload::ThroughputMix(_)
+            | Workload::ThroughputMix(..)
             | Workload::CatMix
             | Workload::Floor(_)
             | Workload::Backend(..) => logger == "tachylog",
@@ -306,8 +309,9 @@ impl Workload {
             Workload::ThroughputBinary => "throughput_binary".into(),
             Workload::ScalingBinary => "scaling_t2_binary".into(),
             Workload::CatBinary => "cat_binary".into(),
-            Workload::ThroughputMix(false) => "throughput_mix".into(),
-            Workload::ThroughputMix(true) => "throughput_mix_binary".into(),
+            Workload::ThroughputMix(mix, binary) => {
+                format!("{}{}", mix.name(), if binary { "_binary" } else { "" })
+            }
             Workload::CatMix => "cat_mix_binary".into(),
             Workload::Floor(false) => "floor".into(),
             Workload::Floor(true) => "floor_like_spdlog".into(),
@@ -353,7 +357,7 @@ impl Workload {
             Workload::Server(_) => Shape::Access,
             Workload::Paced(_) => Shape::Response,
             // Every message of the mix holds the request shape's marker.
-            Workload::Threads(_) | Workload::ThroughputMix(_) | Workload::CatMix => Shape::Request,
+            Workload::Threads(_) | Workload::ThroughputMix(..) | Workload::CatMix => Shape::Request,
         }
     }
 
@@ -399,7 +403,8 @@ impl Workload {
             | Workload::Floor(_) => (seed::iteration_probe(), 1),
             Workload::Scaling(t) => (seed::iteration_probe(), u64::from(t)),
             Workload::ScalingBinary => (seed::iteration_probe(), 2),
-            Workload::ThroughputMix(_) | Workload::CatMix => (mix::probe(), 1),
+            Workload::ThroughputMix(m, _) => (mix::probe(m), 1),
+            Workload::CatMix => (mix::probe(mix::Mix::Web), 1),
             Workload::Backend(s, f) => backend::probe(s, f, lines),
             Workload::Limlog(s, threads) => (
                 limlog::probe(LIMLOG_SIZES[s as usize]),
@@ -439,7 +444,7 @@ impl Workload {
             | Workload::ThroughputLikeSpdlog
             | Workload::ThroughputBinary
             | Workload::CatBinary
-            | Workload::ThroughputMix(_)
+            | Workload::ThroughputMix(..)
             | Workload::CatMix
             | Workload::Floor(_) => seed::throughput_lines(scale),
             Workload::Scaling(t) => u64::from(t) * scale.count(seed::SCALING_LINES),
@@ -504,7 +509,7 @@ impl Workload {
             Workload::ThroughputBinary => seed::describe_throughput_binary(scale),
             Workload::ScalingBinary => seed::describe_scaling_binary(),
             Workload::CatBinary => cat::describe(scale),
-            Workload::ThroughputMix(_) | Workload::CatMix => mix::describe(&self.name(), scale),
+            Workload::ThroughputMix(..) | Workload::CatMix => mix::describe(&self.name(), scale),
             Workload::Floor(like) => floor::describe(&self.name(), like, scale),
             Workload::Scaling(t) => seed::describe_scaling(t),
             Workload::Backend(s, f) => backend::describe(&self.name(), s, f, scale),
@@ -568,13 +573,17 @@ pub fn run<L: BenchLogger>(
             seed::run_with(logger, 1, seed::throughput_lines(scale), seed::iterate)?;
             cat::run(file).map(Measurement::Throughput)
         }
-        Workload::ThroughputMix(binary) => {
+        Workload::ThroughputMix(m, binary) => {
             let logger = if binary {
                 Tachylog::binary(file)?
             } else {
                 Tachylog::init(file)?
             };
-            seed::run_with(logger, 1, seed::throughput_lines(scale), |_, i| mix::log(i))
+            let log = match m {
+                mix::Mix::Web => mix::log,
+                mix::Mix::UserTypes => mix::log_user_types,
+            };
+            seed::run_with(logger, 1, seed::throughput_lines(scale), |_, i| log(i))
                 .map(Measurement::Throughput)
         }
         Workload::CatMix => {
