@@ -588,7 +588,7 @@ pub enum Decode {
     /// A width or precision argument (`usize`), read by the placeholder it belongs to.
     Count,
     /// The value of the site's next placeholder: appended by the renderer, or taken for the
-    /// binary log by the [`TakeFn`] (typed where its trait and spec allow).
+    /// binary log by the `TakeFn` (typed where its trait and spec allow).
     Message(RenderFn, TakeFn),
     /// The value of the site's next field, recorded by this function.
     Field(PushFn),
