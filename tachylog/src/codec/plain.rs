@@ -564,6 +564,15 @@ const MAX_EXACT_PRECISION: usize = 19;
 /// (callgrind, `tachylog cat` of a log of `{:.3}` floats), and `core::fmt`'s exact mode more.
 fn push_fixed_exact(value: f64, precision: usize, out: &mut TextBuf<'_>) -> bool {
     const MANTISSA_BITS: u32 = 52;
+    const POWERS_OF_TEN: [u64; MAX_EXACT_PRECISION + 1] = {
+        let mut powers = [1u64; MAX_EXACT_PRECISION + 1];
+        let mut i = 1;
+        while i < powers.len() {
+            powers[i] = powers[i - 1] * 10;
+            i += 1;
+        }
+        powers
+    };
     let bits = value.to_bits();
     let biased = ((bits >> MANTISSA_BITS) & 0x7ff) as i32;
     let fraction = bits & ((1 << MANTISSA_BITS) - 1);
@@ -574,36 +583,41 @@ fn push_fixed_exact(value: f64, precision: usize, out: &mut TextBuf<'_>) -> bool
     if precision > MAX_EXACT_PRECISION || shift <= 0 || mantissa == 0 {
         return false;
     }
-    let unit = 10u64.pow(precision as u32);
-    let scaled = u128::from(mantissa) * u128::from(unit);
-    // `scaled < 2^117`: shifted by 118 or more it is below one half, and rounds to zero.
-    let rounded = if shift >= 118 {
-        0
-    } else {
-        let (quotient, rest) = (scaled >> shift, scaled & ((1u128 << shift) - 1));
-        let half = 1u128 << (shift - 1);
-        quotient + u128::from(rest > half || (rest == half && quotient & 1 == 1))
+    let shift = shift as u32;
+    let unit = POWERS_OF_TEN[precision];
+    // Most values (such as a latency in milliseconds to 3 places) scale within 64 bits: their
+    // arithmetic is not `u128`'s.
+    let rounded = match mantissa.checked_mul(unit) {
+        Some(scaled) if shift < 64 => {
+            let (quotient, rest) = (scaled >> shift, scaled & ((1u64 << shift) - 1));
+            let half = 1u64 << (shift - 1);
+            u128::from(quotient + u64::from(rest > half || (rest == half && quotient & 1 == 1)))
+        }
+        // `scaled < 2^117`: shifted by 118 or more it is below one half, and rounds to zero.
+        _ if shift >= 118 => 0,
+        _ => {
+            let scaled = u128::from(mantissa) * u128::from(unit);
+            let (quotient, rest) = (scaled >> shift, scaled & ((1u128 << shift) - 1));
+            let half = 1u128 << (shift - 1);
+            quotient + u128::from(rest > half || (rest == half && quotient & 1 == 1))
+        }
     };
     if value.is_sign_negative() {
         out.push('-');
     }
-    let mut digits = itoa::Buffer::new();
-    // Most values fit 64 bits after scaling: their division is not `u128`'s.
-    let fraction = match u64::try_from(rounded) {
-        Ok(rounded) => {
-            out.push_str(digits.format(rounded / unit));
-            rounded % unit
-        }
-        Err(_) => {
-            out.push_str(digits.format(rounded / u128::from(unit)));
-            (rounded % u128::from(unit)) as u64
-        }
+    // The rounded value's digits once, split at the point: no division by `10^N` (a slow
+    // instruction) and one conversion, not one for each side.
+    let mut buffer = itoa::Buffer::new();
+    let digits = match u64::try_from(rounded) {
+        Ok(rounded) => buffer.format(rounded),
+        Err(_) => buffer.format(rounded),
     };
+    let whole = digits.len().saturating_sub(precision);
+    out.push_str(if whole == 0 { "0" } else { &digits[..whole] });
     if precision > 0 {
-        let fraction = digits.format(fraction);
         out.push('.');
-        out.push_str(&"0000000000000000000"[fraction.len()..precision]);
-        out.push_str(fraction);
+        out.push_str(&"0000000000000000000"[..precision - (digits.len() - whole)]);
+        out.push_str(&digits[whole..]);
     }
     true
 }

@@ -249,6 +249,11 @@ impl Fields {
         !self.spans.is_empty()
     }
 
+    /// Neither fields nor spans: what a writer checks before it walks either.
+    pub(crate) fn holds_nothing(&self) -> bool {
+        self.entries.is_empty() && self.spans.is_empty()
+    }
+
     fn owned_by(&self, owner: u32) -> impl Iterator<Item = Field<'_>> + '_ {
         self.entries
             .iter()

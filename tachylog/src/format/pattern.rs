@@ -370,7 +370,8 @@ fn write_message(
     if record.recovered {
         out.extend_from_slice(b"[recovered] ");
     }
-    if super::fields::write_span_path(fields, out) {
+    let fieldless = fields.holds_nothing();
+    if !fieldless && super::fields::write_span_path(fields, out) {
         out.extend_from_slice(b": ");
     }
     let _ = EscapingWriter {
@@ -378,7 +379,9 @@ fn write_message(
         escape,
     }
     .write_str(message);
-    super::fields::write_pairs(fields, out);
+    if !fieldless {
+        super::fields::write_pairs(fields, out);
+    }
     if let Some(trace) = &record.trace {
         crate::record::write_trace_pairs(trace, out);
     }

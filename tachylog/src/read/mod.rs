@@ -265,15 +265,7 @@ impl Renderer {
         match self.kind {
             Kind::Text => match &r.site {
                 Some(site) => {
-                    // Numbers between clean literals need no escaping; only texts are scanned.
-                    let clean = site.clean
-                        && r.args.iter().all(|(range, kind)| match kind {
-                            ArgKind::Typed(_) => true,
-                            ArgKind::Text => r.message.get(range.clone()).is_some_and(|text| {
-                                !crate::format::escape::may_need_escape(text.as_bytes())
-                            }),
-                        });
-                    let site = (site.serial, clean);
+                    let site = (site.serial, r.clean_message);
                     self.formatter
                         .format_read_site(&view, site, &r.message, &r.fields, out)
                 }

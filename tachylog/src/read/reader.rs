@@ -6,6 +6,7 @@ use crate::binary::decoder::BlockDecoder;
 use crate::binary::{HEADER, MAX_PAYLOAD, OLDEST_VERSION, SYNC, VERSION};
 use std::fs::File;
 use std::io::{self, BufReader, Read};
+use std::ops::Range;
 use std::path::Path;
 
 /// A block whose length runs past the end of the source, with nothing after its header that
@@ -45,14 +46,17 @@ const CHECK_PER_BYTE: u64 = 16;
 /// ```
 pub struct Reader<R> {
     source: R,
-    /// Bytes read but not consumed start at `pos`.
+    /// Bytes read but not consumed are `buf[pos..end]`; the rest of `buf` is room for the next
+    /// read, zeroed once when it is grown rather than at every read.
     buf: Vec<u8>,
     pos: usize,
+    end: usize,
     /// The offset in the source of `buf[pos]`.
     offset: u64,
     eof: bool,
-    /// The current block's payload, its decoder and the payload's offset in the source.
-    payload: Vec<u8>,
+    /// The current block's payload, where it stands in `buf` (which is not refilled before the
+    /// block is done), its decoder and the payload's offset in the source.
+    payload: Range<usize>,
     block: Option<(BlockDecoder, u64)>,
     record: Record,
     /// A source still being written: a block cut short at its end is waited for, not damage.
@@ -88,9 +92,10 @@ impl<R: Read> Reader<R> {
             source,
             buf: Vec::new(),
             pos: 0,
+            end: 0,
             offset: 0,
             eof: false,
-            payload: Vec::new(),
+            payload: 0..0,
             block: None,
             record: Record::default(),
             follow: false,
@@ -143,7 +148,7 @@ impl<R: Read> Reader<R> {
         }
         loop {
             if let Some((decoder, at)) = &mut self.block {
-                match decoder.next(&self.payload, &mut self.record.0) {
+                match decoder.next(&self.buf[self.payload.clone()], &mut self.record.0) {
                     Some(Ok(())) => return Some(Ok(&self.record)),
                     Some(Err((entry, reason))) => {
                         let offset = *at + entry as u64;
@@ -196,7 +201,7 @@ impl<R: Read> Reader<R> {
                     }
                     // A block that seemed to run past the end, with a block marker after its
                     // header: not a file cut short, but a length field that lies.
-                    let marker_follows = self.buf.len() > self.pos;
+                    let marker_follows = self.end > self.pos;
                     if first.0 == here && reason == CUT_SHORT_IN_BLOCK && marker_follows {
                         first.1 = DAMAGED_LENGTH;
                     }
@@ -209,11 +214,11 @@ impl<R: Read> Reader<R> {
     /// the end of the source (`None`).
     fn try_block(&mut self) -> io::Result<Option<Result<(), &'static str>>> {
         self.fill(HEADER)?;
-        let available = self.buf.len() - self.pos;
+        let available = self.end - self.pos;
         if available == 0 {
             return Ok(None);
         }
-        let head = &self.buf[self.pos..];
+        let head = &self.buf[self.pos..self.end];
         let waiting = self.follow && self.eof;
         if waiting && available < HEADER && SYNC.starts_with(&head[..available.min(SYNC.len())]) {
             return Ok(None);
@@ -238,7 +243,7 @@ impl<R: Read> Reader<R> {
             return Ok(Some(Err("an impossible block length")));
         }
         self.fill(HEADER + len)?;
-        if self.buf.len() - self.pos < HEADER + len {
+        if self.end - self.pos < HEADER + len {
             if self.follow {
                 return Ok(None);
             }
@@ -253,24 +258,24 @@ impl<R: Read> Reader<R> {
         {
             self.work += len as u64;
         }
-        let payload = &self.buf[self.pos + HEADER..self.pos + HEADER + len];
-        if crc32fast::hash(payload) != crc {
+        let payload = self.pos + HEADER..self.pos + HEADER + len;
+        if crc32fast::hash(&self.buf[payload.clone()]) != crc {
             self.check_allowance -= len as u64;
             return Ok(Some(Err("a block whose checksum does not match")));
         }
-        self.payload.clear();
-        self.payload.extend_from_slice(payload);
         let at = self.offset + HEADER as u64;
         self.consume(HEADER + len);
         // The length check above leaves room for the base time.
-        self.block = BlockDecoder::new(&self.payload, version).map(|decoder| (decoder, at));
+        self.block =
+            BlockDecoder::new(&self.buf[payload.clone()], version).map(|decoder| (decoder, at));
+        self.payload = payload;
         Ok(Some(Ok(())))
     }
 
     /// Consumes bytes up to the next sync marker, or to the end.
     fn skip_to_sync(&mut self) -> io::Result<()> {
         loop {
-            let window = &self.buf[self.pos..];
+            let window = &self.buf[self.pos..self.end];
             if let Some(i) = window.windows(SYNC.len()).position(|w| w == SYNC) {
                 self.consume(i);
                 return Ok(());
@@ -286,7 +291,7 @@ impl<R: Read> Reader<R> {
             if self.eof {
                 return Ok(());
             }
-            let want = self.buf.len() - self.pos + 1;
+            let want = self.end - self.pos + 1;
             self.fill(want.max(SYNC.len()))?;
         }
     }
@@ -297,47 +302,44 @@ impl<R: Read> Reader<R> {
     /// move of the rest for every block tried would make a file of headers that claim more
     /// than the file holds take time in the square of its size.
     fn fill(&mut self, n: usize) -> io::Result<()> {
-        if self.buf.len() - self.pos >= n || self.eof {
+        if self.end - self.pos >= n || self.eof {
             return Ok(());
         }
-        if self.pos > 0 && self.pos >= self.buf.len() / 2 {
+        if self.pos > 0 && self.pos >= self.end / 2 {
             #[cfg(any(test, fuzzing))]
             {
-                self.work += (self.buf.len() - self.pos) as u64;
+                self.work += (self.end - self.pos) as u64;
             }
-            self.buf.drain(..self.pos);
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
             self.pos = 0;
         }
-        while self.buf.len() - self.pos < n && !self.eof {
-            let start = self.buf.len();
+        while self.end - self.pos < n && !self.eof {
+            let start = self.end;
             // Grown a chunk at a time, as bytes arrive: a damaged length field cannot make the
             // reader allocate more than the source holds.
             let wanted = self.pos + n;
-            self.buf
-                .resize(start + CHUNK.min(wanted - start).max(CHUNK / 4), 0);
-            match self.source.read(&mut self.buf[start..]) {
-                Ok(0) => {
-                    self.buf.truncate(start);
-                    self.eof = true;
-                }
+            let room = start + CHUNK.min(wanted - start).max(CHUNK / 4);
+            if self.buf.len() < room {
+                self.buf.resize(room, 0);
+            }
+            match self.source.read(&mut self.buf[start..room]) {
+                Ok(0) => self.eof = true,
                 Ok(read) => {
-                    self.buf.truncate(start + read);
+                    self.end = start + read;
                     self.check_allowance = self
                         .check_allowance
                         .saturating_add(read as u64 * CHECK_PER_BYTE);
                 }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => self.buf.truncate(start),
-                Err(e) => {
-                    self.buf.truncate(start);
-                    return Err(e);
-                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
             }
         }
         Ok(())
     }
 
     fn consume(&mut self, n: usize) {
-        let n = n.min(self.buf.len() - self.pos);
+        let n = n.min(self.end - self.pos);
         self.pos += n;
         self.offset += n as u64;
     }
@@ -345,8 +347,9 @@ impl<R: Read> Reader<R> {
     /// After an I/O error: nothing more is read.
     fn stop(&mut self) {
         self.eof = true;
-        self.buf.clear();
+        self.buf = Vec::new();
         self.pos = 0;
+        self.end = 0;
         self.block = None;
     }
 }

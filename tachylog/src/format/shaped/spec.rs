@@ -105,6 +105,15 @@ impl Spec {
             } == Spec::PLAIN
     }
 
+    /// `N` for `{:.N}` with nothing else that changes a float's text (a fill, an alignment
+    /// or `0` mean nothing without a width).
+    pub(crate) fn places_only(&self) -> Option<usize> {
+        match (self.ty, self.plus, self.alternate, self.width, self.precision) {
+            (Ty::Display, false, false, Count::None, Count::Literal(places)) => Some(places),
+            _ => None,
+        }
+    }
+
     /// Whether a value the binary log keeps typed may be written with it: its width and
     /// precision are written in it, and at most [`MAX_TYPED_COUNT`].
     pub(crate) fn takes_typed(&self) -> bool {
