@@ -101,7 +101,7 @@ pub(crate) struct BlockDecoder {
     version: u8,
     sites: Vec<Arc<SiteDef>>,
     /// The texts the block defined so far (`value::TEXT_NEW`), by number.
-    texts: Vec<String>,
+    texts: Vec<TableText>,
     threads: Vec<Arc<ThreadInfo>>,
     last_nanos: i64,
     /// Where the next entry starts in the payload.
@@ -207,10 +207,7 @@ impl BlockDecoder {
                     TextBuf::of_string(&mut out.message).push_str(literal);
                     let start = out.message.len();
                     let spec = site.specs.get(index).and_then(Option::as_ref);
-                    let kind = message_value(c, &mut self.texts, table, &mut out.message, spec)?;
-                    if clean && matches!(kind, ArgKind::Text) {
-                        clean = !may_need_escape(&out.message.as_bytes()[start..]);
-                    }
+                    let kind = message_value(c, &mut self.texts, table, out, spec, &mut clean)?;
                     out.args.push((start..out.message.len(), kind));
                 }
                 out.clean_message = clean;
@@ -348,29 +345,45 @@ impl SiteDef {
     }
 }
 
-/// A message value: its text appended to `message` (a typed value's with its placeholder's
-/// `spec`, or as `{}` writes it without one), and how it was stored.
-/// `texts` and `table` as [`read_text`] takes them.
+/// A message value: its text appended to `out.message` (a typed value's with its
+/// placeholder's `spec`, or as `{}` writes it without one), and how it was stored. `clean`
+/// turns false if it is a text that a text line escapes. `texts` and `table` as [`read_text`]
+/// takes them.
 fn message_value(
     c: &mut Cursor<'_>,
-    texts: &mut Vec<String>,
+    texts: &mut Vec<TableText>,
     table: bool,
-    message: &mut String,
+    out: &mut Decoded,
     spec: Option<&Spec>,
+    clean: &mut bool,
 ) -> Result<ArgKind, &'static str> {
     let tag = c.u8().ok_or("malformed value")?;
     // Numbers first: they are most values, and no text tag is tried on them.
     if let Some(typed) = typed_value(tag, c) {
         match spec {
-            Some(spec) => shaped::render_typed(message, typed, spec)?,
-            None => typed.render(&mut TextBuf::of_string(message)),
+            Some(spec) => shaped::render_typed(&mut out.message, typed, spec)?,
+            None => typed.render(&mut TextBuf::of_string(&mut out.message)),
         }
         return Ok(ArgKind::Typed(typed));
     }
     let text = read_text(tag, c, texts, table)
         .ok_or("malformed text")?
         .ok_or("malformed value")?;
-    TextBuf::of_string(message).push_str(text.resolve(texts).ok_or("undefined text")?);
+    // A table's text was scanned once, when the block defined it; and the scan reads the
+    // text where it is, not the copy just written (a load of bytes still in the store
+    // buffer stalls).
+    let text = match text {
+        TextAt::Here(text) => {
+            *clean = *clean && !may_need_escape(text.as_bytes());
+            text
+        }
+        TextAt::Table(number) => {
+            let entry = texts.get(number).ok_or("undefined text")?;
+            *clean = *clean && entry.clean;
+            &entry.text
+        }
+    };
+    TextBuf::of_string(&mut out.message).push_str(text);
     Ok(ArgKind::Text)
 }
 
@@ -389,6 +402,12 @@ fn typed_value(tag: u8, c: &mut Cursor<'_>) -> Option<Typed> {
     })
 }
 
+/// A text a block defined, with whether a text line would escape none of its bytes.
+struct TableText {
+    text: String,
+    clean: bool,
+}
+
 /// A text value of a call-site record, where it is.
 enum TextAt<'a> {
     /// In the payload.
@@ -398,13 +417,13 @@ enum TextAt<'a> {
 }
 
 impl<'a> TextAt<'a> {
-    fn resolve<'t>(self, texts: &'t [String]) -> Option<&'t str>
+    fn resolve<'t>(self, texts: &'t [TableText]) -> Option<&'t str>
     where
         'a: 't,
     {
         match self {
             TextAt::Here(text) => Some(text),
-            TextAt::Table(number) => texts.get(number).map(String::as_str),
+            TextAt::Table(number) => texts.get(number).map(|entry| entry.text.as_str()),
         }
     }
 }
@@ -415,14 +434,18 @@ impl<'a> TextAt<'a> {
 fn read_text<'a>(
     tag: u8,
     c: &mut Cursor<'a>,
-    texts: &mut Vec<String>,
+    texts: &mut Vec<TableText>,
     table: bool,
 ) -> Option<Option<TextAt<'a>>> {
     Some(Some(match tag {
         value::STR => TextAt::Here(c.str()?),
         value::TEXT_NEW | value::TEXT_REF if !table => return None,
         value::TEXT_NEW if texts.len() < MAX_TEXTS as usize => {
-            texts.push(c.str()?.to_string());
+            let text = c.str()?;
+            texts.push(TableText {
+                text: text.to_string(),
+                clean: !may_need_escape(text.as_bytes()),
+            });
             TextAt::Table(texts.len() - 1)
         }
         value::TEXT_REF => TextAt::Table(usize::try_from(c.varint()?).ok()?),
