@@ -21,6 +21,7 @@
 //!
 //! Runs on the back end only; allocates only by growing the caller's `String`.
 
+use super::decimal::{append_padded, append_u64, append_with_point};
 use super::TextBuf;
 
 /// A float's shortest decimal form: `0.DIGITS × 10^exponent`, digits without leading or
@@ -606,7 +607,25 @@ fn push_fixed_exact(value: f64, precision: usize, out: &mut TextBuf<'_>) -> bool
         out.push('-');
     }
     // The rounded value's digits once, split at the point: no division by `10^N` (a slow
-    // instruction) and one conversion, not one for each side.
+    // instruction) and one conversion, not one for each side. Up to 4 places (`{:.3}` of a
+    // latency), straight into `out` with the integer writers.
+    match u64::try_from(rounded) {
+        Ok(rounded) if precision == 0 => {
+            append_u64(out, rounded);
+            return true;
+        }
+        Ok(rounded) if precision <= 4 && rounded >= unit => {
+            append_with_point(out, rounded, precision as u32);
+            return true;
+        }
+        Ok(rounded) if precision <= 4 => {
+            // `rounded < 10^N <= 10^4`.
+            out.push_str("0.");
+            append_padded(out, rounded as u32, precision);
+            return true;
+        }
+        _ => {}
+    }
     let mut buffer = itoa::Buffer::new();
     let digits = match u64::try_from(rounded) {
         Ok(rounded) => buffer.format(rounded),
@@ -805,6 +824,13 @@ mod tests {
         #[test]
         fn fixed_precision_of_any_float_matches_std(bits in proptest::prelude::any::<u64>(), n in 0usize..=22) {
             fixed_matches_std_or_declines(bits, n)?;
+        }
+
+        /// Measurements (`{:.3}` of a latency): the few places written straight into the
+        /// line, with and without an integer part, both signs.
+        #[test]
+        fn fixed_precision_of_measurements_matches_std(v in -1e7f64..1e7, scale in 0i32..=8, n in 0usize..=5) {
+            fixed_matches_std_or_declines((v / 10f64.powi(scale)).to_bits(), n)?;
         }
 
         /// Exact ties and their neighbours: `m / 2^k` with few bits, whose `N`-place rounding
