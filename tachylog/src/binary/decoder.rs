@@ -262,6 +262,7 @@ impl BlockDecoder {
     }
 
     /// The part both kinds of records share: time, thread, flags (returned), trace context.
+    #[inline(always)]
     fn header(&mut self, c: &mut Cursor<'_>, out: &mut Decoded) -> Result<u8, &'static str> {
         let delta = unzigzag(c.varint().ok_or("bad timestamp")?);
         self.last_nanos = self.last_nanos.wrapping_add(delta);

@@ -8,6 +8,7 @@ use std::ops::Range;
 
 impl Fields {
     /// Empties the set, keeping its memory (unless one huge record grew it).
+    #[inline]
     pub(crate) fn clear(&mut self) {
         self.entries.clear();
         self.spans.clear();
