@@ -6,6 +6,7 @@
 use super::texts::MAX_TEXTS;
 use super::wire::{unzigzag, Cursor};
 use super::{flag, tag, value};
+use crate::codec::plain::push_fixed;
 use crate::codec::{TextBuf, Typed};
 use crate::fields::{FieldValue, Fields};
 use crate::format::escape::may_need_escape;
@@ -28,17 +29,39 @@ pub(crate) struct SiteDef {
     pub(crate) literals: Vec<String>,
     pub(crate) tail: String,
     pub(crate) keys: Vec<String>,
-    /// The placeholders' specs, from `format`, applied to typed values: in a block of format
-    /// version 2 or later, when `format` splits into `literals.len()` placeholders, one per
-    /// placeholder. A typed value without one, or whose spec is `{}`'s (`None`), is written as
-    /// `{}` writes it.
-    pub(crate) specs: Vec<Option<Spec>>,
+    /// How each placeholder writes a typed value, from `format`: in a block of format version
+    /// 2 or later, when `format` splits into `literals.len()` placeholders, one per
+    /// placeholder. A typed value without one is written as `{}` writes it.
+    pub(crate) specs: Vec<ValueSpec>,
     /// Neither the format string nor the message text around the values holds a byte that a
     /// text line escapes: a message of typed values only needs no scan.
     pub(crate) clean: bool,
     /// Unique to this definition in the process, unlike its address, which a later block's
     /// site may reuse: what a renderer's per-site caches are keyed by.
     pub(crate) serial: u64,
+}
+
+/// How a placeholder writes a typed value, decided once for its call site.
+#[derive(Debug)]
+pub(crate) enum ValueSpec {
+    /// `{}`: as the live back end's fast path writes it.
+    Plain,
+    /// `{:.N}` and nothing else that changes a float's text: a float by the fixed-places
+    /// writer, straight (the usual spec of a measurement); any other value by the spec.
+    Places(usize, Spec),
+    /// Any other spec.
+    Shaped(Spec),
+}
+
+impl ValueSpec {
+    fn of(spec: Spec) -> Self {
+        match spec.places_only() {
+            _ if spec.is_plain() => ValueSpec::Plain,
+            // A count above what a writer keeps typed values under is refused by the spec.
+            Some(places) if spec.takes_typed() => ValueSpec::Places(places, spec),
+            _ => ValueSpec::Shaped(spec),
+        }
+    }
 }
 
 /// One record read back, with reusable buffers: see [`crate::read::Record`].
@@ -162,11 +185,7 @@ impl BlockDecoder {
                 let mut site = SiteDef::read(c).ok_or("malformed call site")?;
                 if self.version >= 2 {
                     let specs = shaped::site_specs(&site.format, site.literals.len());
-                    site.specs = specs
-                        .into_iter()
-                        .flatten()
-                        .map(|spec| (!spec.is_plain()).then_some(spec))
-                        .collect();
+                    site.specs = specs.into_iter().flatten().map(ValueSpec::of).collect();
                 }
                 self.sites.push(Arc::new(site));
                 Ok(false)
@@ -206,7 +225,7 @@ impl BlockDecoder {
                 for (index, literal) in site.literals.iter().enumerate() {
                     TextBuf::of_string(&mut out.message).push_str(literal);
                     let start = out.message.len();
-                    let spec = site.specs.get(index).and_then(Option::as_ref);
+                    let spec = site.specs.get(index).unwrap_or(&ValueSpec::Plain);
                     let kind = message_value(c, &mut self.texts, table, out, spec, &mut clean)?;
                     out.args.push((start..out.message.len(), kind));
                 }
@@ -355,15 +374,26 @@ fn message_value(
     texts: &mut Vec<TableText>,
     table: bool,
     out: &mut Decoded,
-    spec: Option<&Spec>,
+    spec: &ValueSpec,
     clean: &mut bool,
 ) -> Result<ArgKind, &'static str> {
     let tag = c.u8().ok_or("malformed value")?;
     // Numbers first: they are most values, and no text tag is tried on them.
     if let Some(typed) = typed_value(tag, c) {
+        let mut message = TextBuf::of_string(&mut out.message);
         match spec {
-            Some(spec) => shaped::render_typed(&mut out.message, typed, spec)?,
-            None => typed.render(&mut TextBuf::of_string(&mut out.message)),
+            ValueSpec::Plain => typed.render(&mut message),
+            ValueSpec::Places(places, spec) => {
+                let written = match typed {
+                    Typed::F64(v) => push_fixed(v, *places, &mut message),
+                    Typed::F32(v) => push_fixed(v, *places, &mut message),
+                    _ => false,
+                };
+                if !written {
+                    shaped::render_typed(&mut out.message, typed, spec)?;
+                }
+            }
+            ValueSpec::Shaped(spec) => shaped::render_typed(&mut out.message, typed, spec)?,
         }
         return Ok(ArgKind::Typed(typed));
     }

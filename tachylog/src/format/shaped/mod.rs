@@ -33,8 +33,7 @@ mod spec;
 mod value;
 
 use crate::codec::shape::{Role, Shape, Sigil, Trait};
-use crate::codec::plain::push_fixed;
-use crate::codec::{TextBuf, Typed};
+use crate::codec::Typed;
 use crate::error::ShapeError;
 use crate::fields::Fields;
 pub(crate) use spec::Spec;
@@ -143,20 +142,6 @@ pub(crate) fn render_typed(
 ) -> Result<(), &'static str> {
     if !spec.takes_typed() {
         return Err("a typed value under a spec that keeps values as text");
-    }
-    // `{:.N}` of a float, the usual spec of a measurement, straight to its writer: the
-    // general path's conversions cost about 170 instructions a value (callgrind, `tachylog
-    // cat` of `tachylog-bench`'s `throughput_mix_binary` log).
-    if let Some(places) = spec.places_only() {
-        let mut buf = TextBuf::of_string(out);
-        let written = match typed {
-            Typed::F64(v) => push_fixed(v, places, &mut buf),
-            Typed::F32(v) => push_fixed(v, places, &mut buf),
-            _ => false,
-        };
-        if written {
-            return Ok(());
-        }
     }
     value::render_typed(out, typed, &Resolved::literal(spec))
 }
