@@ -63,50 +63,51 @@ pub(crate) fn append_u64(out: &mut TextBuf<'_>, n: u64) {
     }
 }
 
-/// Appends `n`'s digits with a point before the last `decimals` of them (1 to 4), `n` having
-/// more digits than that: `(1255, 2)` is `12.55`, a short decimal with an integer part.
+/// Appends `n`'s digits with a point before the last `decimals` of them (1 to 4), zero-padded
+/// to more digits than that: `(1255, 2)` is `12.55`, `(5, 3)` is `0.005`.
 ///
-/// Why not the integer part, a point and the padded fraction, each appended: that splits `n`
-/// with a division and writes two numbers, ~35 instructions more per value than writing the
-/// digits once and sliding the last few one place right (callgrind,
-/// `tachylog-bench --only tachylog,backend_iteration`).
+/// The integer part, the point and the fraction are each stored in their place, with nothing
+/// read back: writing all the digits first and sliding the last few right loads bytes still in
+/// the store buffer, a stall this module avoids everywhere else.
 #[inline]
 pub(crate) fn append_with_point(out: &mut TextBuf<'_>, n: u64, decimals: u32) {
-    debug_assert!((1..=4).contains(&decimals) && n >= POWERS_OF_TEN[decimals as usize]);
-    let len = decimal_digits(n);
+    debug_assert!((1..=4).contains(&decimals));
+    // Divisions by constants: a multiply and a shift each.
+    let (whole, fraction) = match decimals {
+        1 => (n / 10, n % 10),
+        2 => (n / 100, n % 100),
+        3 => (n / 1_000, n % 1_000),
+        _ => (n / 10_000, n % 10_000),
+    };
+    let len = decimal_digits(whole);
+    let pair = |i: u64| {
+        let i = 2 * i as usize;
+        u16::from_le_bytes([PAIRS[i], PAIRS[i + 1]])
+    };
+    // The fraction's four digits, zero-padded, in memory order.
+    let digits = u32::from(pair(fraction / 100)) | u32::from(pair(fraction % 100)) << 16;
     // SAFETY: only ASCII digits and a point are appended.
     let out = unsafe { out.as_mut_vec() };
-    out.reserve(len + 1);
-    // SAFETY: `reserve` made room for `len + 1` bytes from `out.len()` on. `write_digits`
-    // stores the `len` digits; `n > 10^decimals` has more than `decimals` of them, so
-    // `point = start + len - decimals` is within them, and `slide` moves the `decimals` bytes
-    // from `point` one place right (the last lands at `start + len`, the room's last byte) and
-    // puts the point at `point`. All `len + 1` bytes are written before `set_len`.
+    out.reserve(len + 5);
+    // SAFETY: `reserve` made room for `len + 5` bytes from `out.len()` on: `write_digits`
+    // stores `len` digits, then the point at `len` and at most 4 fraction digits after it, all
+    // before `set_len` exposes the `len + 1 + decimals` bytes.
     unsafe {
         let start = out.as_mut_ptr().add(out.len());
-        write_digits(start, len, n);
-        let point = start.add(len - decimals as usize);
+        write_digits(start, len, whole);
+        let point = start.add(len);
+        *point = b'.';
+        let at = point.add(1);
         match decimals {
-            1 => slide::<1>(point),
-            2 => slide::<2>(point),
-            3 => slide::<3>(point),
-            _ => slide::<4>(point),
+            1 => *at = (digits >> 24) as u8,
+            2 => at.cast::<u16>().write_unaligned((digits >> 16) as u16),
+            3 => {
+                at.cast::<u16>().write_unaligned((digits >> 8) as u16);
+                *at.add(2) = (digits >> 24) as u8;
+            }
+            _ => at.cast::<u32>().write_unaligned(digits),
         }
-        out.set_len(out.len() + len + 1);
-    }
-}
-
-/// Moves the `K` bytes at `at` one place right and writes a point at `at`.
-///
-/// # Safety
-/// `at` is readable for `K` bytes and writable for `K + 1`.
-#[inline(always)]
-unsafe fn slide<const K: usize>(at: *mut u8) {
-    // SAFETY: the caller's contract; the `K` bytes are read whole before they are written back.
-    unsafe {
-        let digits = at.cast::<[u8; K]>().read_unaligned();
-        at.add(1).cast::<[u8; K]>().write_unaligned(digits);
-        *at = b'.';
+        out.set_len(out.len() + len + 1 + decimals as usize);
     }
 }
 
@@ -148,24 +149,6 @@ unsafe fn write_digits(start: *mut u8, len: usize, n: u64) {
         }
         debug_assert_eq!(end, start);
     }
-}
-
-/// Appends exactly `width` digits of `n` (at most 4), zero-padded on the left: the fraction
-/// of a short decimal. `n < 10^width`.
-#[inline]
-pub(crate) fn append_padded(out: &mut TextBuf<'_>, n: u32, width: usize) {
-    debug_assert!(width <= 4 && u64::from(n) < 10u64.pow(width as u32));
-    let (high, low) = ((n / 100) as usize % 100, (n % 100) as usize);
-    let digits = [
-        PAIRS[2 * high],
-        PAIRS[2 * high + 1],
-        PAIRS[2 * low],
-        PAIRS[2 * low + 1],
-    ];
-    // SAFETY: only ASCII digits are appended. Why not `push_str(str::from_utf8(..))`: that
-    // is an out-of-line call of ~37 instructions, a fifth of a short decimal's rendering; and
-    // `extend_from_slice` of a length known only at run time calls `memcpy`.
-    super::short_copy::append_bytes(unsafe { out.as_mut_vec() }, &digits[4 - width.min(4)..]);
 }
 
 /// Appends `n` as `{}` writes it: a `-` for a negative value, then its magnitude's digits.
@@ -233,6 +216,10 @@ mod tests {
             (1000, 3, "1.000"),
             (u64::MAX, 4, "1844674407370955.1615"),
             (u64::MAX, 1, "1844674407370955161.5"),
+            (5, 3, "0.005"),
+            (0, 1, "0.0"),
+            (25, 2, "0.25"),
+            (9999, 4, "0.9999"),
         ] {
             let mut out = String::from("v=");
             append_with_point(&mut TextBuf::of_string(&mut out), n, decimals);
@@ -242,30 +229,14 @@ mod tests {
 
     proptest! {
         #[test]
-        fn a_point_is_a_division_by_a_power_of_ten(n in 10u64.., decimals in 1u32..=4) {
-            prop_assume!(n >= POWERS_OF_TEN[decimals as usize]);
-            let scale = POWERS_OF_TEN[decimals as usize];
-            let mut out = String::new();
-            append_with_point(&mut TextBuf::of_string(&mut out), n, decimals);
-            let expected = format!("{}.{:0width$}", n / scale, n % scale, width = decimals as usize);
-            prop_assert_eq!(out, expected);
-        }
-    }
-
-    #[test]
-    fn padded_fractions() {
-        for (n, width, expected) in [
-            (0, 1, "0"),
-            (5, 1, "5"),
-            (5, 2, "05"),
-            (50, 3, "050"),
-            (1234, 4, "1234"),
-            (7, 4, "0007"),
-            (99, 2, "99"),
-        ] {
-            let mut out = String::from(".");
-            append_padded(&mut TextBuf::of_string(&mut out), n, width);
-            assert_eq!(out, format!(".{expected}"));
+        fn a_point_is_a_division_by_a_power_of_ten(n in any::<u64>(), small in 0u64..100_000, decimals in 1u32..=4) {
+            for n in [n, small] {
+                let scale = POWERS_OF_TEN[decimals as usize];
+                let mut out = String::from("v=");
+                append_with_point(&mut TextBuf::of_string(&mut out), n, decimals);
+                let expected = format!("v={}.{:0width$}", n / scale, n % scale, width = decimals as usize);
+                prop_assert_eq!(out, expected);
+            }
         }
     }
 

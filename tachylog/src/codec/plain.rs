@@ -21,7 +21,7 @@
 //!
 //! Runs on the back end only; allocates only by growing the caller's `String`.
 
-use super::decimal::{append_padded, append_u64, append_with_point};
+use super::decimal::{append_u64, append_with_point, POWERS_OF_TEN};
 use super::TextBuf;
 
 /// A float's shortest decimal form: `0.DIGITS × 10^exponent`, digits without leading or
@@ -339,7 +339,7 @@ fn push_positional(digits: &[u8], exponent: i32, min_fraction: usize, out: &mut 
 /// The most decimals the short-decimal path tries (`12.5`, `0.75`, `101.25`, `3.1416`): the
 /// floats that people log most are short decimals, and for them this is a few multiplications
 /// and the integer path instead of `zmij` and its checks.
-const MAX_SHORT_DECIMALS: u32 = 4; // `push_short_decimal`'s divisions and `append_padded` assume at most 4
+const MAX_SHORT_DECIMALS: u32 = 4; // `append_with_point` takes at most 4
 
 /// Writes `|value|` as `n / 10^k` (`k` decimals, no trailing zero) if that is its shortest
 /// round-trip form, which is `std`'s `{}`; `false` (nothing written) otherwise.
@@ -365,22 +365,7 @@ fn push_short_decimal<F: PlainFloat>(value: F, debug: bool, out: &mut TextBuf<'_
         }
         return true;
     }
-    if whole >= super::decimal::POWERS_OF_TEN[decimals as usize] {
-        super::decimal::append_with_point(out, whole, decimals);
-        return true;
-    }
-    // Below one (`0.25`): a zero, the point, the fraction padded. Constant divisors, which
-    // compile to multiplications (a division by `10^decimals` took a fifth of this function's
-    // time).
-    let (integer, fraction) = match decimals {
-        1 => (whole / 10, whole % 10),
-        2 => (whole / 100, whole % 100),
-        3 => (whole / 1_000, whole % 1_000),
-        _ => (whole / 10_000, whole % 10_000),
-    };
-    super::decimal::append_u64(out, integer);
-    out.push('.');
-    super::decimal::append_padded(out, fraction as u32, decimals as usize);
+    super::decimal::append_with_point(out, whole, decimals);
     true
 }
 
@@ -565,15 +550,6 @@ const MAX_EXACT_PRECISION: usize = 19;
 /// (callgrind, `tachylog cat` of a log of `{:.3}` floats), and `core::fmt`'s exact mode more.
 fn push_fixed_exact(value: f64, precision: usize, out: &mut TextBuf<'_>) -> bool {
     const MANTISSA_BITS: u32 = 52;
-    const POWERS_OF_TEN: [u64; MAX_EXACT_PRECISION + 1] = {
-        let mut powers = [1u64; MAX_EXACT_PRECISION + 1];
-        let mut i = 1;
-        while i < powers.len() {
-            powers[i] = powers[i - 1] * 10;
-            i += 1;
-        }
-        powers
-    };
     let bits = value.to_bits();
     let biased = ((bits >> MANTISSA_BITS) & 0x7ff) as i32;
     let fraction = bits & ((1 << MANTISSA_BITS) - 1);
@@ -614,14 +590,8 @@ fn push_fixed_exact(value: f64, precision: usize, out: &mut TextBuf<'_>) -> bool
             append_u64(out, rounded);
             return true;
         }
-        Ok(rounded) if precision <= 4 && rounded >= unit => {
-            append_with_point(out, rounded, precision as u32);
-            return true;
-        }
         Ok(rounded) if precision <= 4 => {
-            // `rounded < 10^N <= 10^4`.
-            out.push_str("0.");
-            append_padded(out, rounded as u32, precision);
+            append_with_point(out, rounded, precision as u32);
             return true;
         }
         _ => {}
