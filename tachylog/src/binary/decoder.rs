@@ -7,6 +7,7 @@ use super::texts::MAX_TEXTS;
 use super::wire::{unzigzag, Cursor};
 use super::{flag, tag, value};
 use crate::codec::plain::push_fixed;
+use crate::codec::short_copy::append_from_padded;
 use crate::codec::{TextBuf, Typed};
 use crate::fields::{FieldValue, Fields};
 use crate::format::escape::may_need_escape;
@@ -26,8 +27,8 @@ pub(crate) struct SiteDef {
     pub(crate) file: String,
     pub(crate) line: u32,
     pub(crate) format: String,
-    pub(crate) literals: Vec<String>,
-    pub(crate) tail: String,
+    pub(crate) literals: Vec<Piece>,
+    pub(crate) tail: Piece,
     pub(crate) keys: Vec<String>,
     /// How each placeholder writes a typed value, from `format`: in a block of format version
     /// 2 or later, when `format` splits into `literals.len()` placeholders, one per
@@ -39,6 +40,50 @@ pub(crate) struct SiteDef {
     /// Unique to this definition in the process, unlike its address, which a later block's
     /// site may reuse: what a renderer's per-site caches are keyed by.
     pub(crate) serial: u64,
+}
+
+/// Bytes a [`Piece`] keeps padded, if it is that short.
+const PADDED_PIECE: usize = 32;
+
+/// A piece of a call site's message text (the text before a value, or after the last), kept
+/// also padded with zeros to [`PADDED_PIECE`] bytes when it fits: appended as one fixed-width
+/// store, where a copy of a length known only at run time tests the length in a ladder of
+/// branches, which mispredict as the pieces of a line alternate (callgrind `--branch-sim`,
+/// `tachylog cat` of `tachylog-bench`'s `throughput_mix_binary` log).
+#[derive(Debug)]
+pub(crate) struct Piece {
+    text: String,
+    padded: [u8; PADDED_PIECE],
+}
+
+impl Piece {
+    fn new(text: String) -> Self {
+        let mut padded = [0; PADDED_PIECE];
+        if let Some(start) = padded.get_mut(..text.len()) {
+            start.copy_from_slice(text.as_bytes());
+        }
+        Piece { text, padded }
+    }
+
+    /// Appends the piece to `out`.
+    #[inline(always)]
+    fn append_to(&self, out: &mut String) {
+        if self.text.len() <= PADDED_PIECE {
+            // SAFETY: `padded` starts with the text's bytes, so the bytes appended are the
+            // text, whole UTF-8, and `out` stays a `String`.
+            append_from_padded(unsafe { out.as_mut_vec() }, &self.padded, self.text.len());
+        } else {
+            TextBuf::of_string(out).push_str(&self.text);
+        }
+    }
+}
+
+impl std::ops::Deref for Piece {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.text
+    }
 }
 
 /// How a placeholder writes a typed value, decided once for its call site.
@@ -219,18 +264,15 @@ impl BlockDecoder {
                 // Version 1 blocks have no text table.
                 let table = self.version >= 2;
                 let mut clean = site.clean;
-                // Short pieces copied inline (`TextBuf::push_str`), not by a call to `memcpy`
-                // each: about 30 instructions fewer a record (callgrind of `tachylog cat` on the
-                // logs of `tachylog-bench`'s `throughput_binary` and `throughput_mix_binary`).
                 for (index, literal) in site.literals.iter().enumerate() {
-                    TextBuf::of_string(&mut out.message).push_str(literal);
+                    literal.append_to(&mut out.message);
                     let start = out.message.len();
                     let spec = site.specs.get(index).unwrap_or(&ValueSpec::Plain);
                     let kind = message_value(c, &mut self.texts, table, out, spec, &mut clean)?;
                     out.args.push((start..out.message.len(), kind));
                 }
                 out.clean_message = clean;
-                TextBuf::of_string(&mut out.message).push_str(&site.tail);
+                site.tail.append_to(&mut out.message);
                 out.fields.clear();
                 for key in &site.keys {
                     let tag = c.u8().ok_or("malformed field")?;
@@ -346,6 +388,10 @@ impl SiteDef {
             .into_iter()
             .chain(&literals)
             .any(|text| may_need_escape(text.as_bytes()));
+        let (literals, tail) = (
+            literals.into_iter().map(Piece::new).collect(),
+            Piece::new(tail),
+        );
         Some(SiteDef {
             level,
             target,

@@ -108,7 +108,13 @@ impl Spec {
     /// `N` for `{:.N}` with nothing else that changes a float's text (a fill, an alignment
     /// or `0` mean nothing without a width).
     pub(crate) fn places_only(&self) -> Option<usize> {
-        match (self.ty, self.plus, self.alternate, self.width, self.precision) {
+        match (
+            self.ty,
+            self.plus,
+            self.alternate,
+            self.width,
+            self.precision,
+        ) {
             (Ty::Display, false, false, Count::None, Count::Literal(places)) => Some(places),
             _ => None,
         }
