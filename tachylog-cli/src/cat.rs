@@ -1,6 +1,7 @@
-//! `tachylog cat`: files one after the other, or merged by time (`--merge`: a k-way merge
-//! that holds one record per file), through the filters, rendered by `tachylog::read`'s
-//! [`Renderer`] into one large output buffer.
+//! `tachylog cat`: files one after the other, their blocks decoded on every core
+//! (`tachylog::read::lines_in_parallel`) and printed in order, or merged by time (`--merge`: a
+//! k-way merge that holds one record per file), through the filters, rendered by
+//! `tachylog::read`'s [`Renderer`].
 
 use crate::filter::Filter;
 use crate::progress::Progress;
@@ -9,8 +10,9 @@ use crate::{LineFormat, Outcome};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::{self, Write};
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
-use tachylog::read::{ReadError, Reader, Record, Renderer};
+use tachylog::read::{lines_in_parallel, BlockLines, ReadError, Reader, Record, Renderer};
 use tachylog::{Level, Pattern, TimeZone};
 
 #[derive(clap::Args)]
@@ -52,6 +54,10 @@ pub(crate) struct CatArgs {
     /// rotation or a truncation; stops only when killed.
     #[arg(short, long, conflicts_with = "merge")]
     follow: bool,
+    /// Threads that decode a file's blocks (the default: one per core). `--merge` and
+    /// `--follow` decode on one.
+    #[arg(long)]
+    threads: Option<NonZeroUsize>,
 }
 
 pub(crate) fn run(args: CatArgs) -> Result<Outcome, String> {
@@ -62,29 +68,29 @@ pub(crate) fn run(args: CatArgs) -> Result<Outcome, String> {
     } else {
         TimeZone::system().map_err(|e| e.to_string())?
     };
-    let renderer = match args.format {
-        LineFormat::Text => Renderer::text(
-            Pattern::parse(&args.pattern).map_err(|e| e.to_string())?,
-            zone,
-        ),
-        LineFormat::Json => Renderer::json(zone),
-        LineFormat::Logfmt => Renderer::logfmt(zone),
+    let pattern = Pattern::parse(&args.pattern).map_err(|e| e.to_string())?;
+    let lines = Lines {
+        format: args.format,
+        pattern,
+        zone,
+        filter: Filter {
+            level: args.level,
+            target: args.target,
+            since: args.since,
+            until: args.until,
+            grep: args.grep,
+        },
     };
-    let filter = Filter {
-        level: args.level,
-        target: args.target,
-        since: args.since,
-        until: args.until,
-        grep: args.grep,
-    };
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN));
     let progress = if args.follow {
         Progress::hidden()
     } else {
         Progress::on_stderr(crate::progress::total_bytes(&args.files))
     };
     let mut printer = Printer {
-        renderer,
-        filter,
+        line: lines.maker(),
         out: io::stdout().lock(),
         pending: Vec::with_capacity(OUTPUT_BUFFER + 4096),
         damaged: false,
@@ -100,7 +106,8 @@ pub(crate) fn run(args: CatArgs) -> Result<Outcome, String> {
     } else {
         let mut done_before = 0;
         args.files.iter().try_for_each(|file| {
-            one_file(file, &mut printer, done_before).map(|read| done_before += read)
+            one_file(file, &mut printer, &lines, threads, done_before)
+                .map(|read| done_before += read)
         })
     };
     printer.progress.erase();
@@ -121,10 +128,52 @@ pub(crate) fn run(args: CatArgs) -> Result<Outcome, String> {
 /// Bytes of lines gathered before they are written out.
 const OUTPUT_BUFFER: usize = 1 << 20;
 
-/// Renders, filters and writes records; reports damage.
-struct Printer<W> {
+/// How `cat` lines a record: its format and filters, from which each decoding thread makes
+/// its own [`LineMaker`].
+struct Lines {
+    format: LineFormat,
+    pattern: Pattern,
+    zone: TimeZone,
+    filter: Filter,
+}
+
+impl Lines {
+    fn maker(&self) -> LineMaker {
+        let zone = self.zone.clone();
+        LineMaker {
+            renderer: match self.format {
+                LineFormat::Text => Renderer::text(self.pattern.clone(), zone),
+                LineFormat::Json => Renderer::json(zone),
+                LineFormat::Logfmt => Renderer::logfmt(zone),
+            },
+            filter: self.filter.clone(),
+        }
+    }
+}
+
+/// Lines records through the filters.
+struct LineMaker {
     renderer: Renderer,
     filter: Filter,
+}
+
+impl LineMaker {
+    /// Appends `record`'s line to `out`, if it passes the filters.
+    fn line(&mut self, record: &Record, out: &mut Vec<u8>) {
+        if !self.filter.takes(record) {
+            return;
+        }
+        let start = out.len();
+        self.renderer.render(record, out);
+        if !self.filter.takes_line(&out[start..]) {
+            out.truncate(start);
+        }
+    }
+}
+
+/// Lines, filters and writes records; reports damage.
+struct Printer<W> {
+    line: LineMaker,
     out: W,
     /// Lines not written yet: each is rendered at its end, so a line is copied once, by the
     /// write.
@@ -135,18 +184,27 @@ struct Printer<W> {
 
 impl<W: Write> Printer<W> {
     fn record(&mut self, record: &Record) -> io::Result<()> {
-        if !self.filter.takes(record) {
-            return Ok(());
-        }
-        let start = self.pending.len();
-        self.renderer.render(record, &mut self.pending);
-        if !self.filter.takes_line(&self.pending[start..]) {
-            self.pending.truncate(start);
-        }
+        self.line.line(record, &mut self.pending);
         if self.pending.len() >= OUTPUT_BUFFER {
             self.out.write_all(&self.pending)?;
             self.pending.clear();
         }
+        Ok(())
+    }
+
+    /// Writes a block's lines, then reports the damage after them.
+    fn block(&mut self, file: &Path, block: BlockLines<'_>, done_before: u64) -> io::Result<()> {
+        if !block.lines.is_empty() {
+            if !self.pending.is_empty() {
+                self.out.write_all(&self.pending)?;
+                self.pending.clear();
+            }
+            self.out.write_all(block.lines)?;
+        }
+        if let Some(damage) = block.damage {
+            self.error(file, damage)?;
+        }
+        self.progress.record(|| done_before + block.read);
         Ok(())
     }
 
@@ -173,17 +231,23 @@ fn open(file: &Path) -> io::Result<Reader<io::BufReader<std::fs::File>>> {
     Reader::open(file).map_err(|e| io::Error::other(e.to_string()))
 }
 
-/// Prints one file; returns the bytes it read. `done_before`: bytes of the files before it,
-/// for the progress line.
-fn one_file<W: Write>(file: &Path, printer: &mut Printer<W>, done_before: u64) -> io::Result<u64> {
+/// Prints one file, its blocks decoded on `threads` threads; returns the bytes it read.
+/// `done_before`: bytes of the files before it, for the progress line.
+fn one_file<W: Write>(
+    file: &Path,
+    printer: &mut Printer<W>,
+    lines: &Lines,
+    threads: NonZeroUsize,
+    done_before: u64,
+) -> io::Result<u64> {
     let mut reader = open(file)?;
-    while let Some(record) = reader.next_record() {
-        match record {
-            Ok(record) => printer.record(record)?,
-            Err(e) => printer.error(file, e)?,
-        }
-        printer.progress.record(|| done_before + reader.offset());
-    }
+    let make_line = || {
+        let mut maker = lines.maker();
+        move |record: &Record, out: &mut Vec<u8>| maker.line(record, out)
+    };
+    lines_in_parallel(&mut reader, threads, make_line, |block| {
+        printer.block(file, block, done_before)
+    })?;
     Ok(reader.offset())
 }
 

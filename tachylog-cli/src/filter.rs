@@ -5,7 +5,7 @@ use tachylog::read::Record;
 use tachylog::Level;
 
 /// The record filters of `cat`; every one given must hold.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Filter {
     /// The most verbose level printed.
     pub(crate) level: Option<Level>,

@@ -1,12 +1,13 @@
 //! `cat_binary`: the reading side of the binary log. The log of `throughput_binary` is written
 //! first (untimed), then read and turned into the default pattern's text lines the way
-//! `tachylog cat` does it: `tachylog::read::Reader` over a buffered file, each record's
-//! `Renderer::text` line rendered at the end of a 1 MiB output buffer, written out when full. The
-//! output goes to `io::sink()`, so the figure is decoding and rendering, not a terminal or a
-//! pipe.
+//! `tachylog cat` does it: `tachylog::read::lines_in_parallel` over the file, one decoding
+//! thread per core, each with its own `Renderer::text`, a block's lines written out at a time.
+//! The output goes to `io::sink()`, so the figure is decoding and rendering, not a terminal or
+//! a pipe.
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use super::seed::throughput_lines;
@@ -20,10 +21,24 @@ pub fn describe(scale: Scale) -> String {
     format!(
         "cat_binary: the binary log of `throughput_binary` ({} records), written untimed, then \
          read back and rendered to default-pattern text lines as `tachylog cat` does \
-         (`tachylog::read`), output discarded; records/s = records / read-and-render time; \
-         tachylog only",
+         (`tachylog::read::lines_in_parallel`, a decoding thread per core), output discarded; \
+         records/s = records / read-and-render time; tachylog only",
         group_digits(throughput_lines(scale))
     )
+}
+
+/// A decoding thread's renderer, with the records it rendered: added to `total` when the
+/// thread is done, so that the threads share no counter while they work.
+struct Counted<'a> {
+    renderer: tachylog::read::Renderer,
+    records: u64,
+    total: &'a AtomicU64,
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.total.fetch_add(self.records, Ordering::Relaxed);
+    }
 }
 
 /// Reads and renders `file`; the time is the whole read, the file's opening included.
@@ -35,23 +50,30 @@ pub fn run(file: &Path) -> Result<Throughput, BenchError> {
     let cpu0 = process_cpu_s();
     let start = Instant::now();
     let mut reader = tachylog::read::Reader::open(file).map_err(io_err)?;
-    let mut renderer = tachylog::read::Renderer::text(tachylog::Pattern::default(), zone);
-    const OUTPUT_BUFFER: usize = 1 << 20;
-    let mut out = std::io::sink();
-    let mut pending = Vec::with_capacity(OUTPUT_BUFFER + 4096);
-    let mut lines = 0u64;
-    while let Some(record) = reader.next_record() {
-        let record = record.map_err(io_err)?;
-        renderer.render(record, &mut pending);
-        if pending.len() >= OUTPUT_BUFFER {
-            out.write_all(&pending)
-                .map_err(|e| BenchError::io(file, e))?;
-            pending.clear();
+    let threads = std::thread::available_parallelism().unwrap_or(std::num::NonZeroUsize::MIN);
+    let records = AtomicU64::new(0);
+    let make_line = || {
+        let mut counted = Counted {
+            renderer: tachylog::read::Renderer::text(tachylog::Pattern::default(), zone.clone()),
+            records: 0,
+            total: &records,
+        };
+        move |record: &tachylog::read::Record, out: &mut Vec<u8>| {
+            counted.renderer.render(record, out);
+            counted.records += 1;
         }
-        lines += 1;
+    };
+    let mut out = std::io::sink();
+    let mut damage = None;
+    tachylog::read::lines_in_parallel(&mut reader, threads, make_line, |block| {
+        damage = damage.take().or(block.damage);
+        out.write_all(block.lines)
+    })
+    .map_err(|e| BenchError::io(file, e))?;
+    let lines = records.load(Ordering::Relaxed);
+    if let Some(damage) = damage {
+        return Err(io_err(damage));
     }
-    out.write_all(&pending)
-        .map_err(|e| BenchError::io(file, e))?;
     let total_s = start.elapsed().as_secs_f64();
     Ok(Throughput {
         lines,

@@ -182,11 +182,23 @@ fn read_binary_log(bytes: &[u8]) {
         crate::read::Renderer::json(zone.clone()),
         crate::read::Renderer::logfmt(zone),
     ];
+    // What each record and damage report of the raw input reads as, for the same on two
+    // threads below (the raw input is the one with framing to get wrong).
+    let mut raw_one_by_one = None;
     for input in [bytes, &old[..], &current[..]] {
         let mut reader = crate::read::Reader::new(input);
         let mut line = Vec::new();
+        let mut one_by_one = Vec::new();
         while let Some(item) = reader.next_record() {
-            let Ok(record) = item else { continue };
+            let record = match item {
+                Ok(record) => record,
+                Err(damage) => {
+                    one_by_one.extend_from_slice(format!("{damage}\n").as_bytes());
+                    continue;
+                }
+            };
+            one_by_one.extend_from_slice(record.message().as_bytes());
+            one_by_one.push(b'\n');
             for renderer in &mut renderers {
                 line.clear();
                 renderer.render(record, &mut line);
@@ -203,7 +215,29 @@ fn read_binary_log(bytes: &[u8]) {
             reader.work(),
             input.len()
         );
+        raw_one_by_one.get_or_insert(one_by_one);
     }
+    let mut in_parallel = Vec::new();
+    let make_line = || {
+        |record: &crate::read::Record, out: &mut Vec<u8>| {
+            out.extend_from_slice(record.message().as_bytes());
+            out.push(b'\n');
+        }
+    };
+    let threads = std::num::NonZeroUsize::new(2).expect("two");
+    let mut reader = crate::read::Reader::new(bytes);
+    crate::read::lines_in_parallel(&mut reader, threads, make_line, |block| {
+        in_parallel.extend_from_slice(block.lines);
+        if let Some(damage) = block.damage {
+            in_parallel.extend_from_slice(format!("{damage}\n").as_bytes());
+        }
+        Ok(())
+    })
+    .expect("no write fails");
+    assert!(
+        raw_one_by_one.is_some_and(|one_by_one| in_parallel == one_by_one),
+        "two threads read otherwise"
+    );
 }
 
 /// Reads a record the way recovering a spool does (`format::shaped`): a format string, a shape

@@ -38,12 +38,14 @@
 //! Layer 4 (see `ARCHITECTURE.md`), after `binary`: imports layers 1 to 3, `format` (the line
 //! layouts) and `binary` (the decoding).
 
+mod parallel;
 mod reader;
 #[cfg(all(unix, not(loom)))]
 mod spool;
 
 pub use crate::error::ReadError;
-pub use reader::Reader;
+pub use parallel::{lines_in_parallel, BlockLines};
+pub use reader::{Block, Reader};
 #[cfg(all(unix, not(loom), fuzzing))]
 pub(crate) use spool::fuzz as fuzz_spool;
 #[cfg(all(unix, not(loom)))]

@@ -148,31 +148,68 @@ impl<R: Read> Reader<R> {
         }
         loop {
             if let Some((decoder, at)) = &mut self.block {
-                match decoder.next(&self.buf[self.payload.clone()], &mut self.record.0) {
+                let payload = &self.buf[self.payload.clone()];
+                match next_in_block(decoder, payload, *at, &mut self.record) {
                     Some(Ok(())) => return Some(Ok(&self.record)),
-                    Some(Err((entry, reason))) => {
-                        let offset = *at + entry as u64;
-                        let skipped = (self.payload.len() - entry) as u64;
+                    Some(Err(e)) => {
                         self.block = None;
-                        return Some(Err(ReadError::Damaged {
-                            offset,
-                            reason,
-                            skipped,
-                            to_end: false,
-                        }));
+                        return Some(Err(e));
                     }
                     None => self.block = None,
                 }
             }
-            if let Err(e) = self.next_block()? {
+            if let Err(e) = self.load_block()? {
                 return Some(Err(e));
             }
         }
     }
 
+    /// The next block whole, to be decoded on its own (on another thread, say): what is left of
+    /// the block [`Reader::next_record`] is in, else the next intact block. `None` at the end
+    /// of the source; an error for the damage skipped to reach a block, which the next call
+    /// returns.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join("tachylog-doc-next-block");
+    /// # let _ = std::fs::remove_dir_all(&dir);
+    /// # let options = tachylog::SinkOptions::new().format(tachylog::Format::Binary);
+    /// # let guard = tachylog::builder().file_with(dir.join("a.tlog"), options).init().unwrap();
+    /// tachylog::info!("served {} items", 3u64);
+    /// # drop(guard);
+    /// let mut reader = tachylog::read::Reader::open(dir.join("a.tlog")).unwrap();
+    /// let mut block = reader.next_block().unwrap().unwrap();
+    /// let lines = std::thread::spawn(move || {
+    ///     let mut messages = Vec::new();
+    ///     while let Some(record) = block.next_record() {
+    ///         messages.push(record.unwrap().message().to_string());
+    ///     }
+    ///     messages
+    /// });
+    /// assert_eq!(lines.join().unwrap(), ["served 3 items"]);
+    /// assert!(reader.next_block().is_none());
+    /// # std::fs::remove_dir_all(dir).unwrap();
+    /// ```
+    pub fn next_block(&mut self) -> Option<Result<Block, ReadError>> {
+        if self.follow && self.block.is_none() {
+            self.eof = false;
+        }
+        if self.block.is_none() {
+            if let Err(e) = self.load_block()? {
+                return Some(Err(e));
+            }
+        }
+        let (decoder, offset) = self.block.take()?;
+        Some(Ok(Block {
+            payload: self.buf[self.payload.clone()].to_vec(),
+            decoder,
+            offset,
+            record: Record::default(),
+        }))
+    }
+
     /// Loads the next intact block: `None` at a clean end, an error for the damage skipped to
     /// reach it (the block, if any, is then read after it).
-    fn next_block(&mut self) -> Option<Result<(), ReadError>> {
+    fn load_block(&mut self) -> Option<Result<(), ReadError>> {
         let mut damaged: Option<(u64, &'static str)> = None;
         loop {
             let here = self.offset;
@@ -352,6 +389,58 @@ impl<R: Read> Reader<R> {
         self.end = 0;
         self.block = None;
     }
+}
+
+/// One block of a binary log, checked whole, with what it takes to decode its records without
+/// the [`Reader`] that read it, on any thread ([`Reader::next_block`]).
+pub struct Block {
+    payload: Vec<u8>,
+    decoder: BlockDecoder,
+    /// The payload's offset in the source.
+    offset: u64,
+    record: Record,
+}
+
+impl Block {
+    /// The block's next record, lent until the next call: `None` at its end. A damaged entry
+    /// is an error, after which the rest of the block is unreadable (`None`).
+    ///
+    /// See [`Reader::next_block`] for an example.
+    pub fn next_record(&mut self) -> Option<Result<&Record, ReadError>> {
+        match next_in_block(
+            &mut self.decoder,
+            &self.payload,
+            self.offset,
+            &mut self.record,
+        )? {
+            Ok(()) => Some(Ok(&self.record)),
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    /// The payload's size in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.payload.len()
+    }
+}
+
+/// The next record of a block's `payload`, which starts at `at` in the source, into `record`:
+/// `None` at the block's end, an error for a damaged entry (the rest of the block with it).
+fn next_in_block(
+    decoder: &mut BlockDecoder,
+    payload: &[u8],
+    at: u64,
+    record: &mut Record,
+) -> Option<Result<(), ReadError>> {
+    Some(match decoder.next(payload, &mut record.0)? {
+        Ok(()) => Ok(()),
+        Err((entry, reason)) => Err(ReadError::Damaged {
+            offset: at + entry as u64,
+            reason,
+            skipped: (payload.len() - entry) as u64,
+            to_end: false,
+        }),
+    })
 }
 
 impl<R: Read> Iterator for Reader<R> {
