@@ -8,7 +8,6 @@ use std::io;
 use std::num::NonZeroUsize;
 use std::panic::{self, AssertUnwindSafe};
 use tachylog::read::{lines_in_parallel, ReadError, Reader, Record};
-use tachylog::{Format, SinkOptions};
 
 /// What reading yields, in order: a record's message, or where damage starts.
 #[derive(Debug, PartialEq)]
@@ -19,37 +18,23 @@ enum Item {
 
 /// A real binary log of 24 blocks of 1 to 400 records (a flush closes each).
 fn real_log() -> Vec<u8> {
-    let _lock = common::logger_lock();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("app.tlog");
-    let guard = common::expect_init(
-        tachylog::builder()
-            .file_with(&path, SinkOptions::new().format(Format::Binary))
-            .init(),
-    );
-    for block in 0..24u64 {
-        for i in 0..(block * 37 % 400 + 1) {
-            match i % 3 {
-                0 => tachylog::info!("block {} record {} took {:.3} ms", block, i, i as f64 / 7.0),
-                1 => tachylog::warn!(table = "orders"; "block {} record {} scanned", block, i),
-                _ => log::error!("block {} record {} from log", block, i),
+    common::binary_log_of(|| {
+        for block in 0..24u64 {
+            for i in 0..(block * 37 % 400 + 1) {
+                match i % 3 {
+                    0 => tachylog::info!(
+                        "block {} record {} took {:.3} ms",
+                        block,
+                        i,
+                        i as f64 / 7.0
+                    ),
+                    1 => tachylog::warn!(table = "orders"; "block {} record {} scanned", block, i),
+                    _ => log::error!("block {} record {} from log", block, i),
+                }
             }
+            tachylog::flush();
         }
-        tachylog::flush();
-    }
-    drop(guard);
-    std::fs::read(path).unwrap()
-}
-
-/// Where each block of a clean log starts.
-fn block_starts(bytes: &[u8]) -> Vec<usize> {
-    let mut starts = Vec::new();
-    let mut at = 0;
-    while at + 16 <= bytes.len() {
-        starts.push(at);
-        at += 16 + u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
-    }
-    starts
+    })
 }
 
 fn damage_at(error: ReadError) -> Item {
@@ -96,7 +81,7 @@ fn in_parallel(bytes: &[u8], threads: usize) -> Vec<Item> {
 #[test]
 fn every_thread_count_gives_the_records_in_file_order_damage_included() {
     let clean = real_log();
-    let starts = block_starts(&clean);
+    let starts = common::block_starts(&clean);
     assert!(starts.len() >= 24, "{} blocks", starts.len());
     // A flipped byte in block 7, garbage between blocks 12 and 13, the last block cut short.
     let mut damaged = clean.clone();

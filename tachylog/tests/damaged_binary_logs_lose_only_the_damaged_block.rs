@@ -5,7 +5,6 @@
 mod common;
 
 use tachylog::read::{ReadError, Reader};
-use tachylog::{Format, SinkOptions};
 
 /// What identifies a record: its time and message.
 type Key = (i64, String);
@@ -26,36 +25,15 @@ fn read(bytes: &[u8]) -> (Vec<Key>, Vec<u64>) {
 
 /// A real binary log of three blocks or more (a flush closes each).
 fn real_log() -> Vec<u8> {
-    let _lock = common::logger_lock();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("app.tlog");
-    let guard = common::expect_init(
-        tachylog::builder()
-            .file_with(&path, SinkOptions::new().format(Format::Binary))
-            .init(),
-    );
-    for block in 0..3u64 {
-        for i in 0..6u64 {
-            tachylog::info!(block, i; "block {} record {} {:?}", block, i, "text\n");
+    common::binary_log_of(|| {
+        for block in 0..3u64 {
+            for i in 0..6u64 {
+                tachylog::info!(block, i; "block {} record {} {:?}", block, i, "text\n");
+            }
+            log::warn!(n = block; "from log {}", block);
+            tachylog::flush();
         }
-        log::warn!(n = block; "from log {}", block);
-        tachylog::flush();
-    }
-    drop(guard);
-    std::fs::read(path).unwrap()
-}
-
-/// Where each block starts, by reading a clean log's headers.
-fn block_starts(bytes: &[u8]) -> Vec<usize> {
-    let mut starts = Vec::new();
-    let mut at = 0;
-    while at + 16 <= bytes.len() {
-        starts.push(at);
-        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
-        at += 16 + len;
-    }
-    assert_eq!(at, bytes.len());
-    starts
+    })
 }
 
 #[test]
@@ -64,7 +42,7 @@ fn a_log_cut_at_any_byte_reads_as_a_prefix_and_one_report_at_most() {
     let (all, damage) = read(&bytes);
     assert_eq!(all.len(), 21);
     assert!(damage.is_empty());
-    let starts = block_starts(&bytes);
+    let starts = common::block_starts(&bytes);
     // A flush closes each block; on a slow machine (Wine) the back end's own idle flush may
     // close one early too, which only adds a block to cut through.
     assert!(starts.len() >= 3, "a block per flush at least: {starts:?}");
@@ -85,7 +63,7 @@ fn a_log_cut_at_any_byte_reads_as_a_prefix_and_one_report_at_most() {
 fn a_flipped_byte_loses_its_block_only_and_is_reported() {
     let bytes = real_log();
     let (all, _) = read(&bytes);
-    let starts = block_starts(&bytes);
+    let starts = common::block_starts(&bytes);
     for at in 0..bytes.len() {
         for mask in [0x01u8, 0x80, 0xff] {
             let mut damaged = bytes.clone();
@@ -113,7 +91,7 @@ fn a_flipped_byte_loses_its_block_only_and_is_reported() {
 fn garbage_between_blocks_is_one_report_and_the_blocks_around_it_survive() {
     let bytes = real_log();
     let (all, _) = read(&bytes);
-    let starts = block_starts(&bytes);
+    let starts = common::block_starts(&bytes);
     let mut mixed = bytes[..starts[1]].to_vec();
     mixed.extend_from_slice(b"\xF7TLBLK plain text that starts like a block\n");
     mixed.extend_from_slice(&bytes[starts[1]..]);

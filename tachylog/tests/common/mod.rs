@@ -2,7 +2,8 @@
 //! numbered-record writers and checkers, a runner for scenarios that must happen in a child
 //! process (exit, panic), a lock for tests that share the process-global logger, a watchdog
 //! that turns a hang into a failure, waits for a condition with a deadline that only bounds a
-//! hang, a sink that keeps each line as a string, and values whose `Display` panics or fails.
+//! hang, a sink that keeps each line as a string, values whose `Display` panics or fails, and
+//! real binary logs with where their blocks start.
 //!
 //! Each test binary compiles this module and uses only part of it.
 #![allow(dead_code)]
@@ -520,4 +521,36 @@ impl fmt::Display for Fails {
     fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
         Err(fmt::Error)
     }
+}
+
+/// The bytes of a real binary log of what `log` logs (each `tachylog::flush` in it closes a
+/// block), written by a logger of this process.
+pub fn binary_log_of(log: impl FnOnce()) -> Vec<u8> {
+    let _lock = logger_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app.tlog");
+    let guard = expect_init(
+        tachylog::builder()
+            .file_with(
+                &path,
+                tachylog::SinkOptions::new().format(tachylog::Format::Binary),
+            )
+            .init(),
+    );
+    log();
+    drop(guard);
+    fs::read(path).unwrap()
+}
+
+/// Where each block of a clean binary log starts, by its headers.
+pub fn block_starts(bytes: &[u8]) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut at = 0;
+    while at + 16 <= bytes.len() {
+        starts.push(at);
+        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 16 + len;
+    }
+    assert_eq!(at, bytes.len(), "a clean log ends with a whole block");
+    starts
 }
