@@ -38,7 +38,8 @@ type Decoded = Result<(Vec<u8>, Option<ReadError>), Box<dyn Any + Send>>;
 ///
 /// Stops at the first error `write` returns, and returns it; a panic of `line` is resumed on
 /// this thread. Memory: at most twice `threads` blocks are decoded at once, and no more than
-/// 64 MiB of them beyond the first.
+/// 64 MiB of them beyond the first; a block's lines are held until they are written, after
+/// those of the blocks before it.
 ///
 /// ```
 /// # let dir = std::env::temp_dir().join("tachylog-doc-parallel");
