@@ -3,7 +3,8 @@
 //!   batch is in the file but not in the ledger, and recovery must not write it twice;
 //! - killed while the back end was held, every record still in the rings: all of them are
 //!   recovered, those of the `log` facade too, with their levels, targets and fields;
-//! - recovered twice (the first recovery killed before it removed the spool): still once.
+//! - recovered twice (the first recovery killed before it removed the spool): still once, also
+//!   for a process killed before its back end ran.
 // Unix only: SIGKILL and the spool are Unix-only.
 #![cfg(unix)]
 
@@ -229,22 +230,38 @@ fn a_generic_site_recovers_the_values_of_every_type() {
 #[test]
 fn killed_while_held() {
     if let Some(log) = common::child_role("killed_while_held") {
-        std::mem::forget(common::expect_init(
-            tachylog::builder()
-                .file(&log)
-                .spool(spool_dir(&log))
-                .level(tachylog::Level::Debug)
-                .init(),
-        ));
-        tachylog::__private::hold_backend(true);
-        for i in 0..500u64 {
-            tachylog::warn!(user = "ada", attempt = i; "held {} at {:>6.2}%", i, i as f64 / 5.0);
-            log::debug!(target: "facade", "held {} through log", i + 500);
-        }
-        // SAFETY: killing our own process.
-        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
-        common::await_fatal_signal(Duration::from_secs(30));
+        log_held_and_die(&log, false);
     }
+}
+
+/// Held before `init`: the back end never ran, the ledger is only what `init` committed.
+#[test]
+fn killed_before_the_back_end_ran() {
+    if let Some(log) = common::child_role("killed_before_the_back_end_ran") {
+        log_held_and_die(&log, true);
+    }
+}
+
+/// Logs 1,000 numbered records ("held N") while the back end is held, then SIGKILLs itself.
+fn log_held_and_die(log: &Path, hold_before_init: bool) {
+    if hold_before_init {
+        tachylog::__private::hold_backend(true);
+    }
+    std::mem::forget(common::expect_init(
+        tachylog::builder()
+            .file(log)
+            .spool(spool_dir(log))
+            .level(tachylog::Level::Debug)
+            .init(),
+    ));
+    tachylog::__private::hold_backend(true);
+    for i in 0..500u64 {
+        tachylog::warn!(user = "ada", attempt = i; "held {} at {:>6.2}%", i, i as f64 / 5.0);
+        log::debug!(target: "facade", "held {} through log", i + 500);
+    }
+    // SAFETY: killing our own process.
+    unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+    common::await_fatal_signal(Duration::from_secs(30));
 }
 
 #[test]
@@ -331,22 +348,30 @@ fn records_still_in_the_rings_are_all_recovered() {
 
 #[test]
 fn a_recovery_killed_halfway_is_recovered_again_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("app.log");
-    let child = common::run_child_with_log("killed_while_held", &log, Duration::from_secs(60));
-    assert_eq!(child.status.signal(), Some(libc::SIGKILL), "{child}");
-    // A recovery that wrote the files and died before removing the spool: what it wrote is
-    // cut back by the next one (the ledger still says the file was empty).
-    let spool = spool_dir(&log);
-    let saved = dir.path().join("saved-spool");
-    copy_dir(&spool, &saved);
-    let first = recover(&log);
-    assert_eq!(numbered(&common::parse_log(&first), "held").len(), 1_000);
-    std::fs::remove_dir_all(&spool).ok();
-    copy_dir(&saved, &spool);
-    let text = recover(&log);
-    let records = numbered(&common::parse_log(&text), "held");
-    assert_once_each(&records, 1_000, "after two recoveries");
+    // The dead process's back end ran (its ledger's last cut is its own) or never did (only
+    // `init`'s cut is there).
+    for role in ["killed_while_held", "killed_before_the_back_end_ran"] {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("app.log");
+        let child = common::run_child_with_log(role, &log, Duration::from_secs(60));
+        assert_eq!(
+            child.status.signal(),
+            Some(libc::SIGKILL),
+            "{role}: {child}"
+        );
+        // A recovery that wrote the files and died before removing the spool: the next one
+        // finds what it wrote past the ledger's length (the file was empty), marked.
+        let spool = spool_dir(&log);
+        let saved = dir.path().join("saved-spool");
+        copy_dir(&spool, &saved);
+        let first = recover(&log);
+        assert_eq!(numbered(&common::parse_log(&first), "held").len(), 1_000);
+        std::fs::remove_dir_all(&spool).ok();
+        copy_dir(&saved, &spool);
+        let text = recover(&log);
+        let records = numbered(&common::parse_log(&text), "held");
+        assert_once_each(&records, 1_000, &format!("{role}: after two recoveries"));
+    }
 }
 
 fn copy_dir(from: &Path, to: &Path) {

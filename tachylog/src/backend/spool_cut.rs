@@ -68,10 +68,11 @@ impl SpoolCut {
         }
     }
 
-    /// Starts the ledger with the sinks' files now, before the first record: a process killed
-    /// before its first cut is recovered from these files' lengths (a file it appends to may
-    /// hold another run's lines).
-    pub(crate) fn start(&mut self, sinks: &[SinkSlot]) {
+    /// Commits a cut of the sinks' files as they are now, with no ring read: before the first
+    /// record (a process killed before its back end drained anything is recovered from these
+    /// lengths, since a file it appends to may hold another run's lines), and again once the
+    /// back end recovered dead processes into them (not to read their lines again).
+    pub(crate) fn commit_files(&mut self, sinks: &[SinkSlot]) {
         self.measure(sinks);
         self.spool.commit(self.seq, &self.lengths);
         self.seq += 1;

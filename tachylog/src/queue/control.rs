@@ -109,8 +109,9 @@ static BACKEND_HELD: AtomicBool = AtomicBool::new(false);
 ///
 /// While held, the worker only sleeps ~100 µs at a time: it drains nothing, writes nothing and
 /// serves no [`flush`], so producers **block** (or drop, under `OnFull::Drop`) once their rings
-/// fill, and `flush()` waits until the release. Dropping the guard ends the hold (the shutdown
-/// drains as always), so a forgotten release cannot hang the exit.
+/// fill, and `flush()` waits until the release. Set before `init`, it also holds the back
+/// end's first step (recovery, and the ledger's cut after it). Dropping the guard ends the hold
+/// (the shutdown drains as always), so a forgotten release cannot hang the exit.
 #[doc(hidden)]
 pub fn hold_backend(held: bool) {
     BACKEND_HELD.store(held, Ordering::SeqCst);

@@ -192,7 +192,7 @@ impl Spool {
 
     /// Commits cut `seq`: every ring's slot for it was written ([`RingFile::commit`]), and
     /// `files` gives each sink's file and its length now. One store makes it the current cut.
-    /// Back end only.
+    /// One writer: `init`, before it starts the back end, then the back end.
     pub(crate) fn commit(&self, seq: u64, files: &[(u64, u64, u64)]) {
         let slot = STATE_SLOTS + (seq % 2) as usize * SLOT_BYTES;
         let mut bytes = Vec::with_capacity(16 + files.len() * 24);
