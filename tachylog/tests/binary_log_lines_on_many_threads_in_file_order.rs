@@ -1,6 +1,7 @@
 //! `tachylog::read::lines_in_parallel` on a real binary log of many blocks: on 1 to 8 threads it
 //! gives what the reader gives one record at a time, in file order, with each damage report at
-//! its place; a panic of the line function reaches the caller; an error of the writer stops it.
+//! its place, blocks larger than the bytes it keeps in flight included; a panic of the line
+//! function reaches the caller; an error of the writer stops it.
 
 mod common;
 
@@ -107,6 +108,43 @@ fn every_thread_count_gives_the_records_in_file_order_damage_included() {
         .filter(|item| matches!(item, Item::Damage(_)))
         .count();
     assert_eq!(damage, 3, "one report for each damaged stretch");
+}
+
+#[test]
+fn blocks_larger_than_the_bytes_in_flight_are_read_whole_and_in_order() {
+    // Two records of 70 MB (each its own block, past the 64 MiB the reading keeps in flight
+    // beyond the first block) between small blocks.
+    let huge = |fill: char| fill.to_string().repeat(70 << 20);
+    let bytes = common::binary_log_of(|| {
+        for round in 0..2u64 {
+            for i in 0..50u64 {
+                tachylog::info!("round {} small {}", round, i);
+            }
+            tachylog::flush();
+            tachylog::info!(
+                "round {} huge {}",
+                round,
+                huge(if round == 0 { 'a' } else { 'b' })
+            );
+            tachylog::flush();
+        }
+        tachylog::info!("last");
+    });
+    let expected = one_by_one(&bytes);
+    assert_eq!(expected.len(), 103);
+    for (at, fill) in [(50, 'a'), (101, 'b')] {
+        let Item::Line(line) = &expected[at] else {
+            panic!("{:?}", expected[at]);
+        };
+        assert_eq!(line.len(), "round 0 huge ".len() + (70 << 20));
+        assert!(line.ends_with(fill), "whole, not cut");
+    }
+    for threads in [1, 2, 3] {
+        assert!(
+            in_parallel(&bytes, threads) == expected,
+            "{threads} threads"
+        );
+    }
 }
 
 #[test]
