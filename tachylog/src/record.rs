@@ -485,6 +485,9 @@ pub enum MessageValue {
     Typed(Typed),
     /// Kept as this range of [`MessageValues`]'s text.
     Text(Range<usize>),
+    /// Text that `{}` writes as it travels (a `&str`), left in the record's argument bytes:
+    /// the encoder copies it once, into the block, not into `text` first.
+    Raw(crate::codec::RawText),
 }
 
 /// Which values a message argument's formatting trait lets the binary log keep typed. Not a
@@ -519,6 +522,12 @@ impl MessageValues {
         decoder: &mut Decoder<'_>,
     ) -> Result<(), RenderError> {
         let spec_ok = self.typed_ok.get(self.items.len()).copied() == Some(true);
+        if placeholder.plain && typing == Typing::Display {
+            if let Some(raw) = decoder.plain_text::<C>() {
+                self.items.push(MessageValue::Raw(raw));
+                return Ok(());
+            }
+        }
         match typing {
             Typing::Display if spec_ok || (placeholder.plain && !self.specs_read) => {
                 if let Some(value) = decoder.typed::<C>() {

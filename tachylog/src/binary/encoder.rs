@@ -150,7 +150,7 @@ impl Encoder {
         let texts_at_start = self.texts.count();
         let typed = match &record.message {
             Message::Site(site_message) if self.take_typed(site_message) => {
-                self.typed_record(site_message.site, delta, thread, flags, record);
+                self.typed_record(site_message, delta, thread, flags, record);
                 true
             }
             other => {
@@ -191,14 +191,14 @@ impl Encoder {
     #[inline(always)]
     fn typed_record(
         &mut self,
-        site: &'static Site,
+        site_message: &crate::format::pattern::SiteMessage<'_>,
         delta: u64,
         thread: u32,
         flags: u8,
         record: &RecordView<'_>,
     ) {
-        let has_fields = !site.fields.is_empty();
-        let site = self.site_ref(site);
+        let has_fields = !site_message.site.fields.is_empty();
+        let site = self.site_ref(site_message.site);
         let out = &mut self.block;
         let texts = &mut self.texts;
         let items = &self.typed.items;
@@ -217,6 +217,9 @@ impl Encoder {
                 MessageValue::Typed(typed) => append_with(out, MAX_TYPED, |w| w.typed(*typed)),
                 MessageValue::Text(range) => {
                     texts.put(out, self.typed.text.get(range.clone()).unwrap_or(""))
+                }
+                MessageValue::Raw(raw) => {
+                    texts.put(out, &raw.in_args(site_message.args).unwrap_or_default())
                 }
             }
         }
@@ -280,8 +283,19 @@ impl Encoder {
                     }
                 }
             }
+            let raw: usize = self
+                .typed
+                .items
+                .iter()
+                .map(|item| match item {
+                    MessageValue::Raw(raw) => {
+                        raw.in_args(site_message.args).map_or(0, |text| text.len())
+                    }
+                    _ => 0,
+                })
+                .sum();
             let literal: usize = site.message.iter().map(|p| p.literal.len()).sum();
-            let len = scratch.len() + literal + site.tail.len() + self.typed.text.len();
+            let len = scratch.len() + literal + site.tail.len() + self.typed.text.len() + raw;
             self.message = scratch;
             if len > self.max_message {
                 return false;

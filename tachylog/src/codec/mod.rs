@@ -54,6 +54,11 @@ pub trait Codec: sealed::Sealed<sealed::tag::Codec> + 'static {
     #[doc(hidden)]
     const ESCAPE_FREE: bool = false;
 
+    /// Whether `{}` of a value is its bytes as they travel (text logged from a `&str`), so the
+    /// binary log may take them without rendering them (see [`Decoder::plain_text`]).
+    #[doc(hidden)]
+    const PLAIN_IS_BYTES: bool = false;
+
     /// Splits this codec's bytes off the front of the decoder.
     #[doc(hidden)]
     fn take<'a>(decoder: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]>;
@@ -164,8 +169,10 @@ impl<C: Codec> Codec for ListCodec<C> {
 
 /// Text travels as a `usize` length followed by the bytes; `{}` of it is the text itself.
 macro_rules! text_codec {
-    ($($codec:ty: $tag:ident),*) => {$(
+    ($($codec:ty: $tag:ident, $plain_is_bytes:literal),*) => {$(
         impl Codec for $codec {
+            const PLAIN_IS_BYTES: bool = $plain_is_bytes;
+
             #[inline]
             fn take<'a>(d: &mut Decoder<'a>) -> Option<&'a [MaybeUninit<u8>]> {
                 d.take_length_prefixed()
@@ -188,7 +195,9 @@ macro_rules! text_codec {
         }
     )*};
 }
-text_codec!(StrCodec: STR, LossyCodec: LOSSY);
+// A `&str`'s bytes are its `{}`; a lossy byte string's are not (invalid sequences become
+// U+FFFD).
+text_codec!(StrCodec: STR, true, LossyCodec: LOSSY, false);
 
 /// Text the caller formatted with the placeholder's whole spec: written as it is, whatever
 /// the trait and spec.
@@ -326,6 +335,23 @@ impl<'a> Decoder<'a> {
         Some(typed)
     }
 
+    /// The next argument's bytes when `{}` of it is those bytes ([`Codec::PLAIN_IS_BYTES`]),
+    /// taken off; otherwise nothing is taken. Where they are: `len` bytes ending `from_back`
+    /// bytes before the end of the record's argument bytes (UTF-8 not checked yet).
+    #[inline]
+    pub(crate) fn plain_text<C: Codec>(&mut self) -> Option<RawText> {
+        if !C::PLAIN_IS_BYTES {
+            return None;
+        }
+        let mut ahead = self.clone();
+        let len = C::take(&mut ahead)?.len();
+        *self = ahead;
+        Some(RawText {
+            from_back: self.rest.len(),
+            len,
+        })
+    }
+
     /// The next argument, to be formatted by the caller.
     pub fn view<C: Codec>(&mut self) -> View<'a, C> {
         let bytes = C::take(self);
@@ -359,6 +385,32 @@ impl<'a> Decoder<'a> {
     fn take_length_prefixed(&mut self) -> Option<&'a [MaybeUninit<u8>]> {
         let len = usize::from_ne_bytes(init_array(self.take(size_of::<usize>())?));
         self.take(len)
+    }
+}
+
+/// Where a text value is in a record's argument bytes ([`Decoder::plain_text`]).
+#[derive(Debug, Clone, Copy)]
+#[doc(hidden)]
+pub struct RawText {
+    /// Bytes of the record's arguments after the text.
+    pub(crate) from_back: usize,
+    pub(crate) len: usize,
+}
+
+impl RawText {
+    /// The text in `args` (the record's argument bytes the decoder walked), with U+FFFD for
+    /// invalid UTF-8 as `{}` of the view writes it; `None` for a range that is not in them.
+    pub(crate) fn in_args(self, args: &[MaybeUninit<u8>]) -> Option<std::borrow::Cow<'_, str>> {
+        let end = args.len().checked_sub(self.from_back)?;
+        let bytes = init_slice(args.get(end.checked_sub(self.len)?..end)?);
+        // Most logged text is short ASCII, checked inline (see `push_text`).
+        if bytes.len() <= 32 && bytes.is_ascii() {
+            // SAFETY: ASCII is UTF-8.
+            return Some(std::borrow::Cow::Borrowed(unsafe {
+                std::str::from_utf8_unchecked(bytes)
+            }));
+        }
+        Some(String::from_utf8_lossy(bytes))
     }
 }
 

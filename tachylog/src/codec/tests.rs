@@ -197,3 +197,37 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// The binary log's text left in the record's bytes (`Decoder::plain_text`) reads back as
+    /// `{}` of the view writes it, between values of other codecs, invalid UTF-8 included.
+    #[test]
+    fn plain_text_in_the_args_is_what_display_writes(
+        before in any::<u64>(),
+        text in proptest::collection::vec(any::<u8>(), 0..80),
+        after in ".{0,40}",
+    ) {
+        let stage = Stage::new();
+        let s0 = copy_slot_for_tests(&before);
+        // Written through the lossy slot (same wire as a `&str`'s) to get any bytes there.
+        let s1 = lossy_slot_for_tests(&text);
+        let s2 = str_slot_for_tests(&after);
+        let len = s0.encoded_len(&stage) + s1.encoded_len(&stage) + s2.encoded_len(&stage);
+        let bytes = buffer(len, |w| {
+            s0.write(w, &stage);
+            s1.write(w, &stage);
+            s2.write(w, &stage);
+        });
+        let mut decoder = Decoder::new(&bytes);
+        let _ = decoder.view::<CopyCodec<u64>>();
+        let mut viewed = decoder.clone();
+        prop_assert!(decoder.clone().plain_text::<LossyCodec>().is_none(), "lossy text is rendered");
+        let raw = decoder.plain_text::<StrCodec>().unwrap();
+        let expected = viewed.view::<StrCodec>().to_string();
+        prop_assert_eq!(raw.in_args(&bytes).unwrap(), expected);
+        let last = decoder.plain_text::<StrCodec>().unwrap();
+        prop_assert_eq!(last.in_args(&bytes).unwrap(), after.as_str());
+        prop_assert!(!decoder.is_malformed());
+        prop_assert!(decoder.plain_text::<StrCodec>().is_none(), "nothing left");
+    }
+}
