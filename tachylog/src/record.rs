@@ -522,13 +522,14 @@ impl MessageValues {
         decoder: &mut Decoder<'_>,
     ) -> Result<(), RenderError> {
         let spec_ok = self.typed_ok.get(self.items.len()).copied() == Some(true);
-        if placeholder.plain && typing == Typing::Display {
-            if let Some(raw) = decoder.plain_text::<C>() {
-                self.items.push(MessageValue::Raw(raw));
-                return Ok(());
-            }
-        }
         match typing {
+            // A `&str` under `{}`: left where it is (a constant test for every other codec).
+            Typing::Display if C::PLAIN_IS_BYTES && placeholder.plain => {
+                if let Some(raw) = decoder.plain_text::<C>() {
+                    self.items.push(MessageValue::Raw(raw));
+                    return Ok(());
+                }
+            }
             Typing::Display if spec_ok || (placeholder.plain && !self.specs_read) => {
                 if let Some(value) = decoder.typed::<C>() {
                     self.items.push(MessageValue::Typed(value));
