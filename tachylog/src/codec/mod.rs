@@ -116,25 +116,20 @@ pub trait Codec: sealed::Sealed<sealed::tag::Codec> + 'static {
 /// `Display` does).
 #[inline]
 fn push_text(bytes: &[u8], out: &mut TextBuf<'_>) {
+    out.push_str(&text_of(bytes));
+}
+
+/// Bytes that should be UTF-8 as text, with U+FFFD for invalid sequences.
+#[inline]
+fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
     // Most logged text is short ASCII (a path, a table, a host): checked inline, where
     // `from_utf8`'s call took 88 instructions a record of `tachylog-bench`'s
     // `throughput_mix_binary` (callgrind).
     if bytes.len() <= 32 && bytes.is_ascii() {
         // SAFETY: ASCII is UTF-8.
-        out.push_str(unsafe { std::str::from_utf8_unchecked(bytes) });
-        return;
+        return std::borrow::Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(bytes) });
     }
-    match std::str::from_utf8(bytes) {
-        Ok(text) => out.push_str(text),
-        Err(_) => {
-            for chunk in bytes.utf8_chunks() {
-                out.push_str(chunk.valid());
-                if !chunk.invalid().is_empty() {
-                    out.push('\u{FFFD}');
-                }
-            }
-        }
-    }
+    String::from_utf8_lossy(bytes)
 }
 
 /// Text arguments (`&str`, `String`, ...), copied byte for byte.
@@ -402,15 +397,9 @@ impl RawText {
     /// invalid UTF-8 as `{}` of the view writes it; `None` for a range that is not in them.
     pub(crate) fn in_args(self, args: &[MaybeUninit<u8>]) -> Option<std::borrow::Cow<'_, str>> {
         let end = args.len().checked_sub(self.from_back)?;
-        let bytes = init_slice(args.get(end.checked_sub(self.len)?..end)?);
-        // Most logged text is short ASCII, checked inline (see `push_text`).
-        if bytes.len() <= 32 && bytes.is_ascii() {
-            // SAFETY: ASCII is UTF-8.
-            return Some(std::borrow::Cow::Borrowed(unsafe {
-                std::str::from_utf8_unchecked(bytes)
-            }));
-        }
-        Some(String::from_utf8_lossy(bytes))
+        Some(text_of(init_slice(
+            args.get(end.checked_sub(self.len)?..end)?,
+        )))
     }
 }
 
