@@ -3,21 +3,19 @@
 //! only; no date-time, pattern or escaping work: a call site's message is walked once to find
 //! its values, which are stored without the literal text around them.
 
-use super::texts::TextTable;
-use super::wire::{put_str, put_varint, zigzag};
+use super::wire::{append_with, put_str, put_varint, zigzag, SpareWriter};
 use super::{flag, tag, value, BLOCK_TARGET, HEADER, MAX_PAYLOAD, SYNC, VERSION};
-use crate::codec::{Decoder, TextBuf, Typed};
+use crate::codec::{Decoder, TextBuf};
 use crate::fields::{FieldValue, Fields};
 use crate::format::message::take_located;
-use crate::format::pattern::{render_message, Message, RecordView};
+use crate::format::pattern::{render_message, Message, RecordView, SiteMessage};
 use crate::format::shaped::{self, Spec};
 use crate::format::AddressHasher;
 use crate::queue::registry::ThreadInfo;
-use crate::record::{Decode, MessageValue, MessageValues, Site, TraceContext};
+use crate::record::{Decode, Site, TraceContext, ValueWriter};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::hash::BuildHasherDefault;
-use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 /// Tables keyed by addresses and serial numbers: one multiply, not SipHash, per look-up.
@@ -54,8 +52,8 @@ impl ReaderSpecs {
 
 /// Encodes records into blocks.
 pub(crate) struct Encoder {
-    /// The open block: header space, then payload; empty between blocks.
-    block: Vec<u8>,
+    /// The open block and its texts, and the writer of a record's message values into it.
+    values: ValueWriter,
     /// Call sites defined in the open block, by address, with their reference.
     sites: Table,
     /// Threads defined in the open block, by registration serial, with their reference.
@@ -71,14 +69,10 @@ pub(crate) struct Encoder {
     max_message: usize,
     message: String,
     fields: Fields,
-    /// A call site's values taken straight off the record's bytes (the fast path).
-    typed: MessageValues,
-    /// The open block's repeated texts.
-    texts: TextTable,
     /// Every call site's [`ReaderSpecs`], by address, kept across blocks: a site's format
     /// string is parsed once.
     reader_specs: HashMap<u64, Arc<ReaderSpecs>, BuildHasherDefault<AddressHasher>>,
-    /// The site whose specs `specs` and `typed` hold (`u64::MAX`: none).
+    /// The site whose specs `specs` and `values` hold (`u64::MAX`: none).
     specs_site: u64,
     specs: Arc<ReaderSpecs>,
 }
@@ -86,7 +80,7 @@ pub(crate) struct Encoder {
 impl Encoder {
     pub(crate) fn new(max_message: usize) -> Self {
         Encoder {
-            block: Vec::new(),
+            values: ValueWriter::new(max_message != usize::MAX),
             sites: Table::default(),
             threads: Table::default(),
             last_site: (u64::MAX, 0),
@@ -95,15 +89,13 @@ impl Encoder {
             max_message,
             message: String::new(),
             fields: Fields::new(),
-            typed: MessageValues::default(),
-            texts: TextTable::new(),
             reader_specs: HashMap::default(),
             specs_site: u64::MAX,
             specs: Arc::default(),
         }
     }
 
-    /// Loads `site`'s [`ReaderSpecs`] into `specs` and `typed`, unless they hold them already.
+    /// Loads `site`'s [`ReaderSpecs`] into `specs` and `values`, unless they hold them already.
     #[inline]
     fn load_specs(&mut self, site: &'static Site) {
         let key = site as *const Site as usize as u64;
@@ -115,21 +107,21 @@ impl Encoder {
             .entry(key)
             .or_insert_with(|| Arc::new(ReaderSpecs::of(site)));
         self.specs = specs.clone();
-        self.typed.specs_read = specs.specs.is_some();
-        self.typed.typed_ok.clone_from(&specs.typed_ok);
+        self.values.specs_read = specs.specs.is_some();
+        self.values.typed_ok.clone_from(&specs.typed_ok);
         self.specs_site = key;
     }
 
     /// Appends one record to the open block; returns whether the block is due to be closed.
     pub(crate) fn encode(&mut self, record: &RecordView<'_>) -> bool {
-        if self.block.is_empty() {
-            self.block.resize(HEADER, 0);
-            self.block
-                .extend_from_slice(&record.unix_nanos.to_le_bytes());
+        if self.values.block.is_empty() {
+            let block = &mut self.values.block;
+            block.resize(HEADER, 0);
+            block.extend_from_slice(&record.unix_nanos.to_le_bytes());
             self.last_nanos = record.unix_nanos;
             self.sites.clear();
             self.threads.clear();
-            self.texts.reset(0);
+            self.values.texts.reset(0);
             self.last_site = (u64::MAX, 0);
             self.last_thread = (u64::MAX, 0);
         }
@@ -146,24 +138,28 @@ impl Encoder {
         if record.recovered {
             flags |= flag::RECOVERED;
         }
-        let record_start = self.block.len();
-        let texts_at_start = self.texts.count();
+        let record_start = self.values.block.len();
+        let texts_at_start = self.values.texts.count();
         let typed = match &record.message {
-            Message::Site(site_message) if self.take_typed(site_message) => {
-                self.typed_record(site_message, delta, thread, flags, record);
-                true
+            Message::Site(site_message) => {
+                self.typed_record(site_message, delta, thread, flags, record)
             }
-            other => {
-                render_message(other, &mut self.message, &mut self.fields, self.max_message);
-                self.text_record(record, delta, thread, flags);
-                false
-            }
+            _ => false,
         };
-        if self.block.len() - HEADER > MAX_PAYLOAD {
+        if !typed {
+            render_message(
+                &record.message,
+                &mut self.message,
+                &mut self.fields,
+                self.max_message,
+            );
+            self.text_record(record, delta, thread, flags);
+        }
+        if self.values.block.len() - HEADER > MAX_PAYLOAD {
             // One record larger than a reader takes (a message or field of hundreds of MiB
             // with no `max_message_bytes`): its message cut, its fields left out.
-            self.block.truncate(record_start);
-            self.texts.reset(texts_at_start);
+            self.values.block.truncate(record_start);
+            self.values.texts.reset(texts_at_start);
             if typed {
                 let message = &record.message;
                 render_message(
@@ -183,136 +179,103 @@ impl Encoder {
             self.fields.clear();
             self.text_record(record, delta, thread, flags);
         }
-        self.block.len() >= HEADER + BLOCK_TARGET
+        self.values.block.len() >= HEADER + BLOCK_TARGET
     }
 
-    /// A call-site record whose values [`Encoder::take_typed`] took: its head, the values
-    /// (typed, or text through the block's table), then its fields.
+    /// Writes a call-site record as its site's reference and its values: the head, then each
+    /// message value straight into the block (numbers and `bool` as their type under any spec
+    /// a reader applies, `ValueWriter::push`; the rest rendered alone, without the literal text
+    /// around them), then its fields. A site without fields whose arguments are message values
+    /// only (a `Decode::Rendered` group, as most are) has them written in one call; any other
+    /// is walked value by value. `false`, with the block as it was but for the site's
+    /// definition (then the record is stored as text): a value that failed to render, bytes
+    /// that do not match the site, a field that is a span's, or a message that could pass
+    /// `max_message_bytes` (the text line would cut it).
     #[inline(always)]
     fn typed_record(
         &mut self,
-        site_message: &crate::format::pattern::SiteMessage<'_>,
+        site_message: &SiteMessage<'_>,
         delta: u64,
         thread: u32,
         flags: u8,
         record: &RecordView<'_>,
-    ) {
-        let has_fields = !site_message.site.fields.is_empty();
-        let site = self.site_ref(site_message.site);
-        let out = &mut self.block;
-        let texts = &mut self.texts;
-        let items = &self.typed.items;
-        let trace = record.trace.as_ref();
-        // The head and the typed values up to the first text, in one go.
-        let mut next = 0;
-        append_with(out, MAX_HEAD + MAX_TYPED * items.len(), |w| {
-            w.site_record_head(site, delta, thread, flags, trace);
-            while let Some(MessageValue::Typed(typed)) = items.get(next) {
-                w.typed(*typed);
-                next += 1;
-            }
-        });
-        for item in &items[next..] {
-            match item {
-                MessageValue::Typed(typed) => append_with(out, MAX_TYPED, |w| w.typed(*typed)),
-                MessageValue::Text(range) => {
-                    texts.put(out, self.typed.text.get(range.clone()).unwrap_or(""))
-                }
-                MessageValue::Raw(raw) => {
-                    texts.put(out, &raw.in_args(site_message.args).unwrap_or_default())
-                }
-            }
-        }
-        if has_fields {
-            for field in self.fields.iter() {
-                match field.value {
-                    FieldValue::Str(text) => texts.put(out, text),
-                    other => put_value(out, other),
-                }
-            }
-        }
-    }
-
-    /// Takes a call-site record's message values into `self.typed` and its fields into
-    /// `self.fields`: numbers and `bool` as their type under any spec a reader applies
-    /// (`MessageValues::push`), the rest rendered alone, without the literal text around
-    /// them. A site without fields whose arguments are message values only (a
-    /// `Decode::Rendered` group, as most are) has them taken in one call; any other is walked
-    /// value by value. `false` (then the record is stored as text): a value that failed to
-    /// render, bytes that do not match the site, or a message that could pass
-    /// `max_message_bytes` (the text line would cut it).
-    #[inline]
-    fn take_typed(&mut self, site_message: &crate::format::pattern::SiteMessage<'_>) -> bool {
+    ) -> bool {
         let site = site_message.site;
+        let site_ref = self.site_ref(site);
         self.load_specs(site);
-        self.typed.clear();
-        match (site_message.decode, site.fields) {
+        let record_start = self.values.block.len();
+        let texts_at_start = self.values.texts.count();
+        let trace = record.trace.as_ref();
+        append_with(&mut self.values.block, MAX_HEAD, |w| {
+            site_record_head(w, site_ref, delta, thread, flags, trace)
+        });
+        self.values.start_record();
+        let written = match (site_message.decode, site.fields) {
             (Decode::Rendered { items, encode, .. }, []) if items.len() == site.message.len() => {
                 let mut decoder = Decoder::new(site_message.args);
-                if encode(&mut decoder, site.message, &mut self.typed).is_err()
-                    || decoder.is_malformed()
-                {
-                    return false;
-                }
+                encode(&mut decoder, site.message, &mut self.values).is_ok()
+                    && !decoder.is_malformed()
             }
-            _ => {
-                if !self.take_walked(site_message) {
-                    return false;
-                }
-            }
+            _ => self.walked_values(site_message),
+        };
+        if written
+            && self.values.written == site.message.len()
+            && (!self.values.measuring || self.within_limit(site_message))
+        {
+            return true;
         }
-        if self.typed.items.len() != site.message.len() {
+        self.values.block.truncate(record_start);
+        self.values.texts.reset(texts_at_start);
+        false
+    }
+
+    /// [`Encoder::typed_record`]'s values and fields for a site walked value by value, out of
+    /// line: the values of the fast path stay in registers.
+    #[inline(never)]
+    fn walked_values(&mut self, site_message: &SiteMessage<'_>) -> bool {
+        self.fields.clear();
+        self.fields.limit_values(self.max_message);
+        if take_located(site_message, &mut self.fields, &mut self.values).is_err()
+            || self.fields.has_spans()
+            || self.fields.iter().count() != site_message.site.fields.len()
+        {
             return false;
         }
-        if self.max_message != usize::MAX {
-            // The text line cuts a longer message: measured, with the typed values rendered
-            // (only under a limit).
-            let mut scratch = std::mem::take(&mut self.message);
-            scratch.clear();
-            for (index, item) in self.typed.items.iter().enumerate() {
-                if let MessageValue::Typed(typed) = item {
-                    let spec = self.specs.specs.as_ref().and_then(|specs| specs.get(index));
-                    match spec {
-                        Some(spec) if !spec.is_plain() => {
-                            if shaped::render_typed(&mut scratch, *typed, spec).is_err() {
-                                self.message = scratch;
-                                return false;
-                            }
-                        }
-                        _ => typed.render(&mut TextBuf::of_string(&mut scratch)),
-                    }
-                }
-            }
-            let raw: usize = self
-                .typed
-                .items
-                .iter()
-                .map(|item| match item {
-                    MessageValue::Raw(raw) => {
-                        raw.in_args(site_message.args).map_or(0, |text| text.len())
-                    }
-                    _ => 0,
-                })
-                .sum();
-            let literal: usize = site.message.iter().map(|p| p.literal.len()).sum();
-            let len = scratch.len() + literal + site.tail.len() + self.typed.text.len() + raw;
-            self.message = scratch;
-            if len > self.max_message {
-                return false;
+        let ValueWriter { block, texts, .. } = &mut self.values;
+        for field in self.fields.iter() {
+            match field.value {
+                FieldValue::Str(text) => texts.put(block, text),
+                other => put_value(block, other),
             }
         }
         true
     }
 
-    /// [`Encoder::take_typed`] for a site walked value by value, out of line: the values of
-    /// the fast path stay in registers.
-    #[inline(never)]
-    fn take_walked(&mut self, site_message: &crate::format::pattern::SiteMessage<'_>) -> bool {
-        self.fields.clear();
-        self.fields.limit_values(self.max_message);
-        take_located(site_message, &mut self.fields, &mut self.typed).is_ok()
-            && !self.fields.has_spans()
-            && self.fields.iter().count() == site_message.site.fields.len()
+    /// Under a limit on a message's length: whether the line the text sink writes for the
+    /// record just written stays within it (else the text line would cut it), measured with
+    /// its typed values rendered as the reader renders them.
+    #[cold]
+    fn within_limit(&mut self, site_message: &SiteMessage<'_>) -> bool {
+        let site = site_message.site;
+        let mut scratch = std::mem::take(&mut self.message);
+        scratch.clear();
+        let mut rendered = true;
+        for &(index, typed) in &self.values.measured_typed {
+            let spec = self.specs.specs.as_ref().and_then(|specs| specs.get(index));
+            match spec {
+                Some(spec) if !spec.is_plain() => {
+                    if shaped::render_typed(&mut scratch, typed, spec).is_err() {
+                        rendered = false;
+                        break;
+                    }
+                }
+                _ => typed.render(&mut TextBuf::of_string(&mut scratch)),
+            }
+        }
+        let literal: usize = site.message.iter().map(|p| p.literal.len()).sum();
+        let len = scratch.len() + literal + site.tail.len() + self.values.measured_text;
+        self.message = scratch;
+        rendered && len <= self.max_message
     }
 
     /// A record stored with its own metadata and its message as text (`self.message`,
@@ -321,7 +284,7 @@ impl Encoder {
         if record.static_metadata {
             flags |= flag::STATIC_METADATA;
         }
-        let out = &mut self.block;
+        let out = &mut self.values.block;
         out.push(tag::TEXT_RECORD);
         put_varint(out, delta);
         put_varint(out, u64::from(thread));
@@ -338,20 +301,20 @@ impl Encoder {
     /// Closes the open block and hands its bytes (header and payload) to `write`; nothing when
     /// no record is open.
     pub(crate) fn close_block<R>(&mut self, write: impl FnOnce(&[u8]) -> R) -> Option<R> {
-        if self.block.is_empty() {
+        if self.values.block.is_empty() {
             return None;
         }
-        let payload = (self.block.len() - HEADER) as u32;
-        let crc = crc32fast::hash(&self.block[HEADER..]);
-        self.block[..6].copy_from_slice(&SYNC);
-        self.block[6] = VERSION;
-        self.block[7] = 0;
-        self.block[8..12].copy_from_slice(&payload.to_le_bytes());
-        self.block[12..16].copy_from_slice(&crc.to_le_bytes());
-        let result = write(&self.block);
-        self.block.clear();
-        if self.block.capacity() > 4 * BLOCK_TARGET {
-            self.block = Vec::new();
+        let payload = (self.values.block.len() - HEADER) as u32;
+        let crc = crc32fast::hash(&self.values.block[HEADER..]);
+        self.values.block[..6].copy_from_slice(&SYNC);
+        self.values.block[6] = VERSION;
+        self.values.block[7] = 0;
+        self.values.block[8..12].copy_from_slice(&payload.to_le_bytes());
+        self.values.block[12..16].copy_from_slice(&crc.to_le_bytes());
+        let result = write(&self.values.block);
+        self.values.block.clear();
+        if self.values.block.capacity() > 4 * BLOCK_TARGET {
+            self.values.block = Vec::new();
         }
         Some(result)
     }
@@ -371,10 +334,10 @@ impl Encoder {
         let next = self.threads.len() as u32;
         let reference = *self.threads.entry(thread.serial).or_insert(next);
         if reference == next {
-            self.block.push(tag::THREAD);
-            put_varint(&mut self.block, u64::from(reference));
-            put_varint(&mut self.block, thread.id);
-            put_str(&mut self.block, &thread.name);
+            self.values.block.push(tag::THREAD);
+            put_varint(&mut self.values.block, u64::from(reference));
+            put_varint(&mut self.values.block, thread.id);
+            put_str(&mut self.values.block, &thread.name);
         }
         reference
     }
@@ -398,7 +361,7 @@ impl Encoder {
             .entry(site as *const Site as usize as u64)
             .or_insert(next);
         if reference == next {
-            let out = &mut self.block;
+            let out = &mut self.values.block;
             out.push(tag::SITE);
             put_varint(out, u64::from(reference));
             out.push(site.level as u8);
@@ -423,112 +386,24 @@ impl Encoder {
 /// The most bytes a call-site record's head takes: tag, three varints, flags, trace context.
 const MAX_HEAD: usize = 1 + 5 + 10 + 5 + 1 + TraceContext::ENCODED;
 
-/// The most bytes one typed value takes: its tag and 16 bytes of `u128`.
-const MAX_TYPED: usize = 17;
-
-/// Appends at most `max` bytes to `out`, written by `write` straight into its spare capacity:
-/// one capacity check for a record's head and values instead of one per byte, and no staging
-/// buffer (one on the stack, written a byte at a time and copied out in 16-byte loads, stalled
-/// on store forwarding: a third of the encoder's time in `perf annotate`).
+/// A call-site record's head; at most
+/// [`MAX_HEAD`] bytes.
 #[inline(always)]
-fn append_with(out: &mut Vec<u8>, max: usize, write: impl FnOnce(&mut SpareWriter<'_>)) {
-    out.reserve(max);
-    let mut writer = SpareWriter {
-        spare: &mut out.spare_capacity_mut()[..max],
-        len: 0,
-    };
-    write(&mut writer);
-    let len = writer.len;
-    // SAFETY: `writer` writes its bytes in order, each at index `len` of `spare` before `len`
-    // moves past it (a write past `spare`, the first `max` bytes of spare capacity, panics on
-    // its bounds check first), so the `len` bytes after the vector's length are initialised
-    // and within its capacity.
-    unsafe { out.set_len(out.len() + len) };
-}
-
-/// Writes bytes, in order, into a vector's spare capacity ([`append_with`]).
-struct SpareWriter<'a> {
-    spare: &'a mut [MaybeUninit<u8>],
-    len: usize,
-}
-
-impl SpareWriter<'_> {
-    #[inline(always)]
-    fn byte(&mut self, byte: u8) {
-        self.spare[self.len].write(byte);
-        self.len += 1;
-    }
-
-    #[inline(always)]
-    fn slice<const N: usize>(&mut self, bytes: [u8; N]) {
-        let spare = &mut self.spare[self.len..self.len + N];
-        for (slot, byte) in spare.iter_mut().zip(bytes) {
-            slot.write(byte);
-        }
-        self.len += N;
-    }
-
-    #[inline(always)]
-    fn varint(&mut self, mut value: u64) {
-        while value >= 0x80 {
-            self.byte(value as u8 | 0x80);
-            value >>= 7;
-        }
-        self.byte(value as u8);
-    }
-
-    /// A call-site record's head, on both of its paths (typed values or text); at most
-    /// [`MAX_HEAD`] bytes.
-    #[inline(always)]
-    fn site_record_head(
-        &mut self,
-        site: u32,
-        delta: u64,
-        thread: u32,
-        flags: u8,
-        trace: Option<&TraceContext>,
-    ) {
-        self.byte(tag::SITE_RECORD);
-        self.varint(u64::from(site));
-        self.varint(delta);
-        self.varint(u64::from(thread));
-        self.byte(flags);
-        if let Some(trace) = trace {
-            self.slice(trace.encode());
-        }
-    }
-
-    /// A message value kept as its type, tagged as [`put_value`] tags it; at most [`MAX_TYPED`]
-    /// bytes.
-    #[inline(always)]
-    fn typed(&mut self, typed: Typed) {
-        match typed {
-            Typed::U64(v) => {
-                self.byte(value::U64);
-                self.varint(v);
-            }
-            Typed::I64(v) => {
-                self.byte(value::I64);
-                self.varint(zigzag(v));
-            }
-            Typed::F64(v) => {
-                self.byte(value::F64);
-                self.slice(v.to_bits().to_le_bytes());
-            }
-            Typed::F32(v) => {
-                self.byte(value::F32);
-                self.slice(v.to_bits().to_le_bytes());
-            }
-            Typed::U128(v) => {
-                self.byte(value::U128);
-                self.slice(v.to_le_bytes());
-            }
-            Typed::I128(v) => {
-                self.byte(value::I128);
-                self.slice(v.to_le_bytes());
-            }
-            Typed::Bool(v) => self.byte(if v { value::TRUE } else { value::FALSE }),
-        }
+fn site_record_head(
+    w: &mut SpareWriter<'_>,
+    site: u32,
+    delta: u64,
+    thread: u32,
+    flags: u8,
+    trace: Option<&TraceContext>,
+) {
+    w.byte(tag::SITE_RECORD);
+    w.varint(u64::from(site));
+    w.varint(delta);
+    w.varint(u64::from(thread));
+    w.byte(flags);
+    if let Some(trace) = trace {
+        w.slice(trace.encode());
     }
 }
 
@@ -592,6 +467,8 @@ fn put_fields(out: &mut Vec<u8>, fields: &Fields) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::wire::MAX_TYPED;
+    use crate::codec::Typed;
     use proptest::prelude::*;
 
     fn typed() -> impl Strategy<Value = Typed> {
@@ -663,7 +540,7 @@ mod tests {
             out.extend_from_slice(&prefix);
             let (first, rest) = values.split_at(values.len() / 2);
             append_with(&mut out, MAX_HEAD + MAX_TYPED * first.len(), |w| {
-                w.site_record_head(head.0, head.1, head.2, head.3, None);
+                site_record_head(w, head.0, head.1, head.2, head.3, None);
                 for value in first {
                     w.typed(*value);
                 }
@@ -684,7 +561,7 @@ mod tests {
         };
         let mut out = Vec::new();
         append_with(&mut out, MAX_HEAD + MAX_TYPED, |w| {
-            w.site_record_head(u32::MAX, u64::MAX, u32::MAX, 3, Some(&trace));
+            site_record_head(w, u32::MAX, u64::MAX, u32::MAX, 3, Some(&trace));
             w.typed(Typed::U128(u128::MAX));
         });
         assert_eq!(out.len(), MAX_HEAD + MAX_TYPED);

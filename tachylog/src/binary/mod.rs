@@ -12,8 +12,10 @@
 
 pub(crate) mod decoder;
 pub(crate) mod encoder;
-pub(crate) mod texts;
-pub(crate) mod wire;
+// The value wire and the text table sit in `codec`: the front end's generic code writes a
+// record's message values straight into the open block through them.
+pub(crate) use crate::codec::wire::value;
+pub(crate) use crate::codec::{texts, wire};
 
 /// The first bytes of every block: `0xF7` (never a byte of UTF-8 text), then `TLBLK`.
 pub(crate) const SYNC: [u8; 6] = [0xF7, b'T', b'L', b'B', b'L', b'K'];
@@ -41,24 +43,6 @@ pub(crate) mod tag {
     pub(crate) const SITE_RECORD: u8 = 0x10;
     /// A record with its own metadata and message text.
     pub(crate) const TEXT_RECORD: u8 = 0x11;
-}
-
-/// Value tags, for message values and fields alike.
-pub(crate) mod value {
-    pub(crate) const NULL: u8 = 0x00;
-    pub(crate) const TRUE: u8 = 0x01;
-    pub(crate) const FALSE: u8 = 0x02;
-    pub(crate) const I64: u8 = 0x03;
-    pub(crate) const U64: u8 = 0x04;
-    pub(crate) const F64: u8 = 0x05;
-    pub(crate) const I128: u8 = 0x06;
-    pub(crate) const U128: u8 = 0x07;
-    pub(crate) const STR: u8 = 0x08;
-    pub(crate) const F32: u8 = 0x09;
-    /// A text the block defines: its number is the count of texts defined before it.
-    pub(crate) const TEXT_NEW: u8 = 0x0A;
-    /// A text defined earlier in the block, by number.
-    pub(crate) const TEXT_REF: u8 = 0x0B;
 }
 
 /// Record flags.

@@ -35,7 +35,9 @@ pub(crate) mod sealed;
 pub(crate) mod shape;
 pub(crate) mod short_copy;
 mod text_buf;
+pub(crate) mod texts;
 mod views;
+pub(crate) mod wire;
 
 use std::marker::PhantomData;
 use std::mem::{size_of, MaybeUninit};
@@ -330,21 +332,15 @@ impl<'a> Decoder<'a> {
         Some(typed)
     }
 
-    /// The next argument's bytes when `{}` of it is those bytes ([`Codec::PLAIN_IS_BYTES`]),
-    /// taken off; otherwise nothing is taken. Where they are: `len` bytes ending `from_back`
-    /// bytes before the end of the record's argument bytes (UTF-8 not checked yet).
+    /// The next argument's text when `{}` of it is its bytes ([`Codec::PLAIN_IS_BYTES`]),
+    /// taken off, with U+FFFD for invalid UTF-8 as `{}` of its view writes it; otherwise
+    /// nothing is taken.
     #[inline]
-    pub(crate) fn plain_text<C: Codec>(&mut self) -> Option<RawText> {
+    pub(crate) fn plain_text<C: Codec>(&mut self) -> Option<std::borrow::Cow<'a, str>> {
         if !C::PLAIN_IS_BYTES {
             return None;
         }
-        let mut ahead = self.clone();
-        let len = C::take(&mut ahead)?.len();
-        *self = ahead;
-        Some(RawText {
-            from_back: self.rest.len(),
-            len,
-        })
+        Some(text_of(init_slice(C::take(self)?)))
     }
 
     /// The next argument, to be formatted by the caller.
@@ -380,26 +376,6 @@ impl<'a> Decoder<'a> {
     fn take_length_prefixed(&mut self) -> Option<&'a [MaybeUninit<u8>]> {
         let len = usize::from_ne_bytes(init_array(self.take(size_of::<usize>())?));
         self.take(len)
-    }
-}
-
-/// Where a text value is in a record's argument bytes ([`Decoder::plain_text`]).
-#[derive(Debug, Clone, Copy)]
-#[doc(hidden)]
-pub struct RawText {
-    /// Bytes of the record's arguments after the text.
-    pub(crate) from_back: usize,
-    pub(crate) len: usize,
-}
-
-impl RawText {
-    /// The text in `args` (the record's argument bytes the decoder walked), with U+FFFD for
-    /// invalid UTF-8 as `{}` of the view writes it; `None` for a range that is not in them.
-    pub(crate) fn in_args(self, args: &[MaybeUninit<u8>]) -> Option<std::borrow::Cow<'_, str>> {
-        let end = args.len().checked_sub(self.from_back)?;
-        Some(text_of(init_slice(
-            args.get(end.checked_sub(self.len)?..end)?,
-        )))
     }
 }
 

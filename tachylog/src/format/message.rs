@@ -8,7 +8,7 @@ use super::view::SiteMessage;
 use crate::codec::render::{RenderError, RenderFn};
 use crate::codec::{Decoder, TextBuf};
 use crate::fields::Fields;
-use crate::record::{Decode, MessageValues, Placeholder, Site, TakeFn};
+use crate::record::{Decode, Placeholder, Site, TakeFn, ValueWriter};
 
 /// Why a message could not be rendered.
 pub(crate) enum Problem {
@@ -66,13 +66,13 @@ pub(crate) fn render(
     walk.finish()
 }
 
-/// The binary log's reading of a call-site record: each placeholder's value taken into
-/// `values` (typed where its trait and the reader's spec allow, else rendered alone, spec
+/// The binary log's reading of a call-site record: each placeholder's value written into
+/// the open block by `values` (typed where its trait and the reader's spec allow, else rendered alone, spec
 /// applied, without the literal text around it), its fields recorded in `fields`.
 pub(crate) fn take_located(
     message: &SiteMessage<'_>,
     fields: &mut Fields,
-    values: &mut MessageValues,
+    values: &mut ValueWriter,
 ) -> Result<(), Problem> {
     let SiteMessage { site, decode, args } = *message;
     let mut unused = String::new();
@@ -117,7 +117,7 @@ struct Walk<'s, 'a, 'o, 'b> {
     out: &'o mut TextBuf<'b>,
     fields: &'o mut Fields,
     /// Where the message's values go for the binary log, instead of `out`.
-    values: Option<&'o mut MessageValues>,
+    values: Option<&'o mut ValueWriter>,
 }
 
 impl Walk<'_, '_, '_, '_> {

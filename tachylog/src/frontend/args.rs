@@ -23,7 +23,7 @@ use crate::codec::{
     ArgWriter, Codec, CopyArg, CopyCodec, Decoder, ListCodec, LossyCodec, PreformattedCodec,
     StrCodec, TextBuf,
 };
-use crate::record::{Decode, MessageValues, Placeholder};
+use crate::record::{Decode, Placeholder, ValueWriter};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt;
@@ -273,15 +273,15 @@ pub trait Args: Encode {
         Err(RenderError::Malformed)
     }
 
-    /// Back end: takes this argument, a message value, off `decoder` into `values` for the
-    /// binary log (see [`MessageValues::push`]). As `render_message`, for a group of message
+    /// Back end: writes this argument, a message value, off `decoder` into the binary log's
+    /// open block (see [`ValueWriter::push`]). As `render_message`, for a group of message
     /// values only.
     #[doc(hidden)]
     #[inline(always)]
     fn encode_message(
         decoder: &mut Decoder<'_>,
         placeholder: &Placeholder,
-        values: &mut MessageValues,
+        values: &mut ValueWriter,
     ) -> Result<(), RenderError> {
         let _ = (decoder, placeholder, values);
         Err(RenderError::Malformed)
@@ -330,7 +330,7 @@ pub trait RenderGroup {
     fn encode_group(
         decoder: &mut Decoder<'_>,
         placeholders: &'static [Placeholder],
-        values: &mut MessageValues,
+        values: &mut ValueWriter,
     ) -> Result<(), RenderError>;
 }
 
@@ -354,7 +354,7 @@ impl<S, M> Marked<S, M> {
 pub fn take_message<C: Codec, M: Decodes<C>>(
     decoder: &mut Decoder<'_>,
     placeholder: &Placeholder,
-    values: &mut MessageValues,
+    values: &mut ValueWriter,
 ) -> Result<(), RenderError> {
     match M::DECODE {
         Decode::Message(render, _) => values.push::<C>(M::TYPED, placeholder, render, decoder),
@@ -410,7 +410,7 @@ impl<S: Slot, M: Decodes<S::Codec>> Args for Marked<S, M> {
     fn encode_message(
         decoder: &mut Decoder<'_>,
         placeholder: &Placeholder,
-        values: &mut MessageValues,
+        values: &mut ValueWriter,
     ) -> Result<(), RenderError> {
         take_message::<S::Codec, M>(decoder, placeholder, values)
     }
@@ -474,7 +474,7 @@ macro_rules! tuple_args {
             fn encode_group(
                 decoder: &mut Decoder<'_>,
                 placeholders: &'static [Placeholder],
-                values: &mut MessageValues,
+                values: &mut ValueWriter,
             ) -> Result<(), RenderError> {
                 const VALUES: &[&str] = &[$(stringify!($name)),*];
                 if placeholders.len() < VALUES.len() {

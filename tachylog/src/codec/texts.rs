@@ -3,8 +3,7 @@
 //! path, a table name or a host logged again and again costs a byte or two a record, not its
 //! length. Writer side: [`TextTable`]; the reader keeps the texts a block defines, in order.
 
-use super::value;
-use super::wire::{put_str, put_varint};
+use super::wire::{put_str, put_varint, value};
 
 /// Texts longer than this are written in full: long texts seldom repeat.
 const MAX_INTERNED: usize = 64;
@@ -37,6 +36,12 @@ pub(crate) struct TextTable {
     count: u32,
 }
 
+impl Default for TextTable {
+    fn default() -> Self {
+        TextTable::new()
+    }
+}
+
 impl TextTable {
     pub(crate) fn new() -> Self {
         TextTable {
@@ -62,9 +67,9 @@ impl TextTable {
     }
 
     /// Appends `text` to `block` as a value: a reference to the same text defined earlier in
-    /// the block, a definition, or the text in full. Inlined into the encoder's loop over a
-    /// record's values: its call's saved registers were a fifth of its instructions.
-    #[inline(always)]
+    /// the block, a definition, or the text in full. Inlined where a record's values are
+    /// written: its call's saved registers were a fifth of its instructions.
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn put(&mut self, block: &mut Vec<u8>, text: &str) {
         let len = text.len();
         // Offsets are kept in 32 bits; a block that long holds one huge record, cut later.
