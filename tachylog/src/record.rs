@@ -571,6 +571,19 @@ impl ValueWriter {
             }
             _ => {}
         }
+        self.put_rendered(placeholder, render, decoder)
+    }
+
+    /// A value [`ValueWriter::push`] does not keep typed: rendered alone, spec applied. Out of
+    /// line, so that the typed values' path, inlined into every group's function, keeps a
+    /// small frame.
+    #[inline(never)]
+    fn put_rendered(
+        &mut self,
+        placeholder: &Placeholder,
+        render: RenderFn,
+        decoder: &mut Decoder<'_>,
+    ) -> Result<(), RenderError> {
         let mut rendered = std::mem::take(&mut self.rendered);
         rendered.clear();
         let result =

@@ -114,7 +114,7 @@ impl TextTable {
 /// Whether two texts of the same length (2 to [`MAX_INTERNED`] bytes) are equal, compared a
 /// word at a time inline: for texts this short, the call of `memcmp` cost more than the
 /// comparison (callgrind, `tachylog-bench`'s `throughput_mix_binary`).
-#[inline]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn same_short(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
     if n != b.len() {
