@@ -90,6 +90,14 @@ fn log_everything() {
     tachylog::info!("panics {}", common::Panics);
     tachylog::info!("fails {}", common::Fails);
     tachylog::info!("long {}", "x".repeat(300));
+    // Values already in the block when a later one fails, or when the message passes the
+    // limit, are taken back with the texts they defined: the next use defines them again.
+    tachylog::info!("defined {} then {}", "a repeated text", common::Fails);
+    tachylog::info!("defined again {}", "a repeated text");
+    tachylog::info!("then referred to {}", "a repeated text");
+    tachylog::info!("cut {} after {}", "a second text", "y".repeat(300));
+    tachylog::info!("defined again {}", "a second text");
+    tachylog::info!("then referred to {}", "a second text");
     tachylog::info!("static, no arguments");
     tachylog::info!("");
     tachylog::debug!("filtered out at INFO {}", 1);
