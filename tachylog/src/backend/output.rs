@@ -415,7 +415,7 @@ impl Output {
     /// Writes `record` to the sinks that take its level. When the only sink takes plain text
     /// and has a buffer of its own (a file), a call-site record's line is formatted straight
     /// into that buffer, here, inlined; anything else goes to `write_to`.
-    #[inline]
+    #[inline(always)]
     fn write(&mut self, record: &RecordView<'_>) {
         let Output {
             formatter,

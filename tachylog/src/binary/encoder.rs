@@ -386,8 +386,7 @@ impl Encoder {
 /// The most bytes a call-site record's head takes: tag, three varints, flags, trace context.
 const MAX_HEAD: usize = 1 + 5 + 10 + 5 + 1 + TraceContext::ENCODED;
 
-/// A call-site record's head; at most
-/// [`MAX_HEAD`] bytes.
+/// A call-site record's head; at most [`MAX_HEAD`] bytes.
 #[inline(always)]
 fn site_record_head(
     w: &mut SpareWriter<'_>,

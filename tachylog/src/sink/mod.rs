@@ -499,6 +499,7 @@ impl SinkSlot {
     /// Encodes `record` into the binary log's open block (a sink of [`Format::Binary`]), with
     /// the accounting of [`SinkSlot::write_line`]; a notice (`counted` false) is written
     /// whatever the level and not counted.
+    #[inline(always)]
     pub(crate) fn write_binary(&mut self, record: &RecordView<'_>, counted: bool) {
         if counted && record.level > self.min_level {
             return;
