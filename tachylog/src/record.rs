@@ -466,7 +466,7 @@ impl Placeholder {
 /// value where the reader can apply its placeholder's spec to it, a `&str` under `{}` as its
 /// bytes, anything else as the text its placeholder rendered, spec applied; texts through the
 /// block's [`TextTable`]. Written straight into the block, with no list of values in between:
-/// that list and the loop over it were about a seventh of the writer's instructions on a mix
+/// that list and the loop over it were about an eighth of the writer's instructions on a mix
 /// of server records (callgrind, `tachylog-bench --child tachylog throughput_mix_binary`). The
 /// binary encoder writes the record's head before and takes the bytes back if a value fails.
 /// Not a public API.

@@ -67,6 +67,8 @@ pub(crate) struct Encoder {
     last_nanos: i64,
     /// Bytes of formatted message kept, as the text line keeps them.
     max_message: usize,
+    /// The largest payload a block may reach ([`MAX_PAYLOAD`]; smaller in tests).
+    max_payload: usize,
     message: String,
     fields: Fields,
     /// Every call site's [`ReaderSpecs`], by address, kept across blocks: a site's format
@@ -87,6 +89,7 @@ impl Encoder {
             last_thread: (u64::MAX, 0),
             last_nanos: 0,
             max_message,
+            max_payload: MAX_PAYLOAD,
             message: String::new(),
             fields: Fields::new(),
             reader_specs: HashMap::default(),
@@ -125,7 +128,14 @@ impl Encoder {
             self.last_site = (u64::MAX, 0);
             self.last_thread = (u64::MAX, 0);
         }
+        // The thread and the call site are defined before the record starts, so that taking
+        // the record back (a value that fails, a record too large) keeps their definitions,
+        // which the tables say the block holds.
         let thread = self.thread_ref(record.thread);
+        let site = match &record.message {
+            Message::Site(site_message) => Some((site_message, self.site_ref(site_message.site))),
+            _ => None,
+        };
         let delta = zigzag(record.unix_nanos.wrapping_sub(self.last_nanos));
         self.last_nanos = record.unix_nanos;
         let mut flags = 0;
@@ -140,11 +150,12 @@ impl Encoder {
         }
         let record_start = self.values.block.len();
         let texts_at_start = self.values.texts.count();
-        let typed = match &record.message {
-            Message::Site(site_message) => {
-                self.typed_record(site_message, delta, thread, flags, record)
+        let typed = match site {
+            Some((site_message, site_ref)) => {
+                let head = (site_ref, delta, thread, flags);
+                self.typed_record(site_message, head, record, (record_start, texts_at_start))
             }
-            _ => false,
+            None => false,
         };
         if !typed {
             render_message(
@@ -155,7 +166,7 @@ impl Encoder {
             );
             self.text_record(record, delta, thread, flags);
         }
-        if self.values.block.len() - HEADER > MAX_PAYLOAD {
+        if self.values.block.len() - HEADER > self.max_payload {
             // One record larger than a reader takes (a message or field of hundreds of MiB
             // with no `max_message_bytes`): its message cut, its fields left out.
             self.values.block.truncate(record_start);
@@ -169,13 +180,19 @@ impl Encoder {
                     self.max_message,
                 );
             }
-            let mut keep = (MAX_PAYLOAD / 2).min(self.message.len());
+            let mut keep = (self.max_payload / 2).min(self.message.len());
             while !self.message.is_char_boundary(keep) {
                 keep -= 1;
             }
             let removed = self.message.len() - keep;
             self.message.truncate(keep);
-            let _ = write!(self.message, "…[truncated {removed} bytes]");
+            if removed > 0 {
+                let _ = write!(self.message, "…[truncated {removed} bytes]");
+            }
+            if self.fields.iter().next().is_some() || self.fields.spans().next().is_some() {
+                self.message
+                    .push_str("…[fields left out: the record is larger than a block]");
+            }
             self.fields.clear();
             self.text_record(record, delta, thread, flags);
         }
@@ -187,24 +204,20 @@ impl Encoder {
     /// a reader applies, `ValueWriter::push`; the rest rendered alone, without the literal text
     /// around them), then its fields. A site without fields whose arguments are message values
     /// only (a `Decode::Rendered` group, as most are) has them written in one call; any other
-    /// is walked value by value. `false`, with the block as it was but for the site's
-    /// definition (then the record is stored as text): a value that failed to render, bytes
-    /// that do not match the site, a field that is a span's, or a message that could pass
+    /// is walked value by value. `false`, with the block and its texts as they were at `start`
+    /// (then the record is stored as text): a value that failed to render, bytes that do not
+    /// match the site, a field that is a span's, or a message that could pass
     /// `max_message_bytes` (the text line would cut it).
     #[inline(always)]
     fn typed_record(
         &mut self,
         site_message: &SiteMessage<'_>,
-        delta: u64,
-        thread: u32,
-        flags: u8,
+        (site_ref, delta, thread, flags): (u32, u64, u32, u8),
         record: &RecordView<'_>,
+        (record_start, texts_at_start): (usize, u32),
     ) -> bool {
         let site = site_message.site;
-        let site_ref = self.site_ref(site);
         self.load_specs(site);
-        let record_start = self.values.block.len();
-        let texts_at_start = self.values.texts.count();
         let trace = record.trace.as_ref();
         append_with(&mut self.values.block, MAX_HEAD, |w| {
             site_record_head(w, site_ref, delta, thread, flags, trace)
@@ -568,5 +581,80 @@ mod tests {
         put_site_record_head(&mut expected, u32::MAX, u64::MAX, u32::MAX, 3, Some(&trace));
         put_value(&mut expected, FieldValue::U128(u128::MAX));
         assert_eq!(out, expected);
+    }
+    /// A record too large for a block is cut to a text record; the call site it defined stays
+    /// defined, and the next record of that site, in the same block, reads back.
+    #[test]
+    fn a_record_cut_for_its_size_keeps_its_sites_definition() {
+        use crate::binary::decoder::{BlockDecoder, Decoded};
+        use crate::codec::render::push_native;
+        use crate::codec::{CopyCodec, StrCodec};
+        use crate::format::pattern::{Message, RecordView, SiteMessage};
+        use crate::frontend::args::{fmt_trait::Display, Decodes};
+        use crate::queue::registry::ThreadInfo;
+        use crate::record::{Count, Placeholder};
+        use std::mem::MaybeUninit;
+
+        static PLACEHOLDERS: &[Placeholder] =
+            &[Placeholder::new("m ", Count::None, Count::None, None)];
+        static SITE: Site = Site {
+            level: crate::Level::Info,
+            target: "t",
+            file: "f.rs",
+            line: 1,
+            format: "m {}",
+            message: PLACEHOLDERS,
+            tail: "",
+            fields: &["k"],
+            plain_metadata: true,
+            armed: std::sync::atomic::AtomicUsize::new(0),
+        };
+        static DECODE: Decode = Decode::List(&[
+            Decode::Field(push_native::<StrCodec>),
+            <Display as Decodes<CopyCodec<u64>>>::DECODE,
+        ]);
+        fn args(field: &str, value: u64) -> Vec<MaybeUninit<u8>> {
+            let mut bytes = field.len().to_ne_bytes().to_vec();
+            bytes.extend_from_slice(field.as_bytes());
+            bytes.extend_from_slice(&value.to_ne_bytes());
+            bytes.into_iter().map(MaybeUninit::new).collect()
+        }
+        let thread = ThreadInfo {
+            name: "main".into(),
+            id: 1,
+            serial: 1,
+        };
+        let record = |args| RecordView {
+            unix_nanos: 1,
+            level: crate::Level::Info,
+            target: "t",
+            file: "f.rs",
+            line: 1,
+            thread: &thread,
+            message: Message::Site(SiteMessage {
+                site: &SITE,
+                decode: &DECODE,
+                args,
+            }),
+            static_metadata: true,
+            backtrace: false,
+            recovered: false,
+            trace: None,
+        };
+        let mut encoder = Encoder::new(usize::MAX);
+        encoder.max_payload = 4096;
+        let (huge, small) = (args(&"x".repeat(10_000), 1), args("y", 2));
+        assert!(!encoder.encode(&record(&huge)), "the block stays open");
+        assert!(!encoder.encode(&record(&small)));
+        let block = encoder.close_block(|block| block.to_vec()).unwrap();
+        let payload = &block[HEADER..];
+        let mut decoder = BlockDecoder::new(payload, VERSION).unwrap();
+        let mut out = Decoded::default();
+        let cut = "m 1…[fields left out: the record is larger than a block]";
+        for expected in [cut, "m 2"] {
+            assert_eq!(decoder.next(payload, &mut out), Some(Ok(())));
+            assert_eq!(out.message, expected);
+        }
+        assert_eq!(decoder.next(payload, &mut out), None);
     }
 }

@@ -109,8 +109,8 @@ impl SpareWriter<'_> {
         self.byte(value as u8);
     }
 
-    /// A message value kept as its type, tagged as a field's value of its type is tagged; at most [`MAX_TYPED`]
-    /// bytes.
+    /// A message value kept as its type: the tag a field's value of that type takes, then its
+    /// payload; at most [`MAX_TYPED`] bytes.
     #[inline(always)]
     pub(crate) fn typed(&mut self, typed: Typed) {
         match typed {
