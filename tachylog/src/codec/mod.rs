@@ -124,14 +124,22 @@ fn push_text(bytes: &[u8], out: &mut TextBuf<'_>) {
 /// Bytes that should be UTF-8 as text, with U+FFFD for invalid sequences.
 #[inline]
 fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
-    // Most logged text is short ASCII (a path, a table, a host): checked inline, where
-    // `from_utf8`'s call took 88 instructions a record of `tachylog-bench`'s
-    // `throughput_mix_binary` (callgrind).
+    match short_ascii(bytes) {
+        Some(text) => std::borrow::Cow::Borrowed(text),
+        None => String::from_utf8_lossy(bytes),
+    }
+}
+
+/// `bytes` as text when they are short ASCII, which most logged text is (a path, a table, a
+/// host, a field's value): checked inline, where `from_utf8`'s call took 88 instructions a
+/// record of `tachylog-bench`'s `throughput_mix_binary` (callgrind). `None`: check otherwise.
+#[inline]
+fn short_ascii(bytes: &[u8]) -> Option<&str> {
     if bytes.len() <= 32 && bytes.is_ascii() {
         // SAFETY: ASCII is UTF-8.
-        return std::borrow::Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(bytes) });
+        return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
     }
-    String::from_utf8_lossy(bytes)
+    None
 }
 
 /// Text arguments (`&str`, `String`, ...), copied byte for byte.

@@ -1,7 +1,8 @@
 //! [`View`]: one encoded argument, formatted as its original type would be.
 
 use super::{
-    init_slice, Codec, CopyCodec, Decoder, ListCodec, LossyCodec, PreformattedCodec, StrCodec,
+    init_slice, short_ascii, Codec, CopyCodec, Decoder, ListCodec, LossyCodec, PreformattedCodec,
+    StrCodec,
 };
 use std::fmt;
 use std::marker::PhantomData;
@@ -29,7 +30,10 @@ const MISSING: &str = "<?>";
 impl<C> View<'_, C> {
     fn text(&self) -> Result<&str, &[u8]> {
         let bytes = init_slice(self.bytes.unwrap_or(&[]));
-        std::str::from_utf8(bytes).map_err(|_| bytes)
+        match short_ascii(bytes) {
+            Some(text) => Ok(text),
+            None => std::str::from_utf8(bytes).map_err(|_| bytes),
+        }
     }
 }
 
