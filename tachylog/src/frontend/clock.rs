@@ -7,10 +7,13 @@
 //! Either way the back end converts ticks to wall-clock time ([`crate::backend::clock`]); ticks
 //! are only compared and subtracted on the front end.
 
+use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Whether [`now`] reads the TSC. Decided once, before the first record (see [`select`]).
-static USE_TSC: AtomicBool = AtomicBool::new(false);
+/// Every call reads it: padded to a line of its own, so that no counter the back end bumps
+/// shares it: each wake would cost the next call a cache miss.
+static USE_TSC: CachePadded<AtomicBool> = CachePadded::new(AtomicBool::new(false));
 
 /// The source [`now`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
