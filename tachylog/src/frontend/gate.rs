@@ -3,9 +3,8 @@
 //! Every call reads `max_level` (the enabled check) and `sync_level`; both are written only on
 //! configuration changes, so the line stays shared in every core's cache and each read is an L1
 //! hit. What the back end writes while records flow ([`BACKEND_SLEEPING`], at every nap) lives
-//! on a line of its own: on this one, each nap would cost the next call a cache miss (a fifth
-//! of a microsecond or more from another core), about once in a thousand calls of the `latency`
-//! workload, which is its p99.9.
+//! on a line of its own: on this one, each nap would cost the next call a cache miss, the line
+//! coming back from the back end's core.
 
 use crate::Level;
 use crossbeam_utils::CachePadded;

@@ -368,6 +368,13 @@ impl Builder {
     /// little hold about 8 MiB, and one thread that logs at full speed gets the whole 1 MiB.
     /// When the largest ring is full the caller waits or drops, as [`OnFull`] says.
     ///
+    /// A ring of 2 MiB or more is aligned to 2 MiB and, on Linux, asks for transparent huge
+    /// pages (`madvise`): one address translation then covers the whole ring, where a 1 MiB ring
+    /// of 4 KiB pages costs a page-table walk in each new page, and on a VM such walks are
+    /// behind a good part of the slowest calls. Programs that watch their tail latency set
+    /// `ring_capacity(2 << 20)` or more, at 1 MiB more for each thread that logs fast
+    /// (BENCHMARKS.md, "The caller's tail: where it came from").
+    ///
     /// ```
     /// // Up to 4 MiB for a thread that logs bursts of large records.
     /// let builder = tachylog::builder().ring_capacity(4 << 20);

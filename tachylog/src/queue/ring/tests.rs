@@ -394,3 +394,36 @@ proptest! {
         prop_assert!(pop(&ring, &mut c).is_none());
     }
 }
+
+#[test]
+fn a_ring_of_huge_pages_starts_zeroed_on_a_huge_page_boundary_and_wraps() {
+    // 2 MiB: the size from which the storage is aligned to a huge page and advised to use them.
+    let capacity = 2 << 20;
+    let (ring, mut p, mut c) = Ring::new(capacity);
+    let start = ring.storage.ptr_at(0) as usize;
+    assert_eq!(start % capacity, 0, "not on a 2 MiB boundary");
+    // SAFETY: nothing is reserved yet, so the whole storage is the producer's and unshared.
+    let zeroed = unsafe {
+        ring.storage.read(0, capacity, |bytes| {
+            bytes
+                .iter()
+                .step_by(4093)
+                .chain(bytes.last())
+                .all(|b| b.assume_init() == 0)
+        })
+    };
+    assert!(zeroed, "the storage is not zeroed");
+    // Frames of 2 KiB, through two laps: across every page boundary and the end of the
+    // storage. Under Miri, which reads each byte of a frame one by one, across one page only.
+    let frames = if cfg!(miri) {
+        3
+    } else {
+        2 * capacity / 2048 + 3
+    };
+    for i in 0..frames {
+        let b = [vec![i as u8; 2000], (i as u32).to_le_bytes().to_vec()].concat();
+        assert!(push(&ring, &mut p, &b));
+        assert_eq!(&pop(&ring, &mut c).unwrap()[..b.len()], &b[..]);
+    }
+    assert!(pop(&ring, &mut c).is_none());
+}
