@@ -4,7 +4,7 @@
 //!
 //! Idle strategy: a server pays for the back end's CPU per second, not per record, so the back
 //! end does not poll. When the queues run empty it writes what it formatted (one `write(2)` per
-//! sink), announces its sleep in [`BACKEND_SLEEPING`] and parks until the next drain is
+//! sink), announces its sleep in [`GATE`]'s `backend_sleeping` and parks until the next drain is
 //! due: one flush interval later (100 ms by default), or earlier for a sink's timer. Producers
 //! wake it sooner only when a ring passes a quarter full (see `frontend::producer`), and a ring
 //! that keeps doing so grows instead; `flush()`, a blocked producer, an oversize record, a
@@ -22,7 +22,7 @@ use super::merge::{DrainMode, Merger, SLACK, STALL_LIMIT};
 use super::output::Output;
 use super::stats;
 use crate::format::pattern::LineFormatter;
-use crate::frontend::gate::{BACKEND_SLEEPING, GATE};
+use crate::frontend::gate::GATE;
 use crate::frontend::limit::pending::{self as rate_limits, Suppressed};
 use crate::queue::control::{self, Control};
 use crate::queue::registry::{ThreadQueue, REGISTRY};
@@ -414,7 +414,7 @@ impl Worker {
             // Announce the sleep, then look for what must not wait for it (SeqCst both sides: a
             // request stored after our look rings the doorbell, which ends or skips the sleep).
             // Records do not count: they wait for the next drain.
-            BACKEND_SLEEPING.store(true, Ordering::SeqCst);
+            GATE.backend_sleeping.store(true, Ordering::SeqCst);
             let requested = || {
                 control.flush.requested() > flushed_up_to
                     || control.reopen_requested.load(Ordering::SeqCst) != reopened_up_to
@@ -445,7 +445,7 @@ impl Worker {
                 );
                 stats::count_wakeup();
             }
-            BACKEND_SLEEPING.store(false, Ordering::Relaxed);
+            GATE.backend_sleeping.store(false, Ordering::Relaxed);
         }
         out.flush();
         cut(&mut cuts, &mut merger, &out);

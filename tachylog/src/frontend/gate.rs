@@ -1,13 +1,14 @@
 //! The few global switches a log call reads, kept on one read-mostly cache line.
 //!
-//! Every call reads `max_level` (the enabled check) and `sync_level`; both are written only on
-//! configuration changes, so the line stays shared in every core's cache and each read is an L1
-//! hit. What the back end writes while records flow ([`BACKEND_SLEEPING`], at every nap) lives
-//! on a line of its own: on this one, each nap would cost the next call a cache miss, the line
-//! coming back from the back end's core.
+//! Every call reads `max_level` (the enabled check) and `backend_sleeping` (to wake an idle back
+//! end); both are written only on configuration changes and the back end's naps, so between two
+//! naps the line stays shared in every core's cache and each read is an L1 hit. The first call
+//! after a nap's start or end takes a miss on it: reading the flag only past the ring's
+//! high-water mark, from a line of its own, would spare that miss, but costs every call about
+//! five instructions more (the fill compare first) and did not shorten the `latency` tail
+//! measurably (BENCHMARKS.md, "The caller's tail: where it came from").
 
 use crate::Level;
-use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 /// What a producer does when its ring is full.
@@ -31,6 +32,10 @@ pub(crate) struct Gate {
     /// The most verbose enabled level as `u8` (`0`: everything off). Written by `init`,
     /// `set_level` and shutdown; read relaxed by every call.
     pub(crate) max_level: AtomicU8,
+    /// Set by the back end (`SeqCst`) right before it sleeps, cleared when it wakes. A producer
+    /// that sees it set after publishing checks its ring's high-water mark (cold path past a
+    /// compare of its own cursor): it wakes the back end only for a ring a quarter full.
+    pub(crate) backend_sleeping: AtomicBool,
     /// `OnFull` as `u8`: 0 block, 1 drop. Read on the full-ring path only.
     pub(crate) on_full: AtomicU8,
     /// The largest ring a thread that registers from now on may grow to.
@@ -56,6 +61,7 @@ pub(crate) struct Gate {
 
 pub(crate) static GATE: Gate = Gate {
     max_level: AtomicU8::new(0),
+    backend_sleeping: AtomicBool::new(false),
     on_full: AtomicU8::new(0),
     ring_capacity: AtomicUsize::new(1 << 20),
     initial_ring_capacity: AtomicUsize::new(crate::queue::chain::INITIAL_CAPACITY),
@@ -65,13 +71,6 @@ pub(crate) static GATE: Gate = Gate {
     ticks_per_micro: AtomicU64::new(1_000),
     grow_window_ticks: AtomicU64::new(200_000_000),
 };
-
-/// Set by the back end (`SeqCst`) right before it sleeps, cleared when it wakes. A producer
-/// whose ring is past its high-water mark by its own cursor reads it after publishing, and wakes
-/// the back end only for a ring a quarter full. Padded to a line of its own (see the module's
-/// documentation).
-pub(crate) static BACKEND_SLEEPING: CachePadded<AtomicBool> =
-    CachePadded::new(AtomicBool::new(false));
 
 impl Gate {
     pub(crate) fn on_full(&self) -> OnFull {

@@ -20,7 +20,7 @@
 
 use super::args::{Args, Encode, Stage};
 use super::clock;
-use super::gate::{synchronous, write_through, OnFull, BACKEND_SLEEPING, GATE};
+use super::gate::{synchronous, write_through, OnFull, GATE};
 use crate::codec::ArgWriter;
 use crate::queue::chain::ChainProducer;
 use crate::queue::control::{self, wake_backend};
@@ -189,7 +189,7 @@ pub fn log_record<A: Args>(site: &'static Site, stage: &Stage, args: &A) {
     debug_assert_eq!(writer.remaining(), 0);
     ring.commit(cursor, reservation);
     ring.end_activity(cursor);
-    if chain.over_high_water() && BACKEND_SLEEPING.load(Ordering::Relaxed) {
+    if GATE.backend_sleeping.load(Ordering::Relaxed) && chain.over_high_water() {
         on_high_water(producer, chain);
     }
     if synchronous(site.level) {
@@ -519,7 +519,7 @@ fn push_pieces(
     }
     ring.commit(cursor, reservation);
     ring.end_activity(cursor);
-    if chain.over_high_water() && BACKEND_SLEEPING.load(Ordering::Relaxed) {
+    if GATE.backend_sleeping.load(Ordering::Relaxed) && chain.over_high_water() {
         on_high_water(producer, chain);
     }
     true
