@@ -14,13 +14,15 @@
 //! `nolog` are references, and `tachylog_tracing` (tachylog behind its own `tracing` layer) is
 //! tachylog, not a peer. A target whose figures are missing from this run (workload not
 //! selected, or a run failed) is "NOT MEASURED", never MET. The targets at moderate load
-//! (`paced_*`, `threads_1000`) are in `load`.
+//! (`paced_*`, `threads_1000`) are in `load`, the caller's tail in absolute figures (`latency`,
+//! Quill's harness) in `tail`.
 
 use std::fmt::Write as _;
 
 use serde::Deserialize;
 
 mod load;
+mod tail;
 
 use super::{Row, Summary};
 use crate::machine::Machine;
@@ -103,6 +105,7 @@ pub fn verdicts(rows: &[Row], machine: &Machine, baseline_run: Option<&str>) -> 
     }
     out.extend(load::paced(rows));
     out.push(load::threads_rss(rows));
+    out.extend(tail::verdicts(rows));
     out
 }
 
