@@ -482,9 +482,10 @@ pub struct ValueWriter {
     /// Whether a reader takes the site's specs from its format string; when not, it writes a
     /// typed value as `{}` does.
     pub(crate) specs_read: bool,
-    /// Per placeholder, when `specs_read`: the reader's spec is the writer's and takes typed
-    /// values (no count argument, none past 32), so a value under it may be kept typed.
-    pub(crate) typed_ok: Vec<bool>,
+    /// Bit `i`, when `specs_read`: the reader's spec of placeholder `i` is the writer's and
+    /// takes typed values (no count argument, none past 32), so a value under it may be kept
+    /// typed. None past the 64th placeholder.
+    pub(crate) typed_ok: u64,
     /// Set under a limit on a message's length: the record's typed values, by placeholder,
     /// and its texts' length, for the encoder to measure the line the text sink would write.
     pub(crate) measuring: bool,
@@ -541,7 +542,7 @@ impl ValueWriter {
     ) -> Result<(), RenderError> {
         let index = self.written;
         self.written += 1;
-        let spec_ok = self.typed_ok.get(index).copied() == Some(true);
+        let spec_ok = index < 64 && self.typed_ok >> index & 1 == 1;
         match typing {
             // A `&str` under `{}`: copied once, from the record into the block (a constant
             // test for every other codec).

@@ -16,46 +16,63 @@ use crate::record::{Decode, Site, TraceContext, ValueWriter};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::hash::BuildHasherDefault;
-use std::sync::Arc;
 
 /// Tables keyed by addresses and serial numbers: one multiply, not SipHash, per look-up.
 type Table = HashMap<u64, u32, BuildHasherDefault<AddressHasher>>;
 
-/// What a reader takes from a call site's format string (`FORMAT.md`): its specs, when the
-/// format string splits into the site's placeholders, and so which values may stay typed.
-#[derive(Debug, Default)]
-struct ReaderSpecs {
+/// A call site as the encoder knows it, kept across blocks: what a reader takes from its format
+/// string (`FORMAT.md`), parsed once, and its reference in the block that defined it last. One
+/// look-up when the record's site changes gives both: the site's reference and its specs were
+/// two tables, and loading the specs copied a list of flags (callgrind,
+/// `throughput_mix_binary`'s back end, where one record in three changes site).
+#[derive(Debug)]
+struct KnownSite {
+    /// The reader's specs, when the format string splits into the site's placeholders.
     specs: Option<Vec<Spec>>,
-    /// Per placeholder: the reader's spec is the writer's (plain exactly where the writer's
-    /// placeholder is) and takes typed values (`Spec::takes_typed`).
-    typed_ok: Vec<bool>,
+    /// Bit `i`: the reader's spec of placeholder `i` is the writer's (plain exactly where the
+    /// writer's placeholder is) and takes typed values (`Spec::takes_typed`). Placeholders past
+    /// the 64th are written as text, which reads back the same.
+    typed_ok: u64,
+    /// The block generation that defined the site, and its reference there.
+    defined_in: u32,
+    reference: u32,
 }
 
-impl ReaderSpecs {
-    fn of(site: &Site) -> ReaderSpecs {
-        let Some(specs) = shaped::site_specs(site.format, site.message.len()) else {
-            return ReaderSpecs::default();
-        };
-        let typed_ok = specs
-            .iter()
-            .zip(site.message)
-            .map(|(spec, placeholder)| {
-                spec.takes_typed() && spec.is_plain_but_for_trait() == placeholder.plain
-            })
-            .collect();
-        ReaderSpecs {
-            specs: Some(specs),
+impl KnownSite {
+    fn of(site: &Site) -> KnownSite {
+        let specs = shaped::site_specs(site.format, site.message.len());
+        let typed_ok = specs.as_ref().map_or(0, |specs| {
+            specs
+                .iter()
+                .zip(site.message)
+                .take(64)
+                .enumerate()
+                .filter(|(_, (spec, placeholder))| {
+                    spec.takes_typed() && spec.is_plain_but_for_trait() == placeholder.plain
+                })
+                .fold(0, |bits, (index, _)| bits | 1 << index)
+        });
+        KnownSite {
+            specs,
             typed_ok,
+            defined_in: NO_BLOCK,
+            reference: 0,
         }
     }
 }
+
+/// A block generation no block has: a site's `defined_in` before any block defines it.
+const NO_BLOCK: u32 = 0;
 
 /// Encodes records into blocks.
 pub(crate) struct Encoder {
     /// The open block and its texts, and the writer of a record's message values into it.
     values: ValueWriter,
-    /// Call sites defined in the open block, by address, with their reference.
-    sites: Table,
+    /// Every call site met, by address, kept across blocks.
+    sites: HashMap<u64, KnownSite, BuildHasherDefault<AddressHasher>>,
+    /// The open block's generation (never [`NO_BLOCK`]) and the sites it defined so far.
+    generation: u32,
+    sites_defined: u32,
     /// Threads defined in the open block, by registration serial, with their reference.
     threads: Table,
     /// The last site and thread looked up, (key, reference): records come in runs from one
@@ -71,19 +88,15 @@ pub(crate) struct Encoder {
     max_payload: usize,
     message: String,
     fields: Fields,
-    /// Every call site's [`ReaderSpecs`], by address, kept across blocks: a site's format
-    /// string is parsed once.
-    reader_specs: HashMap<u64, Arc<ReaderSpecs>, BuildHasherDefault<AddressHasher>>,
-    /// The site whose specs `specs` and `values` hold (`u64::MAX`: none).
-    specs_site: u64,
-    specs: Arc<ReaderSpecs>,
 }
 
 impl Encoder {
     pub(crate) fn new(max_message: usize) -> Self {
         Encoder {
             values: ValueWriter::new(max_message != usize::MAX),
-            sites: Table::default(),
+            sites: HashMap::default(),
+            generation: NO_BLOCK,
+            sites_defined: 0,
             threads: Table::default(),
             last_site: (u64::MAX, 0),
             last_thread: (u64::MAX, 0),
@@ -92,27 +105,7 @@ impl Encoder {
             max_payload: MAX_PAYLOAD,
             message: String::new(),
             fields: Fields::new(),
-            reader_specs: HashMap::default(),
-            specs_site: u64::MAX,
-            specs: Arc::default(),
         }
-    }
-
-    /// Loads `site`'s [`ReaderSpecs`] into `specs` and `values`, unless they hold them already.
-    #[inline]
-    fn load_specs(&mut self, site: &'static Site) {
-        let key = site as *const Site as usize as u64;
-        if self.specs_site == key {
-            return;
-        }
-        let specs = self
-            .reader_specs
-            .entry(key)
-            .or_insert_with(|| Arc::new(ReaderSpecs::of(site)));
-        self.specs = specs.clone();
-        self.values.specs_read = specs.specs.is_some();
-        self.values.typed_ok.clone_from(&specs.typed_ok);
-        self.specs_site = key;
     }
 
     /// Appends one record to the open block; returns whether the block is due to be closed.
@@ -122,7 +115,13 @@ impl Encoder {
             block.resize(HEADER, 0);
             block.extend_from_slice(&record.unix_nanos.to_le_bytes());
             self.last_nanos = record.unix_nanos;
-            self.sites.clear();
+            self.generation = self.generation.wrapping_add(1);
+            if self.generation == NO_BLOCK {
+                // Wrapped: no site may look defined by a block of long ago.
+                self.sites.clear();
+                self.generation += 1;
+            }
+            self.sites_defined = 0;
             self.threads.clear();
             self.values.texts.reset(0);
             self.last_site = (u64::MAX, 0);
@@ -217,7 +216,6 @@ impl Encoder {
         (record_start, texts_at_start): (usize, u32),
     ) -> bool {
         let site = site_message.site;
-        self.load_specs(site);
         let trace = record.trace.as_ref();
         append_with(&mut self.values.block, MAX_HEAD, |w| {
             site_record_head(w, site_ref, delta, thread, flags, trace)
@@ -273,8 +271,10 @@ impl Encoder {
         let mut scratch = std::mem::take(&mut self.message);
         scratch.clear();
         let mut rendered = true;
+        let key = site as *const Site as usize as u64;
+        let specs = self.sites.get(&key).and_then(|known| known.specs.as_ref());
         for &(index, typed) in &self.values.measured_typed {
-            let spec = self.specs.specs.as_ref().and_then(|specs| specs.get(index));
+            let spec = specs.and_then(|specs| specs.get(index));
             match spec {
                 Some(spec) if !spec.is_plain() => {
                     if shaped::render_typed(&mut scratch, typed, spec).is_err() {
@@ -355,42 +355,46 @@ impl Encoder {
         reference
     }
 
-    /// The reference of `site` in the open block, defining it first if new.
+    /// The reference of `site` in the open block, defining it first if new; the writer of
+    /// values takes the site's specs.
     #[inline]
     fn site_ref(&mut self, site: &'static Site) -> u32 {
         let key = site as *const Site as usize as u64;
         if self.last_site.0 == key {
             return self.last_site.1;
         }
-        let reference = self.site_ref_in_table(site);
+        let reference = self.site_ref_in_table(site, key);
         self.last_site = (key, reference);
         reference
     }
 
-    fn site_ref_in_table(&mut self, site: &'static Site) -> u32 {
-        let next = self.sites.len() as u32;
-        let reference = *self
-            .sites
-            .entry(site as *const Site as usize as u64)
-            .or_insert(next);
-        if reference == next {
-            let out = &mut self.values.block;
-            out.push(tag::SITE);
-            put_varint(out, u64::from(reference));
-            out.push(site.level as u8);
-            put_str(out, site.target);
-            put_str(out, site.file);
-            put_varint(out, u64::from(site.line));
-            put_str(out, site.format);
-            put_varint(out, site.message.len() as u64);
-            for placeholder in site.message {
-                put_str(out, placeholder.literal);
-            }
-            put_str(out, site.tail);
-            put_varint(out, site.fields.len() as u64);
-            for key in site.fields {
-                put_str(out, key);
-            }
+    fn site_ref_in_table(&mut self, site: &'static Site, key: u64) -> u32 {
+        let known = self.sites.entry(key).or_insert_with(|| KnownSite::of(site));
+        self.values.specs_read = known.specs.is_some();
+        self.values.typed_ok = known.typed_ok;
+        if known.defined_in == self.generation {
+            return known.reference;
+        }
+        let reference = self.sites_defined;
+        self.sites_defined += 1;
+        known.defined_in = self.generation;
+        known.reference = reference;
+        let out = &mut self.values.block;
+        out.push(tag::SITE);
+        put_varint(out, u64::from(reference));
+        out.push(site.level as u8);
+        put_str(out, site.target);
+        put_str(out, site.file);
+        put_varint(out, u64::from(site.line));
+        put_str(out, site.format);
+        put_varint(out, site.message.len() as u64);
+        for placeholder in site.message {
+            put_str(out, placeholder.literal);
+        }
+        put_str(out, site.tail);
+        put_varint(out, site.fields.len() as u64);
+        for key in site.fields {
+            put_str(out, key);
         }
         reference
     }
@@ -656,5 +660,78 @@ mod tests {
             assert_eq!(out.message, expected);
         }
         assert_eq!(decoder.next(payload, &mut out), None);
+    }
+
+    /// A site with more placeholders than the writer keeps typed flags for: the values past the
+    /// 64th go in as text, and every one reads back as the text sink writes it, spec applied.
+    #[test]
+    fn values_past_the_sixty_fourth_placeholder_read_back_as_text() {
+        use crate::binary::decoder::{BlockDecoder, Decoded};
+        use crate::codec::CopyCodec;
+        use crate::format::pattern::{Message, RecordView, SiteMessage};
+        use crate::frontend::args::{fmt_trait::Display, Decodes};
+        use crate::queue::registry::ThreadInfo;
+        use crate::record::{Count, Placeholder};
+        use std::mem::MaybeUninit;
+
+        const VALUES: usize = 70;
+        let placeholders: Vec<Placeholder> = (0..VALUES)
+            .map(|i| {
+                let literal = if i == 0 { "v" } else { " " };
+                Placeholder::new(literal, Count::None, Count::Literal(3), None)
+            })
+            .collect();
+        let format = format!("v{}", vec!["{:3}"; VALUES].join(" "));
+        let site: &'static Site = Box::leak(Box::new(Site {
+            level: crate::Level::Info,
+            target: "t",
+            file: "f.rs",
+            line: 1,
+            format: format.leak(),
+            message: placeholders.leak(),
+            tail: "",
+            fields: &[],
+            plain_metadata: true,
+            armed: std::sync::atomic::AtomicUsize::new(0),
+        }));
+        let decode: &'static Decode = Box::leak(Box::new(Decode::List(
+            vec![<Display as Decodes<CopyCodec<u64>>>::DECODE; VALUES].leak(),
+        )));
+        let args: Vec<MaybeUninit<u8>> = (0..VALUES as u64)
+            .flat_map(u64::to_ne_bytes)
+            .map(MaybeUninit::new)
+            .collect();
+        let thread = ThreadInfo {
+            name: "main".into(),
+            id: 1,
+            serial: 1,
+        };
+        let mut encoder = Encoder::new(usize::MAX);
+        encoder.encode(&RecordView {
+            unix_nanos: 1,
+            level: crate::Level::Info,
+            target: "t",
+            file: "f.rs",
+            line: 1,
+            thread: &thread,
+            message: Message::Site(SiteMessage {
+                site,
+                decode,
+                args: &args,
+            }),
+            static_metadata: true,
+            backtrace: false,
+            recovered: false,
+            trace: None,
+        });
+        let key = site as *const Site as usize as u64;
+        assert_eq!(encoder.sites[&key].typed_ok, u64::MAX, "the first 64 typed");
+        let block = encoder.close_block(|block| block.to_vec()).unwrap();
+        let payload = &block[HEADER..];
+        let mut decoder = BlockDecoder::new(payload, VERSION).unwrap();
+        let mut out = Decoded::default();
+        assert_eq!(decoder.next(payload, &mut out), Some(Ok(())));
+        let expected: Vec<String> = (0..VALUES).map(|i| format!("{i:3}")).collect();
+        assert_eq!(out.message, format!("v{}", expected.join(" ")));
     }
 }
