@@ -252,12 +252,6 @@ impl RingChain {
         self.oldest().release_to(cursor, position);
     }
 
-    /// See [`Ring::prefetch`]. Consumer only.
-    #[inline(always)]
-    pub(crate) fn prefetch(&self, cursor: &ConsumerCursor, distance: usize) {
-        self.oldest().prefetch(cursor, distance);
-    }
-
     /// The producer's activity counter (see [`Ring::activity`]), from the ring it writes now.
     /// Consumer only.
     pub(crate) fn activity(&self, cursor: &ConsumerCursor) -> usize {

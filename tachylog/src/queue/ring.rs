@@ -711,6 +711,12 @@ impl Frame<'_> {
         matches!(self.location, BodyLocation::Boxed { .. })
     }
 
+    /// See [`Ring::prefetch`]: `distance` past this frame, in its ring.
+    #[inline(always)]
+    pub(crate) fn prefetch_ahead(&self, distance: usize) {
+        self.ring.prefetch(self.cursor, distance);
+    }
+
     /// The frame's position in the ring (what `before_publish` of [`Ring::push_boxed`] was
     /// given for a boxed frame).
     #[inline]
