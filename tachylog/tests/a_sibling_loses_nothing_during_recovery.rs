@@ -34,12 +34,11 @@ fn dies_after_writing_its_last_batch() {
             tachylog::info!("dead {} of the committed cut", i);
         }
         tachylog::flush();
-        tachylog::__private::kill_before_next_commit();
-        for i in 300..600u64 {
-            tachylog::info!("dead {} written, never committed", i);
-        }
-        tachylog::flush();
-        common::await_fatal_signal(Duration::from_secs(30));
+        common::log_uncommitted_and_die(|| {
+            for i in 300..600u64 {
+                tachylog::info!("dead {} written, never committed", i);
+            }
+        });
     }
 }
 

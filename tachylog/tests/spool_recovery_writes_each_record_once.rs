@@ -81,12 +81,11 @@ fn killed_before_commit() {
             tachylog::info!("batch {} of the committed cut", i);
         }
         tachylog::flush();
-        tachylog::__private::kill_before_next_commit();
-        for i in 1_000..2_000u64 {
-            tachylog::info!("batch {} written, never committed", i);
-        }
-        tachylog::flush();
-        common::await_fatal_signal(Duration::from_secs(30));
+        common::log_uncommitted_and_die(|| {
+            for i in 1_000..2_000u64 {
+                tachylog::info!("batch {} written, never committed", i);
+            }
+        });
     }
 }
 
@@ -129,19 +128,18 @@ fn own_types_and_generic_sites_before_commit() {
         }
         tachylog::flush();
         // The next batch reaches the file and its cut is never committed.
-        tachylog::__private::kill_before_next_commit();
-        for n in 200..400u64 {
-            tachylog::info!(
-                "own {} is {}",
-                n,
-                Ticket {
-                    id: n as u32,
-                    lane: 3
-                }
-            );
-        }
-        tachylog::flush();
-        common::await_fatal_signal(Duration::from_secs(30));
+        common::log_uncommitted_and_die(|| {
+            for n in 200..400u64 {
+                tachylog::info!(
+                    "own {} is {}",
+                    n,
+                    Ticket {
+                        id: n as u32,
+                        lane: 3
+                    }
+                );
+            }
+        });
     }
 }
 
@@ -279,9 +277,8 @@ fn a_batch_written_but_not_committed_is_written_once() {
         assert_once_each(&records, 2_000, &format!("run {run}"));
         // The killed cut's batch was in the file before recovery: the hook fires after the
         // write. It holds the first of the uncommitted records, or all of them when the back
-        // end took them in one batch (a back end woken while the thread was still logging
-        // takes fewer). Recovery found those lines there and left them as they were, and
-        // wrote the rest, marked.
+        // end took them in one batch. Recovery found those lines there and left them as they
+        // were, and wrote the rest, marked.
         let written: std::collections::HashSet<u64> =
             numbered(&common::parse_log(&before), "batch")
                 .into_iter()

@@ -319,6 +319,21 @@ pub fn await_fatal_signal(limit: Duration) -> ! {
     unsafe { libc::_exit(99) }
 }
 
+/// In a child with a spool: logs `records` as a batch whose cut is never committed, then
+/// flushes, which writes the batch and dies by SIGKILL before the commit
+/// (`kill_before_next_commit`); never returns. The back end is held while `records` runs: woken
+/// halfway (the flush interval passing while the machine stalls the thread), it would commit a
+/// cut of the first records, and the hook would kill the process before it logged the rest.
+#[cfg(unix)]
+pub fn log_uncommitted_and_die(records: impl FnOnce()) -> ! {
+    tachylog::__private::kill_before_next_commit();
+    tachylog::__private::hold_backend(true);
+    records();
+    tachylog::__private::hold_backend(false);
+    tachylog::flush();
+    await_fatal_signal(Duration::from_secs(30))
+}
+
 /// How many times each exit or crash scenario runs in a fresh child process: the interleavings
 /// that lose a record are rare, so one run proves little.
 pub const REPEATS: usize = 5;
