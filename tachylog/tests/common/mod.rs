@@ -324,7 +324,7 @@ pub fn await_fatal_signal(limit: Duration) -> ! {
 /// (`kill_before_next_commit`); never returns. The back end is held while `records` runs: woken
 /// halfway (the flush interval passing while the machine stalls the thread), it would commit a
 /// cut of the first records, and the hook would kill the process before it logged the rest.
-#[cfg(unix)]
+#[cfg(all(unix, feature = "testing"))]
 pub fn log_uncommitted_and_die(records: impl FnOnce()) -> ! {
     tachylog::__private::kill_before_next_commit();
     tachylog::__private::hold_backend(true);
