@@ -346,8 +346,8 @@ impl Merger {
                 break;
             }
             // The run: each frame's successor is peeked once, for its timestamp, and emitted
-            // from that same look when the run goes on (a second look per record was 15 of the
-            // back end's instructions a record, callgrind, `throughput_mix_binary`).
+            // from that same look when the run goes on (a second look per record costs 21 of
+            // the back end's instructions a record, callgrind, `throughput_mix_binary`).
             let Source {
                 queue,
                 cursor,

@@ -673,7 +673,6 @@ mod tests {
         use crate::queue::registry::ThreadInfo;
         use crate::record::{Count, Placeholder};
         use std::mem::MaybeUninit;
-
         use std::sync::OnceLock;
 
         const VALUES: usize = 70;
