@@ -487,6 +487,37 @@ mod tests {
     use crate::codec::Typed;
     use proptest::prelude::*;
 
+    /// The record of call site `site` with argument bytes `args`, at time 1 on `thread`.
+    fn site_record<'a>(
+        site: &'static Site,
+        decode: &'static Decode,
+        args: &'a [std::mem::MaybeUninit<u8>],
+        thread: &'a ThreadInfo,
+    ) -> RecordView<'a> {
+        RecordView {
+            unix_nanos: 1,
+            level: site.level,
+            target: site.target,
+            file: site.file,
+            line: site.line,
+            thread,
+            message: Message::Site(SiteMessage { site, decode, args }),
+            static_metadata: true,
+            backtrace: false,
+            recovered: false,
+            trace: None,
+        }
+    }
+
+    /// The thread the unit tests' records come from.
+    fn main_thread() -> ThreadInfo {
+        ThreadInfo {
+            name: "main".into(),
+            id: 1,
+            serial: 1,
+        }
+    }
+
     fn typed() -> impl Strategy<Value = Typed> {
         prop_oneof![
             any::<u64>().prop_map(Typed::U64),
@@ -593,9 +624,7 @@ mod tests {
         use crate::binary::decoder::{BlockDecoder, Decoded};
         use crate::codec::render::push_native;
         use crate::codec::{CopyCodec, StrCodec};
-        use crate::format::pattern::{Message, RecordView, SiteMessage};
         use crate::frontend::args::{fmt_trait::Display, Decodes};
-        use crate::queue::registry::ThreadInfo;
         use crate::record::{Count, Placeholder};
         use std::mem::MaybeUninit;
 
@@ -623,28 +652,8 @@ mod tests {
             bytes.extend_from_slice(&value.to_ne_bytes());
             bytes.into_iter().map(MaybeUninit::new).collect()
         }
-        let thread = ThreadInfo {
-            name: "main".into(),
-            id: 1,
-            serial: 1,
-        };
-        let record = |args| RecordView {
-            unix_nanos: 1,
-            level: crate::Level::Info,
-            target: "t",
-            file: "f.rs",
-            line: 1,
-            thread: &thread,
-            message: Message::Site(SiteMessage {
-                site: &SITE,
-                decode: &DECODE,
-                args,
-            }),
-            static_metadata: true,
-            backtrace: false,
-            recovered: false,
-            trace: None,
-        };
+        let thread = main_thread();
+        let record = |args| site_record(&SITE, &DECODE, args, &thread);
         let mut encoder = Encoder::new(usize::MAX);
         encoder.max_payload = 4096;
         let (huge, small) = (args(&"x".repeat(10_000), 1), args("y", 2));
@@ -668,9 +677,7 @@ mod tests {
     fn values_past_the_sixty_fourth_placeholder_read_back_as_text() {
         use crate::binary::decoder::{BlockDecoder, Decoded};
         use crate::codec::CopyCodec;
-        use crate::format::pattern::{Message, RecordView, SiteMessage};
         use crate::frontend::args::{fmt_trait::Display, Decodes};
-        use crate::queue::registry::ThreadInfo;
         use crate::record::{Count, Placeholder};
         use std::mem::MaybeUninit;
         use std::sync::OnceLock;
@@ -710,29 +717,8 @@ mod tests {
             .flat_map(u64::to_ne_bytes)
             .map(MaybeUninit::new)
             .collect();
-        let thread = ThreadInfo {
-            name: "main".into(),
-            id: 1,
-            serial: 1,
-        };
         let mut encoder = Encoder::new(usize::MAX);
-        encoder.encode(&RecordView {
-            unix_nanos: 1,
-            level: crate::Level::Info,
-            target: "t",
-            file: "f.rs",
-            line: 1,
-            thread: &thread,
-            message: Message::Site(SiteMessage {
-                site,
-                decode,
-                args: &args,
-            }),
-            static_metadata: true,
-            backtrace: false,
-            recovered: false,
-            trace: None,
-        });
+        encoder.encode(&site_record(site, decode, &args, &main_thread()));
         let key = site as *const Site as usize as u64;
         assert_eq!(encoder.sites[&key].typed_ok, u64::MAX, "the first 64 typed");
         let block = encoder.close_block(|block| block.to_vec()).unwrap();
