@@ -3,6 +3,9 @@
 //!   batch is in the file but not in the ledger, and recovery must not write it twice;
 //! - killed while the back end was held, every record still in the rings: all of them are
 //!   recovered, those of the `log` facade too, with their levels, targets and fields;
+//! - killed at a cut while its thread was still logging (the back end writing one batch while
+//!   it formats the next, the ring filling behind them): each record up to the last one
+//!   published once, none lost, none twice;
 //! - recovered twice (the first recovery killed before it removed the spool): still once, also
 //!   for a process killed before its back end ran.
 // Unix only: SIGKILL and the spool are Unix-only.
@@ -86,6 +89,38 @@ fn killed_before_commit() {
                 tachylog::info!("batch {} written, never committed", i);
             }
         });
+    }
+}
+
+/// More records than the child can log before the back end's next cut: the loop never ends by
+/// itself, so the kill comes while the thread logs.
+const STREAM_BOUND: u64 = 50_000_000;
+/// Records waiting when the back end is let go: more than two of its batches (4,096 records
+/// each), so that it takes one, hands it to the file while it takes the next, and dies at the
+/// first batch's cut with records it never took still in the ring.
+const WAITING: u64 = 10_000;
+
+#[test]
+fn killed_at_a_cut_while_logging() {
+    if let Some(log) = common::child_role("killed_at_a_cut_while_logging") {
+        std::mem::forget(common::expect_init(
+            tachylog::builder().file(&log).spool(spool_dir(&log)).init(),
+        ));
+        for i in 0..1_000u64 {
+            tachylog::info!("stream {} before the hook", i);
+        }
+        tachylog::flush();
+        tachylog::__private::kill_before_next_commit();
+        tachylog::__private::hold_backend(true);
+        for i in 1_000..1_000 + WAITING {
+            tachylog::info!("stream {} waiting for the back end", i);
+        }
+        tachylog::__private::hold_backend(false);
+        for i in 1_000 + WAITING..STREAM_BOUND {
+            tachylog::info!("stream {} logged while cuts are taken", i);
+        }
+        tachylog::flush();
+        common::await_fatal_signal(Duration::from_secs(30));
     }
 }
 
@@ -306,6 +341,55 @@ fn a_batch_written_but_not_committed_is_written_once() {
             text.contains(&format!("({uncommitted_written} already in their files)")),
             "run {run}: {}",
             common::tail(&text, 1_000)
+        );
+    }
+}
+
+/// The cut the process dies at is taken while its thread logs on: the records of that cut's
+/// batch are in the file, the next batch is on its way there, later records are in the ring
+/// (the last one possibly half-written), and the producer may be waiting for the space the cut
+/// would have given back. Recovery leaves the file as it was and writes the rest: every record
+/// up to the last one the thread published, each once.
+#[test]
+fn a_cut_taken_while_the_thread_logs_loses_nothing_and_repeats_nothing() {
+    for run in 0..common::REPEATS {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("app.log");
+        let child = common::run_child_with_log(
+            "killed_at_a_cut_while_logging",
+            &log,
+            Duration::from_secs(60),
+        );
+        assert_eq!(child.status.signal(), Some(libc::SIGKILL), "{child}");
+        let before = common::read_log(&log);
+        let text = recover(&log);
+        assert!(
+            text.starts_with(&before),
+            "run {run}: recovery changed what the dead process had written"
+        );
+        let records = numbered(&common::parse_log(&text), "stream");
+        let count = records.iter().map(|(n, _)| n + 1).max().unwrap_or(0);
+        assert!(
+            count >= 1_000 + WAITING && count < STREAM_BOUND,
+            "run {run}: {count} records: the kill did not come while the thread logged"
+        );
+        assert_once_each(&records, count, &format!("run {run}"));
+        let written: std::collections::HashSet<u64> =
+            numbered(&common::parse_log(&before), "stream")
+                .into_iter()
+                .map(|(n, _)| n)
+                .collect();
+        for &(n, recovered) in &records {
+            assert_eq!(
+                recovered,
+                !written.contains(&n),
+                "run {run}: record {n}: in the file before recovery: {}, recovered: {recovered}",
+                written.contains(&n)
+            );
+        }
+        assert!(
+            records.iter().any(|&(_, recovered)| recovered),
+            "run {run}: nothing was left in the rings at the kill"
         );
     }
 }
