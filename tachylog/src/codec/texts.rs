@@ -72,42 +72,97 @@ impl TextTable {
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn put(&mut self, block: &mut Vec<u8>, text: &str) {
         let len = text.len();
-        // Offsets are kept in 32 bits; a block that long holds one huge record, cut later.
-        let far = block.len() > u32::MAX as usize / 2;
-        if !(2..=MAX_INTERNED).contains(&len) || self.count >= MAX_TEXTS || far {
+        let Some(slot) = self.slot_for(block.len(), text.as_bytes()) else {
             block.push(value::STR);
             put_str(block, text);
             return;
-        }
-        let slot = &mut self.slots[hash(text.as_bytes())];
-        if slot.generation == self.generation && slot.len as usize == len {
-            let start = slot.offset as usize;
-            if block
-                .get(start..start + len)
-                .is_some_and(|defined| same_short(defined, text.as_bytes()))
-            {
-                match u8::try_from(slot.number) {
-                    Ok(number) if number < 0x80 => {
-                        block.extend_from_slice(&[value::TEXT_REF, number]);
-                    }
-                    _ => {
-                        block.push(value::TEXT_REF);
-                        put_varint(block, u64::from(slot.number));
-                    }
-                }
-                return;
-            }
+        };
+        if let Some(number) = self.defined(slot, block, text.as_bytes()) {
+            put_reference(block, number);
+            return;
         }
         block.push(value::TEXT_NEW);
         put_varint(block, len as u64);
-        *slot = Slot {
+        self.define(slot, block.len(), len);
+        block.extend_from_slice(text.as_bytes());
+    }
+
+    /// [`TextTable::put`] for a text already appended to `block` at `start + 2`, after two
+    /// bytes reserved at `start` for its tag and length: a text rendered straight into the
+    /// block, with no copy when it is new. The text must be UTF-8 and nothing may follow it.
+    pub(crate) fn put_appended(&mut self, block: &mut Vec<u8>, start: usize) {
+        let at = start + 2;
+        let len = block.len() - at;
+        let Some(slot) = self.slot_for(at, &block[at..]) else {
+            block[start] = value::STR;
+            if len < 0x80 {
+                block[start + 1] = len as u8;
+            } else {
+                // The byte reserved for the length becomes its varint's bytes.
+                let mut length = Vec::new();
+                put_varint(&mut length, len as u64);
+                block.splice(start + 1..at, length);
+            }
+            return;
+        };
+        if let Some(number) = self.defined(slot, &block[..at], &block[at..]) {
+            block.truncate(start);
+            put_reference(block, number);
+            return;
+        }
+        // An interned text is at most `MAX_INTERNED` bytes: its length takes one byte.
+        block[start] = value::TEXT_NEW;
+        block[start + 1] = len as u8;
+        self.define(slot, at, len);
+    }
+
+    /// The cache slot of `text`, to be written at `offset` of the open block; `None` for a
+    /// text written in full (too short or too long to repeat usefully, a full table, or an
+    /// offset past what a slot keeps).
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn slot_for(&self, offset: usize, text: &[u8]) -> Option<usize> {
+        // Offsets are kept in 32 bits; a block that long holds one huge record, cut later.
+        let far = offset > u32::MAX as usize / 2;
+        ((2..=MAX_INTERNED).contains(&text.len()) && self.count < MAX_TEXTS && !far)
+            .then(|| hash(text))
+    }
+
+    /// The number of `text` if `block` defined it, as the cache's `slot` remembers.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn defined(&self, slot: usize, block: &[u8], text: &[u8]) -> Option<u32> {
+        let slot = &self.slots[slot];
+        if slot.generation != self.generation || slot.len as usize != text.len() {
+            return None;
+        }
+        let start = slot.offset as usize;
+        block
+            .get(start..start + text.len())
+            .is_some_and(|defined| same_short(defined, text))
+            .then_some(slot.number)
+    }
+
+    /// Remembers a definition of `len` bytes at `offset` of the open block in `slot`.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn define(&mut self, slot: usize, offset: usize, len: usize) {
+        self.slots[slot] = Slot {
             generation: self.generation,
             number: self.count,
-            offset: block.len() as u32,
+            offset: offset as u32,
             len: len as u32,
         };
-        block.extend_from_slice(text.as_bytes());
         self.count += 1;
+    }
+}
+
+/// A value that refers to text number `number` of the block.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn put_reference(block: &mut Vec<u8>, number: u32) {
+    match u8::try_from(number) {
+        Ok(number) if number < 0x80 => block.extend_from_slice(&[value::TEXT_REF, number]),
+        _ => {
+            block.push(value::TEXT_REF);
+            put_varint(block, u64::from(number));
+        }
     }
 }
 
@@ -139,7 +194,7 @@ fn same_short(a: &[u8], b: &[u8]) -> bool {
 
 /// A quick hash of a short text (2 bytes or more): its length and its first and last eight
 /// bytes (four, or three single bytes, for shorter texts), read with whole-word loads.
-#[inline]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn hash(bytes: &[u8]) -> usize {
     let n = bytes.len();
     let (head, tail) = match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
@@ -179,6 +234,40 @@ mod tests {
         table.reset(0);
         table.put(&mut block, "/api/v1/orders");
         assert_eq!(block[37], value::TEXT_NEW, "a new block defines it again");
+    }
+
+    /// A value rendered straight into the block ends up as the same bytes as the same text
+    /// put from a `&str`: in full when too short or too long to share (a length of one byte
+    /// or of two), defined once, then referred to, whichever way each was written.
+    #[test]
+    fn a_text_appended_in_place_is_written_as_a_put_one() {
+        let long = "y".repeat(300);
+        let texts: Vec<String> = ["", "x", "ab", "/api/v1/orders", "ab", "/api/v1/orders"]
+            .into_iter()
+            .map(String::from)
+            .chain([64, 65, 127, 128].map(|n| "z".repeat(n)))
+            .chain([long.clone(), "z".repeat(64), long])
+            .collect();
+        let mut put = (TextTable::new(), vec![7u8; 3]);
+        for text in &texts {
+            put.0.put(&mut put.1, text);
+        }
+        // Every way of mixing the two: text `i` appended in place when bit `i` is set.
+        for ways in [0u32, u32::MAX, 0b1010_1010_1010, 0b0101_0101_0101] {
+            let (mut table, mut block) = (TextTable::new(), vec![7u8; 3]);
+            for (i, text) in texts.iter().enumerate() {
+                if ways >> i & 1 == 1 {
+                    let start = block.len();
+                    block.extend_from_slice(&[0, 0]);
+                    block.extend_from_slice(text.as_bytes());
+                    table.put_appended(&mut block, start);
+                } else {
+                    table.put(&mut block, text);
+                }
+            }
+            assert_eq!(block, put.1, "ways {ways:b}");
+            assert_eq!(table.count(), put.0.count());
+        }
     }
 
     #[test]
