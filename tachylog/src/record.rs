@@ -576,9 +576,9 @@ impl ValueWriter {
     /// A value [`ValueWriter::push`] does not keep typed: rendered alone, spec applied,
     /// straight into the block after room for its tag and length, then kept there as a new
     /// text or taken back for a reference to the same text defined earlier. Rendered into a
-    /// scratch string and copied, each value cost about 50 instructions more (callgrind,
-    /// `tachylog-bench`'s `throughput_user_binary`). Out of line, so that the typed values'
-    /// path, inlined into every group's function, keeps a small frame.
+    /// scratch string and copied, each value cost about 26 instructions more (callgrind,
+    /// `tachylog-bench`'s `throughput_user_binary`, two such values a record). Out of line, so
+    /// that the typed values' path, inlined into every group's function, keeps a small frame.
     #[inline(never)]
     fn put_rendered(
         &mut self,
