@@ -413,14 +413,46 @@ fn site_record_head(
     flags: u8,
     trace: Option<&TraceContext>,
 ) {
+    if site < 0x80 && thread < 0x80 && delta < 0x4000 {
+        // Nearly every head: its five or six bytes put together in a register and stored at
+        // once; written one by one, each varint with its loop and bound checks, they took 6
+        // instructions a record more (callgrind, `throughput_mix_binary`).
+        let (delta, delta_len) = if delta < 0x80 {
+            (delta, 1)
+        } else {
+            (delta & 0x7f | 0x80 | (delta >> 7) << 8, 2)
+        };
+        let thread_at = 8 * (2 + delta_len);
+        w.word(
+            u64::from(tag::SITE_RECORD)
+                | u64::from(site) << 8
+                | delta << 16
+                | u64::from(thread) << thread_at
+                | u64::from(flags) << (thread_at + 8),
+            4 + delta_len as usize,
+        );
+    } else {
+        site_record_head_in_varints(w, site, delta, thread, flags);
+    }
+    if let Some(trace) = trace {
+        w.slice(trace.encode());
+    }
+}
+
+/// A call-site record's head but its trace context, field by field: what
+/// [`site_record_head`] writes for any site, delta and thread.
+fn site_record_head_in_varints(
+    w: &mut SpareWriter<'_>,
+    site: u32,
+    delta: u64,
+    thread: u32,
+    flags: u8,
+) {
     w.byte(tag::SITE_RECORD);
     w.varint(u64::from(site));
     w.varint(delta);
     w.varint(u64::from(thread));
     w.byte(flags);
-    if let Some(trace) = trace {
-        w.slice(trace.encode());
-    }
 }
 
 fn put_trace(out: &mut Vec<u8>, trace: Option<&TraceContext>) {
@@ -486,6 +518,34 @@ mod tests {
     use crate::codec::wire::MAX_TYPED;
     use crate::codec::Typed;
     use proptest::prelude::*;
+
+    /// The head put together in one word is byte for byte the head written field by field,
+    /// on each side of every bound of the short form.
+    #[test]
+    fn a_head_stored_at_once_is_the_head_written_field_by_field() {
+        let numbers = [0u32, 1, 0x7f, 0x80, 0x3fff, 0x4000, u32::MAX];
+        let deltas = [0u64, 1, 0x7f, 0x80, 0x3fff, 0x4000, 1 << 40, u64::MAX];
+        for (&site, &thread) in numbers
+            .iter()
+            .flat_map(|s| numbers.iter().map(move |t| (s, t)))
+        {
+            for &delta in &deltas {
+                for flags in [0u8, 0x5a, 0xff] {
+                    let (mut at_once, mut by_field) = (vec![9u8], vec![9u8]);
+                    append_with(&mut at_once, MAX_HEAD, |w| {
+                        site_record_head(w, site, delta, thread, flags, None)
+                    });
+                    append_with(&mut by_field, MAX_HEAD, |w| {
+                        site_record_head_in_varints(w, site, delta, thread, flags)
+                    });
+                    assert_eq!(
+                        at_once, by_field,
+                        "site {site}, delta {delta}, thread {thread}"
+                    );
+                }
+            }
+        }
+    }
 
     /// The record of call site `site` with argument bytes `args`, at time 1 on `thread`.
     fn site_record<'a>(

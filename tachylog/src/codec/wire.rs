@@ -71,10 +71,10 @@ pub(crate) fn append_with(out: &mut Vec<u8>, max: usize, write: impl FnOnce(&mut
     };
     write(&mut writer);
     let len = writer.len;
-    // SAFETY: `writer` writes its bytes in order, each at index `len` of `spare` before `len`
-    // moves past it (a write past `spare`, the first `max` bytes of spare capacity, panics on
-    // its bounds check first), so the `len` bytes after the vector's length are initialised
-    // and within its capacity.
+    // SAFETY: `writer` writes every byte below `len` of `spare` before `len` moves past it (a
+    // write past `spare`, the first `max` bytes of spare capacity, panics on its bounds check
+    // first), so the `len` bytes after the vector's length are initialised and within its
+    // capacity.
     unsafe { out.set_len(out.len() + len) };
 }
 
@@ -98,6 +98,17 @@ impl SpareWriter<'_> {
             slot.write(byte);
         }
         self.len += N;
+    }
+
+    /// The low `len` bytes of `word` (`len` at most 8), little-endian, in one store of eight
+    /// bytes; the three after them are written too and left for the next write.
+    #[inline(always)]
+    pub(crate) fn word(&mut self, word: u64, len: usize) {
+        let spare = &mut self.spare[self.len..self.len + 8];
+        for (slot, byte) in spare.iter_mut().zip(word.to_le_bytes()) {
+            slot.write(byte);
+        }
+        self.len += len.min(8);
     }
 
     #[inline(always)]
