@@ -101,7 +101,7 @@ impl SpareWriter<'_> {
     }
 
     /// The low `len` bytes of `word` (`len` at most 8), little-endian, in one store of eight
-    /// bytes; the three after them are written too and left for the next write.
+    /// bytes: those past `len` are written too, and left for the next write to overwrite.
     #[inline(always)]
     pub(crate) fn word(&mut self, word: u64, len: usize) {
         let spare = &mut self.spare[self.len..self.len + 8];
