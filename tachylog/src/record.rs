@@ -20,7 +20,7 @@
 //!
 //! Layer 2 (see `ARCHITECTURE.md`): imports layer 1, `fields` and `codec`.
 
-use crate::codec::render::{Applied, FlagsFn, PushFn, RenderError, RenderFn};
+use crate::codec::render::{Applied, FieldValueFn, FlagsFn, PushFn, RenderError, RenderFn};
 use crate::codec::texts::TextTable;
 use crate::codec::wire::{append_with, MAX_TYPED};
 use crate::codec::{Decoder, TextBuf, Typed};
@@ -668,8 +668,9 @@ pub enum Decode {
     /// The value of the site's next placeholder: appended by the renderer, or taken for the
     /// binary log by the `TakeFn` (typed where its trait and spec allow).
     Message(RenderFn, TakeFn),
-    /// The value of the site's next field, recorded by this function.
-    Field(PushFn),
+    /// The value of the site's next field, recorded by the push function; a native field's
+    /// value also has the function that takes it for the binary log as it is.
+    Field(PushFn, Option<FieldValueFn>),
     /// Arguments grouped together (the macro nests long lists by eight).
     List(&'static [Decode]),
     /// A group of message values only (no field, count or nested group), as

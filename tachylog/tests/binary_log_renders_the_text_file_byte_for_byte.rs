@@ -84,6 +84,11 @@ fn log_everything() {
         big = u128::MAX, order = %OrderId(9), dbg = ?Some(1), nothing = None::<u8>, grade = 'A';
         "with fields {}", 1);
     tachylog::info!(only = 1u8; "fields and no placeholder");
+    tachylog::info!(id = 7u64, when = None::<u32>, ok = Some(true), who = "eve";
+        "native fields {} {:.1}", 4u8, 0.25f64);
+    tachylog::info!(grade = 'B', name = "bea"; "a char field first {}", 1u8);
+    tachylog::info!(name = "cy", grade = 'C'; "a char field after a text {}", 2u8);
+    tachylog::info!(note = "z".repeat(300); "a field longer than the limit {}", 3u8);
     tachylog::warn!(table = "orders", rows = 12u64;
         "slow query {} took {:.3} ms on [{:>6}] {:x} {:?}", 17u64, 2.0 / 3.0, "db1", 255u8, 'q');
     tachylog::warn!(n = 2u8; "count {:>4$} {:.*} {}", 7u64, 2, 0.5f64, -1i64, 6);

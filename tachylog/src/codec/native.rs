@@ -308,6 +308,12 @@ pub trait NativeValue: CopyArg {
     /// argument).
     #[doc(hidden)]
     fn push_to(&self, key: &str, fields: &mut Fields, _: Internal);
+
+    /// The value [`NativeValue::push_to`] adds, when it borrows nothing (`None` for `char`,
+    /// whose text needs a buffer): what the binary log's encoder takes straight off the record.
+    /// Only tachylog implements it.
+    #[doc(hidden)]
+    fn field_value(&self, _: Internal) -> Option<FieldValue<'static>>;
 }
 
 macro_rules! native_numbers {
@@ -315,6 +321,9 @@ macro_rules! native_numbers {
         impl NativeValue for $t {
             fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
                 fields.push_value(key, FieldValue::$variant(<$wide>::from(*self)));
+            }
+            fn field_value(&self, _: Internal) -> Option<FieldValue<'static>> {
+                Some(FieldValue::$variant(<$wide>::from(*self)))
             }
         }
     )*};
@@ -330,11 +339,17 @@ impl NativeValue for usize {
     fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
         fields.push_value(key, FieldValue::U64(*self as u64));
     }
+    fn field_value(&self, _: Internal) -> Option<FieldValue<'static>> {
+        Some(FieldValue::U64(*self as u64))
+    }
 }
 
 impl NativeValue for isize {
     fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
         fields.push_value(key, FieldValue::I64(*self as i64));
+    }
+    fn field_value(&self, _: Internal) -> Option<FieldValue<'static>> {
+        Some(FieldValue::I64(*self as i64))
     }
 }
 
@@ -343,6 +358,9 @@ macro_rules! native_non_zero {
         impl NativeValue for $t {
             fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
                 self.get().push_to(key, fields, Internal::TOKEN);
+            }
+            fn field_value(&self, _: Internal) -> Option<FieldValue<'static>> {
+                self.get().field_value(Internal::TOKEN)
             }
         }
     )*};
@@ -366,11 +384,17 @@ impl NativeValue for char {
     fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
         fields.push_value(key, FieldValue::Str(self.encode_utf8(&mut [0; 4])));
     }
+    fn field_value(&self, _: Internal) -> Option<FieldValue<'static>> {
+        None
+    }
 }
 
 impl NativeValue for () {
     fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
         fields.push_value(key, FieldValue::Null);
+    }
+    fn field_value(&self, _: Internal) -> Option<FieldValue<'static>> {
+        Some(FieldValue::Null)
     }
 }
 
@@ -379,6 +403,12 @@ impl<T: NativeValue> NativeValue for Option<T> {
         match self {
             Some(v) => v.push_to(key, fields, Internal::TOKEN),
             None => fields.push_value(key, FieldValue::Null),
+        }
+    }
+    fn field_value(&self, _: Internal) -> Option<FieldValue<'static>> {
+        match self {
+            Some(v) => v.field_value(Internal::TOKEN),
+            None => Some(FieldValue::Null),
         }
     }
 }

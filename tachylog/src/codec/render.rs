@@ -13,8 +13,9 @@
 //!
 //! Back end only.
 
+use super::sealed::Internal;
 use super::{Codec, Decoder, NativeField, TextBuf, View};
-use crate::fields::Fields;
+use crate::fields::{FieldValue, Fields};
 use std::fmt;
 
 /// A placeholder's spec as it applies to one record: width and precision resolved (from the
@@ -55,6 +56,9 @@ pub type RenderFn = fn(&mut Decoder<'_>, &Applied, &mut TextBuf<'_>) -> Result<(
 
 /// Records one structured field.
 pub type PushFn = fn(&mut Decoder<'_>, &'static str, &mut Fields);
+
+/// Takes one native field's value off the decoder for the binary log ([`native_value`]).
+pub type FieldValueFn = for<'a> fn(&mut Decoder<'a>) -> Option<FieldValue<'a>>;
 
 /// Why an argument could not be rendered; the whole message is then replaced by a marker
 /// naming the call site.
@@ -174,6 +178,16 @@ where
     for<'x> View<'x, C>: NativeField,
 {
     fields.__push_native(key, &decoder.view::<C>());
+}
+
+/// `key = value` for the binary log: the value [`push_native`] adds, taken off the decoder as a
+/// [`FieldValue`] that borrows the record's bytes, when it needs nothing else (see
+/// [`NativeField::field_value`]); `None` leaves the decoder past the value.
+pub fn native_value<'a, C: Codec>(decoder: &mut Decoder<'a>) -> Option<FieldValue<'a>>
+where
+    for<'x> View<'x, C>: NativeField,
+{
+    <View<'static, C> as NativeField>::field_value(C::take(decoder), Internal::TOKEN)
 }
 
 /// `key = %value`.

@@ -1,9 +1,11 @@
 //! [`View`]: one encoded argument, formatted as its original type would be.
 
+use super::sealed::Internal;
 use super::{
     init_slice, short_ascii, Codec, CopyCodec, Decoder, ListCodec, LossyCodec, PreformattedCodec,
     StrCodec,
 };
+use crate::fields::FieldValue;
 use std::fmt;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
@@ -29,11 +31,16 @@ const MISSING: &str = "<?>";
 
 impl<C> View<'_, C> {
     fn text(&self) -> Result<&str, &[u8]> {
-        let bytes = init_slice(self.bytes.unwrap_or(&[]));
-        match short_ascii(bytes) {
-            Some(text) => Ok(text),
-            None => std::str::from_utf8(bytes).map_err(|_| bytes),
-        }
+        text_of(self.bytes)
+    }
+}
+
+/// A text argument's bytes as `str`, or the bytes when they are not UTF-8.
+fn text_of(bytes: Option<&[MaybeUninit<u8>]>) -> Result<&str, &[u8]> {
+    let bytes = init_slice(bytes.unwrap_or(&[]));
+    match short_ascii(bytes) {
+        Some(text) => Ok(text),
+        None => std::str::from_utf8(bytes).map_err(|_| bytes),
     }
 }
 
@@ -175,6 +182,12 @@ impl<C: ListElemCodec> fmt::Debug for View<'_, ListCodec<C>> {
 pub trait NativeField {
     /// Adds the value to `fields` under `key`.
     fn push_to(&self, key: &str, fields: &mut crate::fields::Fields);
+
+    /// The value [`NativeField::push_to`] adds for a view of these `bytes`, when it borrows
+    /// nothing but them (`None`: text that is not UTF-8, a `char`): the binary log's encoder
+    /// takes it off the record without a `Fields`.
+    fn field_value<'b>(bytes: Option<&'b [MaybeUninit<u8>]>, _: Internal)
+        -> Option<FieldValue<'b>>;
 }
 
 macro_rules! native_text {
@@ -188,6 +201,17 @@ macro_rules! native_text {
                 };
                 fields.push_value(key, crate::fields::FieldValue::Str(&text));
             }
+
+            fn field_value<'b>(
+                bytes: Option<&'b [MaybeUninit<u8>]>,
+                _: Internal,
+            ) -> Option<FieldValue<'b>> {
+                match (bytes, text_of(bytes)) {
+                    (None, _) => Some(FieldValue::Str(MISSING)),
+                    (_, Ok(text)) => Some(FieldValue::Str(text)),
+                    (_, Err(_)) => None,
+                }
+            }
         }
     )*};
 }
@@ -200,6 +224,16 @@ impl<T: crate::codec::NativeValue> NativeField for View<'_, CopyCodec<T>> {
                 crate::codec::NativeValue::push_to(&v, key, fields, super::sealed::Internal::TOKEN)
             }
             None => fields.push_value(key, crate::fields::FieldValue::Str(MISSING)),
+        }
+    }
+
+    fn field_value<'b>(
+        bytes: Option<&'b [MaybeUninit<u8>]>,
+        _: Internal,
+    ) -> Option<FieldValue<'b>> {
+        match super::read_copy::<T>(bytes) {
+            Some(v) => crate::codec::NativeValue::field_value(&v, Internal::TOKEN),
+            None => Some(FieldValue::Str(MISSING)),
         }
     }
 }

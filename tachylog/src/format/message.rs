@@ -156,7 +156,7 @@ impl Walk<'_, '_, '_, '_> {
             }
             // Read by the placeholder whose value follows it.
             Decode::Count => {}
-            Decode::Field(push) => {
+            Decode::Field(push, _) => {
                 let key = self
                     .site
                     .fields
@@ -213,7 +213,7 @@ mod tests {
     };
 
     static WITH_FIELD: Decode = Decode::List(&[
-        Decode::Field(render::push_native::<StrCodec>),
+        Decode::Field(render::push_native::<StrCodec>, None),
         DISPLAY_U64,
         Decode::Count,
         DISPLAY_F64,
@@ -258,7 +258,7 @@ mod tests {
         static NO_FIELD: Decode = Decode::List(&[DISPLAY_U64, Decode::Count, DISPLAY_F64]);
         // One more value than placeholders.
         static TOO_MANY: Decode = Decode::List(&[
-            Decode::Field(render::push_native::<StrCodec>),
+            Decode::Field(render::push_native::<StrCodec>, None),
             DISPLAY_U64,
             Decode::Count,
             DISPLAY_F64,

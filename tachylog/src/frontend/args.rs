@@ -716,7 +716,7 @@ macro_rules! decode_of {
         )
     };
     (Field $function:ident $codec:ident $marker:ident) => {
-        $crate::record::Decode::Field($crate::codec::render::$function::<$codec>)
+        $crate::record::Decode::Field($crate::codec::render::$function::<$codec>, None)
     };
 }
 
@@ -776,7 +776,8 @@ pub mod field_role {
     where
         for<'x> View<'x, C>: NativeField,
     {
-        const DECODE: Decode = Decode::Field(render::push_native::<C>);
+        const DECODE: Decode =
+            Decode::Field(render::push_native::<C>, Some(render::native_value::<C>));
         const ROLE: u8 = crate::codec::shape::role::FIELD_NATIVE;
     }
 
