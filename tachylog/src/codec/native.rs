@@ -304,26 +304,26 @@ impl<A: CopyArg, B: CopyArg, C: CopyArg> CopyArg for (A, B, C) {}
 /// tachylog::info!(attempt = 3u8, retries, ratio = 0.5; "retrying");
 /// ```
 pub trait NativeValue: CopyArg {
-    /// Adds the value to `fields` under `key`. Only tachylog implements it (the [`Internal`]
-    /// argument).
+    /// The field value, which borrows nothing, or the `char` it is (whose text needs a buffer):
+    /// what a `Fields` gets and what the binary log's encoder takes straight off the record.
+    /// Only tachylog implements it (the [`Internal`] argument).
     #[doc(hidden)]
-    fn push_to(&self, key: &str, fields: &mut Fields, _: Internal);
+    fn field_value(&self, _: Internal) -> Result<FieldValue<'static>, char>;
+}
 
-    /// The value [`NativeValue::push_to`] adds, when it borrows nothing (`None` for `char`,
-    /// whose text needs a buffer): what the binary log's encoder takes straight off the record.
-    /// Only tachylog implements it.
-    #[doc(hidden)]
-    fn field_value(&self, _: Internal) -> Option<FieldValue<'static>>;
+/// Adds `value` to `fields` under `key`.
+pub(crate) fn push_native<V: NativeValue>(value: &V, key: &str, fields: &mut Fields) {
+    match value.field_value(Internal::TOKEN) {
+        Ok(value) => fields.push_value(key, value),
+        Err(c) => fields.push_value(key, FieldValue::Str(c.encode_utf8(&mut [0; 4]))),
+    }
 }
 
 macro_rules! native_numbers {
     ($variant:ident as $wide:ty: $($t:ty),*) => {$(
         impl NativeValue for $t {
-            fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
-                fields.push_value(key, FieldValue::$variant(<$wide>::from(*self)));
-            }
-            fn field_value(&self, _: Internal) -> Option<FieldValue<'static>> {
-                Some(FieldValue::$variant(<$wide>::from(*self)))
+            fn field_value(&self, _: Internal) -> Result<FieldValue<'static>, char> {
+                Ok(FieldValue::$variant(<$wide>::from(*self)))
             }
         }
     )*};
@@ -336,30 +336,21 @@ native_numbers!(I128 as i128: i128);
 native_numbers!(Bool as bool: bool);
 
 impl NativeValue for usize {
-    fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
-        fields.push_value(key, FieldValue::U64(*self as u64));
-    }
-    fn field_value(&self, _: Internal) -> Option<FieldValue<'static>> {
-        Some(FieldValue::U64(*self as u64))
+    fn field_value(&self, _: Internal) -> Result<FieldValue<'static>, char> {
+        Ok(FieldValue::U64(*self as u64))
     }
 }
 
 impl NativeValue for isize {
-    fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
-        fields.push_value(key, FieldValue::I64(*self as i64));
-    }
-    fn field_value(&self, _: Internal) -> Option<FieldValue<'static>> {
-        Some(FieldValue::I64(*self as i64))
+    fn field_value(&self, _: Internal) -> Result<FieldValue<'static>, char> {
+        Ok(FieldValue::I64(*self as i64))
     }
 }
 
 macro_rules! native_non_zero {
     ($($t:ty),*) => {$(
         impl NativeValue for $t {
-            fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
-                self.get().push_to(key, fields, Internal::TOKEN);
-            }
-            fn field_value(&self, _: Internal) -> Option<FieldValue<'static>> {
+            fn field_value(&self, _: Internal) -> Result<FieldValue<'static>, char> {
                 self.get().field_value(Internal::TOKEN)
             }
         }
@@ -381,34 +372,22 @@ native_non_zero!(
 );
 
 impl NativeValue for char {
-    fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
-        fields.push_value(key, FieldValue::Str(self.encode_utf8(&mut [0; 4])));
-    }
-    fn field_value(&self, _: Internal) -> Option<FieldValue<'static>> {
-        None
+    fn field_value(&self, _: Internal) -> Result<FieldValue<'static>, char> {
+        Err(*self)
     }
 }
 
 impl NativeValue for () {
-    fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
-        fields.push_value(key, FieldValue::Null);
-    }
-    fn field_value(&self, _: Internal) -> Option<FieldValue<'static>> {
-        Some(FieldValue::Null)
+    fn field_value(&self, _: Internal) -> Result<FieldValue<'static>, char> {
+        Ok(FieldValue::Null)
     }
 }
 
 impl<T: NativeValue> NativeValue for Option<T> {
-    fn push_to(&self, key: &str, fields: &mut Fields, _: Internal) {
-        match self {
-            Some(v) => v.push_to(key, fields, Internal::TOKEN),
-            None => fields.push_value(key, FieldValue::Null),
-        }
-    }
-    fn field_value(&self, _: Internal) -> Option<FieldValue<'static>> {
+    fn field_value(&self, _: Internal) -> Result<FieldValue<'static>, char> {
         match self {
             Some(v) => v.field_value(Internal::TOKEN),
-            None => Some(FieldValue::Null),
+            None => Ok(FieldValue::Null),
         }
     }
 }

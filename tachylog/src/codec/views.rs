@@ -194,12 +194,14 @@ macro_rules! native_text {
     ($($codec:ty),*) => {$(
         impl NativeField for View<'_, $codec> {
             fn push_to(&self, key: &str, fields: &mut crate::fields::Fields) {
-                let text = match (self.bytes, self.text()) {
-                    (None, _) => std::borrow::Cow::Borrowed(MISSING),
-                    (_, Ok(s)) => std::borrow::Cow::Borrowed(s),
-                    (_, Err(bytes)) => String::from_utf8_lossy(bytes),
-                };
-                fields.push_value(key, crate::fields::FieldValue::Str(&text));
+                match Self::field_value(self.bytes, Internal::TOKEN) {
+                    Some(value) => fields.push_value(key, value),
+                    // Not UTF-8: U+FFFD in place of each invalid sequence.
+                    None => {
+                        let lossy = String::from_utf8_lossy(self.text().err().unwrap_or_default());
+                        fields.push_value(key, FieldValue::Str(&lossy));
+                    }
+                }
             }
 
             fn field_value<'b>(
@@ -220,10 +222,8 @@ native_text!(StrCodec, LossyCodec, PreformattedCodec);
 impl<T: crate::codec::NativeValue> NativeField for View<'_, CopyCodec<T>> {
     fn push_to(&self, key: &str, fields: &mut crate::fields::Fields) {
         match self.value() {
-            Some(v) => {
-                crate::codec::NativeValue::push_to(&v, key, fields, super::sealed::Internal::TOKEN)
-            }
-            None => fields.push_value(key, crate::fields::FieldValue::Str(MISSING)),
+            Some(v) => crate::codec::native::push_native(&v, key, fields),
+            None => fields.push_value(key, FieldValue::Str(MISSING)),
         }
     }
 
@@ -232,7 +232,7 @@ impl<T: crate::codec::NativeValue> NativeField for View<'_, CopyCodec<T>> {
         _: Internal,
     ) -> Option<FieldValue<'b>> {
         match super::read_copy::<T>(bytes) {
-            Some(v) => crate::codec::NativeValue::field_value(&v, Internal::TOKEN),
+            Some(v) => crate::codec::NativeValue::field_value(&v, Internal::TOKEN).ok(),
             None => Some(FieldValue::Str(MISSING)),
         }
     }

@@ -175,13 +175,12 @@
 //! file.text_buffer().unwrap().extend_from_slice(b"unaccounted\n");
 //! ```
 //!
-//! Giving a type of one's own a typed field value through `NativeValue`'s hidden member:
+//! Giving a type of one's own a typed field value through `NativeValue`: its one member is
+//! hidden and takes a token only tachylog can name, so an impl cannot supply it:
 //!
-//! ```compile_fail
+//! ```compile_fail,E0046
 //! #[derive(Clone, Copy, Debug)]
 //! struct Id(u64);
 //! impl tachylog::CopyArg for Id {}
-//! impl tachylog::NativeValue for Id {
-//!     fn push_to(&self, _: &str, _: &mut tachylog::Fields) {}
-//! }
+//! impl tachylog::NativeValue for Id {}
 //! ```
