@@ -114,3 +114,41 @@ fn a_tz_naming_nothing_stops_init_with_the_reason() {
         "{error}"
     );
 }
+
+/// `TZ` is read from the environment of every process the logger runs in, so it may point
+/// anywhere: at a device that never ends, at a FIFO no one writes to, out of the zone database.
+/// Each makes `init` fail at once with the reason; none is read to the end or waited on.
+#[cfg(unix)]
+#[test]
+fn a_tz_pointing_at_a_device_a_fifo_or_out_of_the_database_is_refused() {
+    const NAME: &str = "a_tz_pointing_at_a_device_a_fifo_or_out_of_the_database_is_refused";
+    if let Some(log) = common::child_role(NAME) {
+        child_logs_one_line(&log);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let huge = dir.path().join("huge");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(2 << 20)
+        .unwrap();
+    let fifo = fifo.to_str().unwrap();
+    let huge = huge.to_str().unwrap();
+    for (tz, reason) in [
+        ("/dev/zero", "not a regular file"),
+        (fifo, "not a regular file"),
+        (huge, "larger than 1048576 bytes"),
+        ("../../../../../../../../dev/zero", "no `..` component"),
+    ] {
+        let error = run(NAME, Some(tz)).unwrap_err();
+        assert!(
+            error.contains(tz) && error.contains(reason),
+            "TZ={tz}: {error}"
+        );
+    }
+}

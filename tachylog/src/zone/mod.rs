@@ -55,6 +55,10 @@ pub struct TimeZone {
     changes: Vec<i64>,
 }
 
+/// The largest TZif file read: the database's largest are about 4 KiB (tzdata 2025, the
+/// `right/` zones), so a larger file named by `TZ` is no time zone; room for 256 times that.
+const MAX_TZIF_BYTES: u64 = 1 << 20;
+
 /// Where named zones are looked for after `$TZDIR`: Debian, Alpine and most others, then
 /// older layouts.
 const ZONEINFO_DIRECTORIES: [&str; 3] = ["/usr/share/zoneinfo", "/share/zoneinfo", "/etc/zoneinfo"];
@@ -127,7 +131,7 @@ impl TimeZone {
     /// The zone the system is set to, when `TZ` does not say.
     #[cfg(not(windows))]
     fn configured() -> Result<TimeZone, Error> {
-        match std::fs::read("/etc/localtime") {
+        match crate::named_file::read_regular_file("/etc/localtime".as_ref(), MAX_TZIF_BYTES) {
             Ok(bytes) => tz::TimeZone::from_tz_data(&bytes)
                 .map(TimeZone::from_rules)
                 .map_err(|e| Error::TimeZone(format!("/etc/localtime: {e}"))),
@@ -145,6 +149,8 @@ impl TimeZone {
     /// A zone of the time-zone database by name (`Europe/Paris`, `America/New_York`), looked
     /// up in `$TZDIR`, then `/usr/share/zoneinfo`, `/share/zoneinfo` and `/etc/zoneinfo`; or a
     /// TZif file by absolute path. `UTC`, `GMT` and their aliases work without a database.
+    /// Only a regular file of at most 1 MiB is read (`TZ=/dev/zero` or a FIFO fails at once),
+    /// and a name with a `..` component is refused.
     ///
     /// ```
     /// # if std::path::Path::new("/usr/share/zoneinfo/Europe/Paris").exists() {
@@ -162,15 +168,21 @@ impl TimeZone {
         if name.is_empty() {
             return Err(fail("the name is empty".into()));
         }
+        let read =
+            |path: &std::path::Path| crate::named_file::read_regular_file(path, MAX_TZIF_BYTES);
         let bytes = if name.starts_with('/') {
-            std::fs::read(name).map_err(|e| fail(e.to_string()))?
+            read(name.as_ref()).map_err(|e| fail(e.to_string()))?
         } else {
+            // A zone's name stays inside the database: `../../etc/passwd` is no zone.
+            if name.split(['/', '\\']).any(|part| part == "..") {
+                return Err(fail("a zone name has no `..` component".into()));
+            }
             let tzdir = std::env::var("TZDIR").ok().filter(|dir| !dir.is_empty());
             let found = tzdir
                 .iter()
                 .map(String::as_str)
                 .chain(ZONEINFO_DIRECTORIES)
-                .find_map(|dir| std::fs::read(std::path::Path::new(dir).join(name)).ok());
+                .find_map(|dir| read(&std::path::Path::new(dir).join(name)).ok());
             match found {
                 Some(bytes) => bytes,
                 None if UTC_NAMES.contains(&name) => return Ok(TimeZone::utc()),

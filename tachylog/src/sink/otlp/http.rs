@@ -162,13 +162,17 @@ pub(super) enum Pem {
     File(std::path::PathBuf),
 }
 
+/// The largest PEM file read: a system's whole CA bundle is a few hundred KiB.
+#[cfg_attr(not(feature = "otlp-tls"), allow(dead_code))]
+const MAX_PEM_BYTES: u64 = 16 << 20;
+
 #[cfg_attr(not(feature = "otlp-tls"), allow(dead_code))]
 impl Pem {
     /// The text, and where it came from (for errors).
     fn read(&self, what: &str) -> Result<(Vec<u8>, String), String> {
         match self {
             Pem::Text(text) => Ok((text.clone(), format!("the {what} given as PEM"))),
-            Pem::File(path) => std::fs::read(path)
+            Pem::File(path) => crate::named_file::read_regular_file(path, MAX_PEM_BYTES)
                 .map(|text| (text, path.display().to_string()))
                 .map_err(|e| format!("cannot read the {what} {}: {e}", path.display())),
         }
@@ -397,6 +401,18 @@ pub(super) fn parse_retry_after(value: &str) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_certificate_path_naming_a_device_is_refused_unread() {
+        let error = Pem::File("/dev/zero".into())
+            .read("CA certificate")
+            .unwrap_err();
+        assert_eq!(
+            error,
+            "cannot read the CA certificate /dev/zero: not a regular file"
+        );
+    }
 
     #[test]
     fn endpoints_parse_and_get_the_logs_path() {
