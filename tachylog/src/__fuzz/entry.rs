@@ -122,6 +122,38 @@ pub fn rolling_name(pattern: &str, unix_nanos: i64) {
     }
 }
 
+/// Reads `bytes` as a TZif file, which `TZ`, `TZDIR` or whoever wrote `/etc/localtime` may fill
+/// with anything. A zone that parses must date every instant: the time column with its RFC 3339
+/// offset stays ASCII of the column's width, and (with `rolling`) the hourly and the daily file
+/// of `unix_nanos` and of the epoch hold their instant.
+pub fn tzif(bytes: &[u8], unix_nanos: i64) {
+    let Ok(zone) = crate::zone::TimeZone::from_tzif(bytes) else {
+        return;
+    };
+    let mut column = crate::format::time::TimeCache::new(zone.clone());
+    for at in [unix_nanos, 0, -1, i64::MIN, i64::MAX] {
+        let mut out = Vec::new();
+        column.write_rfc3339(at, &mut out);
+        assert!(
+            out.is_ascii() && out.len() > 26 && out[..26].iter().all(|b| *b != 0),
+            "{at}: {out:?}"
+        );
+    }
+    #[cfg(feature = "rolling")]
+    for pattern in ["app.%Y-%m-%d-%H.log", "app.%Y%m%d.log"] {
+        let Ok(parsed) = crate::sink::FuzzedNamePattern::parse(pattern) else {
+            unreachable!("{pattern} is a valid pattern");
+        };
+        for at in [unix_nanos, 0] {
+            let period = parsed.period_file(at, &zone);
+            assert!(
+                period.contains(at),
+                "{pattern:?} at {at}: period {period:?} does not contain the instant"
+            );
+        }
+    }
+}
+
 /// Reads `bytes` as a binary log: as they are (the framing: sync markers, lengths, checksums,
 /// resynchronisation), and wrapped in one block with a valid header and checksum (the payload's
 /// tables and records, which random bytes would not otherwise reach). No input may panic; every

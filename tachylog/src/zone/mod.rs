@@ -132,8 +132,7 @@ impl TimeZone {
     #[cfg(not(windows))]
     fn configured() -> Result<TimeZone, Error> {
         match crate::named_file::read_regular_file("/etc/localtime".as_ref(), MAX_TZIF_BYTES) {
-            Ok(bytes) => tz::TimeZone::from_tz_data(&bytes)
-                .map(TimeZone::from_rules)
+            Ok(bytes) => TimeZone::from_tzif(&bytes)
                 .map_err(|e| Error::TimeZone(format!("/etc/localtime: {e}"))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TimeZone::utc()),
             Err(e) => Err(Error::TimeZone(format!("/etc/localtime: {e}"))),
@@ -195,9 +194,13 @@ impl TimeZone {
                 }
             }
         };
-        tz::TimeZone::from_tz_data(&bytes)
-            .map(TimeZone::from_rules)
-            .map_err(|e| fail(format!("not a TZif file: {e}")))
+        TimeZone::from_tzif(&bytes).map_err(|e| fail(format!("not a TZif file: {e}")))
+    }
+
+    /// A zone from the bytes of a TZif file, which `TZ`, `TZDIR` or whoever wrote
+    /// `/etc/localtime` chose: parsed by `tz-rs`, then its transitions listed.
+    pub(crate) fn from_tzif(bytes: &[u8]) -> Result<TimeZone, tz::error::TzError> {
+        tz::TimeZone::from_tz_data(bytes).map(TimeZone::from_rules)
     }
 
     /// A zone from a POSIX `TZ` rule: `EST5EDT,M3.2.0,M11.1.0` (US Eastern), `CET-1CEST,M3.5.0,M10.5.0/3`
