@@ -248,6 +248,43 @@ fn http_429_with_retry_after_is_retried_after_the_delay() {
     retry_after_is_honoured(429);
 }
 
+/// A collector may answer anything: `Retry-After: 18446744073709551615` (2^64 - 1 seconds) is
+/// past any retry budget, so that batch is given up at once, counted and announced, and the
+/// exporter goes on with the next one (adding it to the clock panicked the exporter's thread).
+#[test]
+fn a_retry_after_of_two_to_the_sixty_four_seconds_gives_the_batch_up_and_goes_on() {
+    let _lock = common::logger_lock();
+    let _dog = common::watchdog("huge Retry-After test", Duration::from_secs(60));
+    let receiver = Receiver::start();
+    receiver.reply_next(Reply {
+        status: 503,
+        headers: vec![("Retry-After", u64::MAX.to_string())],
+        body: b"busy".to_vec(),
+    });
+    let sink = builder(&receiver).build().unwrap();
+    let stats = sink.stats();
+    let guard = init(sink);
+    for i in 0..10u64 {
+        tachylog::info!("refused {}", i);
+    }
+    common::wait_until("the batch to be given up", Duration::from_secs(30), || {
+        stats.lost() >= 10
+    });
+    assert_eq!(stats.requests(), 1, "no retry after 2^64 - 1 seconds");
+    for i in 0..10u64 {
+        tachylog::info!("record {}", i);
+    }
+    receiver.wait_until("records and the notice", |r| delivered(r).len() >= 11);
+    drop(guard);
+    let records = receiver.delivered();
+    assert_eq!(numbers(&records), (0..10).collect::<Vec<_>>());
+    assert_eq!(loss_notices(&records), [10], "one notice of 10 lost");
+    assert_eq!(
+        (stats.exported(), stats.lost(), stats.dropped()),
+        (10, 10, 0)
+    );
+}
+
 #[test]
 fn http_400_loses_the_batch_counted_and_announced() {
     let _lock = common::logger_lock();

@@ -122,7 +122,10 @@ impl Nap {
                 self.length = (slept / 2).max(SHORTEST_NAP).min(self.longest);
             }
         } else if fill_per_mille < EARLY_FILL_PER_MILLE {
-            self.length = (self.length + self.length / 2).min(self.longest);
+            self.length = self
+                .length
+                .saturating_add(self.length / 2)
+                .min(self.longest);
         }
     }
 }

@@ -18,6 +18,7 @@
 
 use super::encode::{self, RecordEncoder};
 use super::http::{Client, Response};
+use crate::deadline::instant_after;
 use crate::{Level, Line};
 use std::collections::VecDeque;
 use std::io::Write as _;
@@ -367,7 +368,7 @@ impl Exporter {
             &self.body
         };
         let started = Instant::now();
-        let give_up_at = started + self.settings.max_retry_time;
+        let give_up_at = instant_after(started, self.settings.max_retry_time);
         let mut backoff = BACKOFF_START;
         let mut attempts = 0u32;
         loop {
@@ -376,9 +377,8 @@ impl Exporter {
             if stop_by.is_some_and(|s| now >= s) {
                 return Outcome::Stopped;
             }
-            let deadline = stop_by.map_or(now + self.settings.request_timeout, |s| {
-                s.min(now + self.settings.request_timeout)
-            });
+            let timeout = instant_after(now, self.settings.request_timeout);
+            let deadline = stop_by.map_or(timeout, |s| s.min(timeout));
             attempts += 1;
             self.shared
                 .counters
@@ -426,14 +426,16 @@ impl Exporter {
             }
             let delay = retry_after.unwrap_or_else(|| jitter(&mut self.rng, backoff));
             backoff = (backoff * 2).min(BACKOFF_MAX);
-            if Instant::now() + delay > give_up_at {
+            // A collector's `Retry-After` may say anything, up to 2^64 - 1 seconds.
+            let retry_at = instant_after(Instant::now(), delay);
+            if retry_at > give_up_at {
                 return Outcome::Failed(format!(
                     "{why}; gave up after {attempts} attempt(s) in {:.1} s (retry budget {:?})",
                     started.elapsed().as_secs_f64(),
                     self.settings.max_retry_time
                 ));
             }
-            self.shared.pause_until(Instant::now() + delay);
+            self.shared.pause_until(retry_at);
         }
     }
 }

@@ -228,7 +228,7 @@ impl Client {
             // A redirect is the collector's misconfiguration: report it, do not POST elsewhere.
             .max_redirects(0)
             .user_agent(concat!("tachylog/", env!("CARGO_PKG_VERSION")))
-            .timeout_connect(Some(connect_timeout))
+            .timeout_connect(Some(connect_timeout.min(crate::deadline::NEVER)))
             .proxy(proxy)
             .max_idle_connections_per_host(2);
         let config = tls_config(config, tls)?;

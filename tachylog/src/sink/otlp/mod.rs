@@ -27,13 +27,14 @@ mod transport;
 
 pub use builder::{OtlpBuilder, OtlpError};
 
+use crate::deadline::{instant_after, unix_nanos_in};
 use crate::{Line, RecordDropped, Sink};
 use encode::RecordEncoder;
 use export::{Batch, Shared};
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 use std::{fmt, io};
 
 /// A batch goes to the exporter once it holds this many bytes of encoded records, whatever
@@ -384,7 +385,7 @@ impl Sink for OtlpSink {
         }
         let left = self
             .shared
-            .drain(deadline.min(Instant::now() + self.shutdown_timeout));
+            .drain(deadline.min(instant_after(Instant::now(), self.shutdown_timeout)));
         if left == 0 {
             return Ok(());
         }
@@ -404,11 +405,12 @@ impl Drop for OtlpSink {
         if self.batch_count > 0 {
             self.queue_last();
         }
-        self.shared.stop(Instant::now() + self.shutdown_timeout);
+        self.shared
+            .stop(instant_after(Instant::now(), self.shutdown_timeout));
         let Some((handle, done)) = self.exporter.take() else {
             return;
         };
-        match done.recv_timeout(self.shutdown_timeout + Duration::from_secs(1)) {
+        match done.recv_timeout(self.shutdown_timeout.saturating_add(Duration::from_secs(1))) {
             Err(mpsc::RecvTimeoutError::Timeout) => eprintln!(
                 "tachylog: sink {}: the exporter did not finish within {:?}; {} record(s) still \
                  queued or being sent are lost",
@@ -444,12 +446,4 @@ impl fmt::Debug for OtlpStats {
             .field("requests", &self.requests())
             .finish()
     }
-}
-
-/// The wall-clock time `delay` from now, in nanoseconds since the Unix epoch.
-fn unix_nanos_in(delay: Duration) -> i64 {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    (now + delay).as_nanos() as i64
 }
