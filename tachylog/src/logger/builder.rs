@@ -113,6 +113,10 @@ pub fn builder() -> Builder {
     }
 }
 
+/// The largest [`Builder::ring_capacity`]: a power of two whatever is asked (`usize::MAX`,
+/// rounded up, would overflow), and more than any thread can fill between two drains.
+const MAX_RING_CAPACITY: usize = 1 << 30;
+
 impl Builder {
     /// Adds a standard-output sink, with default [`SinkOptions`].
     pub fn stdout(self) -> Self {
@@ -356,7 +360,8 @@ impl Builder {
     }
 
     /// The most ring memory one thread may hold (default 1 MiB; rounded up to a power of two,
-    /// at least 4 KiB). Applies to threads that log their first record after `init`.
+    /// at least 4 KiB, at most 1 GiB). Applies to threads that log their first record after
+    /// `init`.
     ///
     /// A thread's ring starts at [`initial_ring_capacity`](Builder::initial_ring_capacity)
     /// (8 KiB) on its first record, its pages touched then so that later calls take no page
@@ -381,7 +386,7 @@ impl Builder {
     /// # drop(builder);
     /// ```
     pub fn ring_capacity(mut self, bytes: usize) -> Self {
-        self.ring_capacity = bytes.max(4096);
+        self.ring_capacity = bytes.clamp(4096, MAX_RING_CAPACITY);
         self
     }
 
