@@ -92,3 +92,29 @@ fn escaping_can_be_turned_off() {
         "newline not written raw: {text:?}"
     );
 }
+
+/// A thread's name can be any length in Rust: one of a megabyte (named from a request's data,
+/// say) is cut to 64 characters, the last `…`, so each of its lines stays a line.
+#[test]
+fn a_thread_name_of_a_megabyte_is_cut() {
+    let _lock = common::logger_lock();
+    let _watchdog = common::watchdog(
+        "a_thread_name_of_a_megabyte_is_cut",
+        Duration::from_secs(60),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long-name.log");
+    let guard = common::expect_init(tachylog::builder().file(&path).init());
+    std::thread::Builder::new()
+        .name("n".repeat(1 << 20))
+        .spawn(|| tachylog::info!("from a long name"))
+        .unwrap()
+        .join()
+        .unwrap();
+    drop(guard);
+    let text = common::read_log(&path);
+    let lines = common::parse_log(&text);
+    assert_eq!(lines.len(), 1, "{text}");
+    assert_eq!(lines[0].thread_name, format!("{}…", "n".repeat(63)));
+    assert!(text.len() < 300, "{} bytes", text.len());
+}

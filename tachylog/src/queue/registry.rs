@@ -41,17 +41,37 @@ impl ThreadInfo {
 
     /// A thread's identity with its name as every line shows it: `-` when it has none, and
     /// each whitespace, control, bidirectional or other invisible formatting character
-    /// replaced by `_`, so that a name keeps a line one line and reads as what it is. Names
-    /// read from files (the binary log, a spool) go through here like live threads' names.
+    /// replaced by `_`, so that a name keeps a line one line and reads as what it is; past
+    /// [`MAX_THREAD_NAME_CHARS`] characters, cut, with `…` as its last. Names read from files
+    /// (the binary log, a spool) go through here like live threads' names, so a name read back
+    /// is the name written.
     pub(crate) fn named(name: &str, id: u64) -> Self {
         let name = if name.is_empty() {
             "-".to_string()
-        } else {
+        } else if name.chars().nth(MAX_THREAD_NAME_CHARS).is_some() {
             name.chars()
-                .map(|c| if shown_as_is(c) { c } else { '_' })
+                .take(MAX_THREAD_NAME_CHARS - 1)
+                .map(shown)
+                .chain(['…'])
                 .collect()
+        } else {
+            name.chars().map(shown).collect()
         };
         ThreadInfo::new(name, id)
+    }
+}
+
+/// The most characters of a thread's name a line shows. Rust lets a thread's name be any
+/// length (Linux shows 15 bytes of it, Windows any); one named from a request's data could
+/// make every line it logs a megabyte long.
+pub(crate) const MAX_THREAD_NAME_CHARS: usize = 64;
+
+/// A thread name's character as lines show it (see [`ThreadInfo::named`]).
+fn shown(c: char) -> char {
+    if shown_as_is(c) {
+        c
+    } else {
+        '_'
     }
 }
 
@@ -195,5 +215,26 @@ impl Registry {
     /// Takes every waiting queue.
     pub(crate) fn adopt(&self) -> Vec<Adopted> {
         std::mem::take(&mut *lock(&self.waiting))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_names_are_cut_once_and_read_back_unchanged() {
+        let long = "w".repeat(1 << 20);
+        let shown = ThreadInfo::named(&long, 1).name;
+        assert_eq!(shown.chars().count(), MAX_THREAD_NAME_CHARS);
+        assert!(shown.starts_with(&"w".repeat(MAX_THREAD_NAME_CHARS - 1)) && shown.ends_with('…'));
+        // A name read back from a file passes through `named` again.
+        assert_eq!(ThreadInfo::named(&shown, 1).name, shown);
+        let exact = "é\n".repeat(MAX_THREAD_NAME_CHARS / 2);
+        assert_eq!(
+            ThreadInfo::named(&exact, 1).name,
+            "é_".repeat(MAX_THREAD_NAME_CHARS / 2)
+        );
+        assert_eq!(ThreadInfo::named("", 1).name, "-");
     }
 }
