@@ -328,6 +328,28 @@ fn the_latest_symlink_follows_the_current_file() {
     assert_eq!(read(&link), "through the link\n");
 }
 
+/// A `latest` link named like a file that already holds something (the log of a `FileSink` the
+/// program wrote before it rolled its files) leaves that file as it is: the sink writes its own
+/// files and reports the link it could not make.
+#[cfg(unix)]
+#[test]
+fn a_file_where_the_latest_link_goes_is_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("app.log");
+    std::fs::write(&link, "last year's lines\n").unwrap();
+    let mut sink = daily(dir.path())
+        .latest_symlink(&link)
+        .open_at(NOV_21)
+        .unwrap();
+    line(&mut sink, NOV_21, "into the rolled file");
+    sink.flush().unwrap();
+    assert_eq!(read(&link), "last year's lines\n");
+    assert_eq!(
+        read(&dir.path().join("app.20261121.log")),
+        "into the rolled file\n"
+    );
+}
+
 #[test]
 fn bad_patterns_fail_at_open_with_the_pattern_in_the_error() {
     let error = RollingFile::builder("logs/app.%Q.log")

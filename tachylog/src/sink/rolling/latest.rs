@@ -17,6 +17,16 @@ pub(super) fn point_link(link: &Path, target: &Path) -> io::Result<()> {
     if std::fs::read_link(link).is_ok_and(|current| current == pointee) {
         return Ok(());
     }
+    // Only a link, or nothing, is replaced: a file of the user's there (the log of a
+    // `FileSink` the program used before, say) would be gone for good. On Windows the link
+    // may be a hard link the sink made, a file like any other, so there it is replaced.
+    #[cfg(unix)]
+    if std::fs::symlink_metadata(link).is_ok_and(|meta| !meta.file_type().is_symlink()) {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "it exists and is not a symbolic link, so it is left alone",
+        ));
+    }
     let mut temp = link.as_os_str().to_owned();
     temp.push(format!(".{}.tmp", std::process::id()));
     let temp = PathBuf::from(temp);

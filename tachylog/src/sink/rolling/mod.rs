@@ -373,7 +373,10 @@ impl RollingFileBuilder {
     }
 
     /// Keeps a symbolic link at `link` pointing at the file in use, replaced atomically when
-    /// the file changes (relative when the file is in or below the link's directory).
+    /// the file changes (relative when the file is in or below the link's directory). On Unix
+    /// only a symbolic link at `link` is ever replaced: a file there (the log a `FileSink`
+    /// wrote before the program rolled its files, say) is left alone, and the link not made is
+    /// reported on stderr.
     ///
     /// On Windows a symbolic link needs the `SeCreateSymbolicLinkPrivilege` (administrators)
     /// or Developer Mode. Without them `link` is a hard link to the file in use instead: the
