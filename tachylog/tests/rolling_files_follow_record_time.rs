@@ -345,7 +345,7 @@ fn a_file_where_the_latest_link_goes_is_left_alone() {
     sink.flush().unwrap();
     assert_eq!(read(&link), "last year's lines\n");
     assert_eq!(
-        read(&dir.path().join("app.20261121.log")),
+        read(dir.path().join("app.20261121.log")),
         "into the rolled file\n"
     );
 }
