@@ -114,9 +114,6 @@ mod lifecycle;
 mod logger;
 #[cfg(not(loom))]
 mod named_file;
-// Used by the sinks that retry on a thread of their own.
-#[cfg(all(not(loom), any(feature = "otlp", feature = "syslog")))]
-mod deadline;
 #[cfg(not(loom))]
 mod panic_guard;
 #[cfg(not(loom))]

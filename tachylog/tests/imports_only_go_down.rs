@@ -31,7 +31,6 @@ const LAYERS: &[(&str, u8)] = &[
     ("level", 1),
     ("error", 1),
     ("named_file", 1),
-    ("deadline", 1),
     ("zone", 1),
     ("panic_guard", 1),
     ("queue", 1),

@@ -18,7 +18,7 @@
 
 use super::encode::{self, RecordEncoder};
 use super::http::{Client, Response};
-use crate::deadline::instant_after;
+use super::instant_after;
 use crate::{Level, Line};
 use std::collections::VecDeque;
 use std::io::Write as _;

@@ -172,11 +172,35 @@ impl Pem {
     fn read(&self, what: &str) -> Result<(Vec<u8>, String), String> {
         match self {
             Pem::Text(text) => Ok((text.clone(), format!("the {what} given as PEM"))),
-            Pem::File(path) => crate::named_file::read_regular_file(path, MAX_PEM_BYTES)
+            Pem::File(path) => read_pem_file(path)
                 .map(|text| (text, path.display().to_string()))
                 .map_err(|e| format!("cannot read the {what} {}: {e}", path.display())),
         }
     }
+}
+
+/// A PEM file's bytes. The variable naming it may name anything: a device or a FIFO is never
+/// opened (a FIFO with no writer would block the exporter), and no more than
+/// [`MAX_PEM_BYTES`] are read.
+#[cfg_attr(not(feature = "otlp-tls"), allow(dead_code))]
+fn read_pem_file(path: &std::path::Path) -> io::Result<Vec<u8>> {
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_PEM_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_PEM_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("larger than {MAX_PEM_BYTES} bytes"),
+        ));
+    }
+    Ok(bytes)
 }
 
 /// What the collector answered.
@@ -228,7 +252,7 @@ impl Client {
             // A redirect is the collector's misconfiguration: report it, do not POST elsewhere.
             .max_redirects(0)
             .user_agent(concat!("tachylog/", env!("CARGO_PKG_VERSION")))
-            .timeout_connect(Some(connect_timeout.min(crate::deadline::NEVER)))
+            .timeout_connect(Some(connect_timeout.min(super::NEVER)))
             .proxy(proxy)
             .max_idle_connections_per_host(2);
         let config = tls_config(config, tls)?;

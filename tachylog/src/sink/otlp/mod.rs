@@ -27,14 +27,13 @@ mod transport;
 
 pub use builder::{OtlpBuilder, OtlpError};
 
-use crate::deadline::{instant_after, unix_nanos_in};
 use crate::{Line, RecordDropped, Sink};
 use encode::RecordEncoder;
 use export::{Batch, Shared};
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use std::{fmt, io};
 
 /// A batch goes to the exporter once it holds this many bytes of encoded records, whatever
@@ -445,5 +444,40 @@ impl fmt::Debug for OtlpStats {
             .field("dropped", &self.dropped())
             .field("requests", &self.requests())
             .finish()
+    }
+}
+
+/// A century: "never" for a deadline. `Duration::MAX` is how Rust code says "never", and
+/// `Instant + Duration` panics past what the clock holds, which would stop the exporter or the
+/// back end.
+const NEVER: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// `now + duration`, at most a century ahead.
+fn instant_after(now: Instant, duration: Duration) -> Instant {
+    now + duration.min(NEVER)
+}
+
+/// The wall-clock time `delay` from now, in nanoseconds since the Unix epoch, saturated at
+/// `i64::MAX` (the year 2262).
+fn unix_nanos_in(delay: Duration) -> i64 {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    i64::try_from(now.saturating_add(delay).as_nanos()).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_duration_of_forever_is_a_century_not_a_panic() {
+        let now = Instant::now();
+        assert_eq!(instant_after(now, Duration::MAX) - now, NEVER);
+        assert_eq!(
+            instant_after(now, Duration::from_millis(5)) - now,
+            Duration::from_millis(5)
+        );
+        assert_eq!(unix_nanos_in(Duration::MAX), i64::MAX);
     }
 }

@@ -1,11 +1,10 @@
 //! The TCP transport of [`SyslogSink`](super::SyslogSink): one connection with connect and
 //! write timeouts, a bounded buffer of framed records, and reconnection with backoff.
 
-use crate::deadline::{instant_after, unix_nanos_in};
 use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Bytes of whole framed records gathered before a TCP `write`.
 const TCP_BATCH: usize = 64 * 1024;
@@ -160,7 +159,7 @@ impl Tcp {
     }
 
     pub(super) fn schedule_retry(&mut self) {
-        self.next_attempt = instant_after(Instant::now(), self.backoff);
+        self.next_attempt = Instant::now() + self.backoff;
         self.retry_at_unix_nanos = unix_nanos_in(self.backoff);
         self.backoff = (self.backoff * 2).min(BACKOFF_MAX);
     }
@@ -199,4 +198,12 @@ fn write_counting(stream: &mut TcpStream, data: &[u8]) -> (usize, io::Result<()>
         }
     }
     (written, Ok(()))
+}
+
+/// The wall-clock time `delay` from now, in nanoseconds since the Unix epoch.
+fn unix_nanos_in(delay: Duration) -> i64 {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    (now + delay).as_nanos() as i64
 }
