@@ -40,9 +40,9 @@ pub(super) enum Piece {
 /// Placeholders: `{time}` (local or UTC date-time with microseconds), `{level}` (padded to five
 /// characters), `{thread}` (thread name, `-` if none, cut to 64 characters), `{tid}` (OS thread
 /// id), `{target}` (module path, or the `log` target), `{message}`, `{file}`, `{line}`. `{{`
-/// and `}}` are literal braces. A newline is always appended. `{message}` includes the record's structured fields,
-/// as ` key=value` after the text, and the spans of a `tracing` event, as `outer{id=7}:inner: `
-/// before it.
+/// and `}}` are literal braces. A newline is always appended. `{message}` includes the
+/// record's structured fields, as ` key=value` after the text, and the spans of a `tracing`
+/// event, as `outer{id=7}:inner: ` before it.
 #[derive(Debug, Clone)]
 pub struct Pattern {
     pieces: Vec<Piece>,

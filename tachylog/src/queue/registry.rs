@@ -64,7 +64,7 @@ impl ThreadInfo {
 /// The most characters of a thread's name a line shows. Rust lets a thread's name be any
 /// length (Linux shows 15 bytes of it, Windows any); one named from a request's data could
 /// make every line it logs a megabyte long.
-pub(crate) const MAX_THREAD_NAME_CHARS: usize = 64;
+const MAX_THREAD_NAME_CHARS: usize = 64;
 
 /// A thread name's character as lines show it (see [`ThreadInfo::named`]).
 fn shown(c: char) -> char {
