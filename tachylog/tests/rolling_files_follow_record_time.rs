@@ -350,6 +350,59 @@ fn a_file_where_the_latest_link_goes_is_left_alone() {
     );
 }
 
+/// Two processes share a compressed daily pattern (here two sinks, each with a file of its
+/// own open, as two processes have). One moves on to the next day and compresses the day it
+/// left, while the other keeps writing late records of that day, every 20 ms, for 3 s: each
+/// line ends up once in the day's file or in its compressed copy. A line appended while the
+/// copy was made keeps the file from being removed; one written after the removal goes to the
+/// day's file created again at once, not into the removed one, where it would be lost.
+#[cfg(all(unix, feature = "zstd"))]
+#[test]
+fn a_sibling_writing_late_lines_loses_none_to_compression() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = || {
+        daily(dir.path())
+            .compress(tachylog::Compression::Zstd)
+            .open_at(NOV_21 - 10 * SEC)
+            .unwrap()
+    };
+    let (mut leaving, mut late) = (open(), open());
+    line(&mut leaving, NOV_21 - 10 * SEC, "leaving");
+    leaving.flush().unwrap();
+    // A sink checks at most once a second that its path still names its file (and creates it
+    // again if not): half a second out of step with the compression, a second after leaving,
+    // so that half a second of late lines follows the removal before that check.
+    std::thread::sleep(Duration::from_millis(500));
+    leaving.tick(NOV_21).unwrap();
+    let mut expected = vec!["leaving".to_string()];
+    let started = std::time::Instant::now();
+    while started.elapsed() < Duration::from_secs(3) {
+        let text = format!("late {}", expected.len());
+        line(&mut late, NOV_21 - SEC, &text);
+        late.flush().unwrap();
+        expected.push(text);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(leaving); // finishes its compression
+    drop(late);
+    let mut found = Vec::new();
+    for name in common::sorted_file_names(dir.path()) {
+        let path = dir.path().join(&name);
+        let text = match name.as_str() {
+            "app.20261120.log" => read(&path),
+            "app.20261120.log.zst" => {
+                String::from_utf8(zstd::decode_all(std::fs::File::open(&path).unwrap()).unwrap())
+                    .unwrap()
+            }
+            _ => continue,
+        };
+        found.extend(text.lines().map(str::to_string));
+    }
+    found.sort();
+    expected.sort();
+    assert_eq!(found, expected);
+}
+
 #[test]
 fn bad_patterns_fail_at_open_with_the_pattern_in_the_error() {
     let error = RollingFile::builder("logs/app.%Q.log")

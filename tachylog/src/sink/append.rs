@@ -17,7 +17,9 @@
 //! - A full batch is written by a [`BackgroundWriter`] thread while the next one fills; a
 //!   flush writes the rest itself after that batch is done (see its module for why).
 //! - Each `write(2)` holds the file's shared `flock` (see [`lock`]), so that a recovery never
-//!   cuts a line this process is appending.
+//!   cuts a line this process is appending, and a sibling's compression never removes a file
+//!   while a line is going into it. A file found removed under that lock is not written to:
+//!   a flush creates it again at the path and writes there.
 
 mod identity;
 pub(crate) mod lock;
@@ -163,10 +165,7 @@ impl AppendFile {
                 self.written_len += written;
                 spare
             }
-            Err(e) => {
-                self.buf.clear();
-                return Err(e);
-            }
+            Err(e) => return Err(self.batch_failed(e)),
         };
         // A buffer that grew around a huge line is not kept for the next batches.
         let spare = spare.filter(|spare| spare.capacity() <= 4 * BATCH);
@@ -193,11 +192,21 @@ impl AppendFile {
                 self.written_len += written;
                 Ok(())
             }
-            Err(e) => {
-                self.buf.clear();
-                Err(e)
-            }
+            Err(e) => Err(self.batch_failed(e)),
         }
+    }
+
+    /// After the writing thread's batch failed: the buffered lines are dropped with it (the
+    /// caller counts them lost), and a file removed while open is created again at the next
+    /// flush, not up to a second later.
+    fn batch_failed(&mut self, e: io::Error) -> io::Error {
+        self.buf.clear();
+        if e.kind() == io::ErrorKind::NotFound {
+            self.last_identity_check = Instant::now()
+                .checked_sub(IDENTITY_CHECK_INTERVAL)
+                .unwrap_or(self.last_identity_check);
+        }
+        e
     }
 
     /// Writes the buffered lines; first, at most once a second, recreates the file if its path
@@ -280,10 +289,25 @@ impl AppendFile {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let result = match &self.file {
+        let mut result = match &self.file {
             Some(file) => lock::append_locked(file, &self.buf),
             None => Err(self.closed_error()),
         };
+        if result
+            .as_ref()
+            .is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
+        {
+            // Removed while open (see `lock::append_locked`), nothing written: the lines go
+            // to the file created again at the path.
+            let writer = self.writer.take();
+            let buf = std::mem::take(&mut self.buf);
+            result = AppendFile::open(&self.path).and_then(|recreated| {
+                *self = recreated;
+                lock::append_locked(self.file()?, &buf)
+            });
+            self.writer = writer;
+            self.buf = buf;
+        }
         if result.is_ok() {
             self.written_len += self.buf.len() as u64;
         }

@@ -25,10 +25,22 @@ use std::time::{Duration, Instant};
 #[cfg(unix)]
 const WRITER_WAIT: Duration = Duration::from_secs(2);
 
-/// Writes all of `bytes` to `file` (opened for appending), holding the shared lock.
+/// Writes all of `bytes` to `file` (opened for appending), holding the shared lock; writes
+/// nothing, and fails with [`io::ErrorKind::NotFound`], if the file was removed while open (a
+/// sibling process compressed the file of a period this one still writes late records to):
+/// the lines would go nowhere. Its owner creates the file again at the path.
 pub(crate) fn append_locked(file: &File, bytes: &[u8]) -> io::Result<()> {
     #[cfg(unix)]
     let locked = shared_lock(file);
+    #[cfg(unix)]
+    let written = match rustix::fs::fstat(file) {
+        Ok(stat) if stat.st_nlink == 0 => Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            "the file was removed while open",
+        )),
+        _ => (&*file).write_all(bytes),
+    };
+    #[cfg(not(unix))]
     let written = (&*file).write_all(bytes);
     #[cfg(unix)]
     if locked {

@@ -372,10 +372,12 @@ pub(crate) fn highest_index(pattern: &NamePattern, base: &Path) -> Option<Highes
 }
 
 /// Compresses `path` into `path` + suffix: written to a temporary name, linked into place only
-/// when complete (never replacing an existing file), then the original is removed.
+/// when complete (never replacing an existing file), then the original is removed, unless a
+/// sibling process appended to it meanwhile (see [`remove_if_unchanged`]).
 fn compress_file(path: &Path, compression: Compression) -> io::Result<()> {
     let source = File::open(path)?;
-    let modified = source.metadata()?.modified()?;
+    let metadata = source.metadata()?;
+    let (modified, len) = (metadata.modified()?, metadata.len());
     let mut target = path.as_os_str().to_owned();
     target.push(compression.suffix());
     let target = PathBuf::from(target);
@@ -388,16 +390,45 @@ fn compress_file(path: &Path, compression: Compression) -> io::Result<()> {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o640);
     let out = options.open(&temp)?;
-    let written =
-        encode(BufReader::new(source), BufWriter::new(out), compression).and_then(|out| {
-            out.set_modified(modified)?;
-            out.sync_all()?;
-            // A hard link never replaces an existing target, unlike rename.
-            std::fs::hard_link(&temp, &target)
-        });
+    let input = BufReader::new(io::Read::take(&source, len));
+    let written = encode(input, BufWriter::new(out), compression).and_then(|out| {
+        out.set_modified(modified)?;
+        out.sync_all()?;
+        // A hard link never replaces an existing target, unlike rename.
+        std::fs::hard_link(&temp, &target)
+    });
     let _ = std::fs::remove_file(&temp);
     written?;
-    std::fs::remove_file(path)
+    if !remove_if_unchanged(path, &source, len)? {
+        // The compressed copy lacks what was appended: the file stays as it is, whole.
+        std::fs::remove_file(&target)?;
+        return Err(io::Error::other(
+            "another process appended to it while it was compressed",
+        ));
+    }
+    Ok(())
+}
+
+/// Removes `path` if it still holds `len` bytes, deciding under the file's exclusive lock,
+/// which every tachylog writer's shared lock excludes while its `write(2)` runs: a sibling
+/// process may still write late records to a file this one left. After the removal its next
+/// write finds the file gone (`lock::append_locked`) and creates it again at the path.
+/// `false` if it grew; on Windows, or where the lock cannot be taken within a second, the
+/// length is checked without it.
+fn remove_if_unchanged(path: &Path, source: &File, len: u64) -> io::Result<bool> {
+    #[cfg(unix)]
+    let locked = crate::sink::append::lock::exclusive_lock(source, Duration::from_secs(1));
+    let unchanged = source.metadata()?.len() == len;
+    let removed = if unchanged {
+        std::fs::remove_file(path).map(|()| true)
+    } else {
+        Ok(false)
+    };
+    #[cfg(unix)]
+    if locked {
+        crate::sink::append::lock::unlock(source);
+    }
+    removed
 }
 
 // With neither compression feature, only `Compression::None` exists and nothing is encoded.

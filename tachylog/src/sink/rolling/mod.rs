@@ -124,7 +124,10 @@ pub struct RollingFileBuilder {
 /// not; nothing else is touched, and the current file is always kept.
 /// [`compress`](RollingFileBuilder::compress) compresses each file a second after it is left,
 /// on a separate thread, writing `name.gz.tmp` and linking it to `name.gz` only when complete;
-/// the original is removed after that.
+/// the original is removed after that, under the file's exclusive lock and only if no process
+/// appended to it meanwhile (else the copy is dropped and the file stays whole). A process that
+/// still writes late records of that period finds the file removed at its next write and
+/// creates it again: no line goes into a removed file.
 ///
 /// # Other processes and tools
 /// The file is opened with `O_APPEND`: processes sharing a pattern append whole-line batches
