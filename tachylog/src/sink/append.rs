@@ -197,14 +197,12 @@ impl AppendFile {
     }
 
     /// After the writing thread's batch failed: the buffered lines are dropped with it (the
-    /// caller counts them lost), and a file removed while open is created again at the next
-    /// flush, not up to a second later.
+    /// caller counts them lost), and a file removed while open is created again now, not at
+    /// the next check a second later (if that fails, the check tries again).
     fn batch_failed(&mut self, e: io::Error) -> io::Error {
         self.buf.clear();
         if e.kind() == io::ErrorKind::NotFound {
-            self.last_identity_check = Instant::now()
-                .checked_sub(IDENTITY_CHECK_INTERVAL)
-                .unwrap_or(self.last_identity_check);
+            let _ = self.recreate();
         }
         e
     }
@@ -232,27 +230,30 @@ impl AppendFile {
                 {
                     self.file = None;
                 }
-                match AppendFile::open(&self.path) {
-                    Ok(mut recreated) => {
-                        recreated.buf = std::mem::take(&mut self.buf);
-                        recreated.writer = self.writer.take();
-                        *self = recreated;
-                    }
-                    // Cannot recreate it (its directory is gone too, say): report it, and
-                    // check again in a second.
-                    Err(e) => {
-                        self.buf.clear();
-                        return Err(io::Error::new(
-                            e.kind(),
-                            format!(
-                                "{} was deleted and cannot be recreated: {e}",
-                                self.path.display()
-                            ),
-                        ));
-                    }
+                // Cannot recreate it (its directory is gone too, say): report it, and check
+                // again in a second.
+                if let Err(e) = self.recreate() {
+                    self.buf.clear();
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!(
+                            "{} was deleted and cannot be recreated: {e}",
+                            self.path.display()
+                        ),
+                    ));
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Opens the path again, creating the file, and goes on there with the buffered lines and
+    /// the writing thread.
+    fn recreate(&mut self) -> io::Result<()> {
+        let mut recreated = AppendFile::open(&self.path)?;
+        recreated.buf = std::mem::take(&mut self.buf);
+        recreated.writer = self.writer.take();
+        *self = recreated;
         Ok(())
     }
 
@@ -279,10 +280,7 @@ impl AppendFile {
     pub(crate) fn reopen(&mut self) -> io::Result<()> {
         self.wait_for_writer()?;
         self.write_buffer()?;
-        let writer = self.writer.take();
-        *self = AppendFile::open(&self.path)?;
-        self.writer = writer;
-        Ok(())
+        self.recreate()
     }
 
     fn write_buffer(&mut self) -> io::Result<()> {
@@ -299,14 +297,9 @@ impl AppendFile {
         {
             // Removed while open (see `lock::append_locked`), nothing written: the lines go
             // to the file created again at the path.
-            let writer = self.writer.take();
-            let buf = std::mem::take(&mut self.buf);
-            result = AppendFile::open(&self.path).and_then(|recreated| {
-                *self = recreated;
-                lock::append_locked(self.file()?, &buf)
-            });
-            self.writer = writer;
-            self.buf = buf;
+            result = self
+                .recreate()
+                .and_then(|()| lock::append_locked(self.file()?, &self.buf));
         }
         if result.is_ok() {
             self.written_len += self.buf.len() as u64;
