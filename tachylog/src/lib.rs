@@ -113,8 +113,6 @@ mod lifecycle;
 #[cfg(not(loom))]
 mod logger;
 #[cfg(not(loom))]
-mod named_file;
-#[cfg(not(loom))]
 mod panic_guard;
 #[cfg(not(loom))]
 pub mod read;

@@ -30,7 +30,6 @@ const LAYERS: &[(&str, u8)] = &[
     // 1. Foundation: no import from the crate but what is listed before.
     ("level", 1),
     ("error", 1),
-    ("named_file", 1),
     ("zone", 1),
     ("panic_guard", 1),
     ("queue", 1),

@@ -14,6 +14,7 @@
 //! transitions, about once a second.
 
 mod civil;
+mod named_file;
 /// What rolling file names need beyond the time column: transitions and wall-clock times.
 #[cfg(any(feature = "rolling", test))]
 mod transitions;
@@ -131,7 +132,7 @@ impl TimeZone {
     /// The zone the system is set to, when `TZ` does not say.
     #[cfg(not(windows))]
     fn configured() -> Result<TimeZone, Error> {
-        match crate::named_file::read_regular_file("/etc/localtime".as_ref(), MAX_TZIF_BYTES) {
+        match named_file::read_regular_file("/etc/localtime".as_ref(), MAX_TZIF_BYTES) {
             Ok(bytes) => TimeZone::from_tzif(&bytes)
                 .map_err(|e| Error::TimeZone(format!("/etc/localtime: {e}"))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TimeZone::utc()),
@@ -167,8 +168,7 @@ impl TimeZone {
         if name.is_empty() {
             return Err(fail("the name is empty".into()));
         }
-        let read =
-            |path: &std::path::Path| crate::named_file::read_regular_file(path, MAX_TZIF_BYTES);
+        let read = |path: &std::path::Path| named_file::read_regular_file(path, MAX_TZIF_BYTES);
         let bytes = if name.starts_with('/') {
             read(name.as_ref()).map_err(|e| fail(e.to_string()))?
         } else {

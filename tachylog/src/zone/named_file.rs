@@ -1,4 +1,4 @@
-//! Reading a small file that the environment or a user names (`TZ`, `TZDIR`,
+//! Reading a time-zone file that the environment or the system names (`TZ`, `TZDIR`,
 //! `/etc/localtime`): a logger runs in every process of a fleet, and such a name may point
 //! anywhere. `TZ=/dev/zero` must not exhaust memory, a FIFO must not block the program's start,
 //! and a file of gigabytes is not a time zone.
