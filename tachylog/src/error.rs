@@ -15,7 +15,7 @@ pub enum Error {
     #[error("tachylog is already initialised in this process; drop the existing guard before calling init again")]
     AlreadyInitialized,
     /// A log file (or its directory) could not be created or opened.
-    #[error("cannot open log file {path}: {source} (check that the directory is writable and the path is not a directory)")]
+    #[error("cannot open log file {path}: {source}{}", open_file_hint(source))]
     OpenFile {
         /// The file's path.
         path: PathBuf,
@@ -59,6 +59,21 @@ pub enum Error {
         /// Why it cannot be used.
         reason: String,
     },
+}
+
+/// What to check, for the errors a directory or the path's kind explains; other errors (a
+/// FIFO no one reads, a full disk) say their own cause.
+fn open_file_hint(source: &std::io::Error) -> &'static str {
+    use std::io::ErrorKind as Kind;
+    match source.kind() {
+        Kind::PermissionDenied
+        | Kind::IsADirectory
+        | Kind::NotADirectory
+        | Kind::ReadOnlyFilesystem => {
+            " (check that the directory is writable and the path is not a directory)"
+        }
+        _ => "",
+    }
 }
 
 /// Why a binary log could not be read, or where it was damaged

@@ -71,6 +71,71 @@ fn a_read_only_directory_fails_init_with_the_path() {
     }
 }
 
+/// A FIFO as the log file. With no process reading it, opening it must fail at once and say
+/// why: a plain open would wait for a reader forever, and `init` with it. With a reader, it is
+/// a log file like any other: every line reaches the reader, in order.
+#[test]
+fn a_fifo_without_a_reader_is_an_error_and_one_with_a_reader_gets_every_line() {
+    const SCENARIO: &str =
+        "a_fifo_without_a_reader_is_an_error_and_one_with_a_reader_gets_every_line";
+    const RECORDS: u64 = 20_000;
+    if let Some(log) = common::child_role(SCENARIO) {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        let fifo = log.parent().unwrap().join("lines.fifo");
+        let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: `name` is a NUL-terminated path; the result is checked.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0, "mkfifo");
+        let error = tachylog::FileSink::open(&fifo)
+            .err()
+            .expect("a FIFO with no reader must fail to open");
+        println!("\nno reader: {error}");
+        // The reader opens first without waiting for a writer, then reads in blocking mode.
+        let reader = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        let sink = tachylog::FileSink::open(&fifo).expect("a FIFO with a reader opens");
+        // SAFETY: `reader` is open; F_SETFL changes only its own status flags.
+        assert_eq!(
+            unsafe { libc::fcntl(reader.as_raw_fd(), libc::F_SETFL, 0) },
+            0
+        );
+        let read = std::thread::spawn(move || {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut { reader }, &mut text).map(|_| text)
+        });
+        let guard = common::expect_init(tachylog::builder().sink(sink).init());
+        common::log_numbered("fifo", RECORDS);
+        // The logger's end closes the FIFO: the reader's end of file.
+        drop(guard);
+        let text = read.join().unwrap().expect("read the FIFO");
+        common::assert_numbered(&common::parse_log(&text), "fifo", RECORDS);
+        println!("\nwith a reader: {RECORDS} lines");
+        return;
+    }
+    let child = common::run_child(SCENARIO, Duration::from_secs(60));
+    assert!(child.status.success(), "{child}");
+    let line = child
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("no reader"))
+        .unwrap_or_else(|| panic!("no error for the FIFO without a reader:\n{child}"));
+    assert!(line.contains("lines.fifo"), "the path is named: {line}");
+    assert!(line.contains("FIFO"), "the cause is named: {line}");
+    assert!(
+        !line.contains("directory is writable"),
+        "no hint about directories: {line}"
+    );
+    assert!(
+        child
+            .stdout
+            .contains(&format!("with a reader: {RECORDS} lines")),
+        "{child}"
+    );
+}
+
 #[test]
 fn writing_resumes_when_the_directory_becomes_writable() {
     if let Some(log) = common::child_role("writing_resumes_when_the_directory_becomes_writable") {

@@ -344,6 +344,11 @@ impl AppendFile {
 /// Opens `path` with `O_APPEND | O_CREAT`, mode 0640 (on Windows: append access, shared for
 /// reading, writing and deleting, std's default), creating missing parent directories. Several
 /// processes may do this at once: neither call fails because of the other.
+///
+/// On Unix the open itself never waits: a FIFO with no reader would block it (and with it
+/// `init`, or the back end reopening the file) until some process opened the FIFO for reading.
+/// Such a FIFO is an error that says so; the file is then put back in blocking mode, so that a
+/// FIFO's slow reader slows the writing thread as a slow disk would, and loses nothing.
 pub(crate) fn open_append(path: &Path) -> io::Result<File> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
@@ -351,7 +356,20 @@ pub(crate) fn open_append(path: &Path) -> io::Result<File> {
     let mut options = OpenOptions::new();
     options.append(true).create(true);
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o640);
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o640).custom_flags(libc::O_NONBLOCK);
+    }
+    #[cfg(unix)]
+    let opened = match options.open(path) {
+        Ok(file) => clear_nonblocking(file),
+        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => Err(io::Error::new(
+            e.kind(),
+            format!("{e} (a FIFO that no process has open for reading)"),
+        )),
+        Err(e) => Err(e),
+    };
+    #[cfg(not(unix))]
     let opened = options.open(path);
     // Windows says only "access denied" for a directory in the way, where Unix says what it is.
     #[cfg(windows)]
@@ -360,6 +378,23 @@ pub(crate) fn open_append(path: &Path) -> io::Result<File> {
         false => e,
     });
     opened
+}
+
+/// `file` in blocking mode, as [`open_append`] opened it without.
+#[cfg(unix)]
+fn clear_nonblocking(file: File) -> io::Result<File> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: `fd` is `file`'s, open for the whole call; F_GETFL and F_SETFL read and set the
+    // status flags of this open file description only, which no one else shares yet.
+    let cleared = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == 0
+    };
+    match cleared {
+        true => Ok(file),
+        false => Err(io::Error::last_os_error()),
+    }
 }
 
 #[cfg(test)]
