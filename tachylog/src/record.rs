@@ -527,19 +527,18 @@ impl ValueWriter {
         }
     }
 
-    /// Writes the next value off `decoder` for `placeholder`: typed when `typing` and the
+    /// Writes the value of placeholder `index` off `decoder`: typed when `typing` and the
     /// reader's spec allow and the codec has a type, its bytes when `{}` of it is them, else
-    /// rendered.
+    /// rendered. The caller counts it in `written`.
     #[inline(always)]
     pub(crate) fn push<C: crate::codec::Codec>(
         &mut self,
+        index: usize,
         typing: Typing,
         placeholder: &Placeholder,
         render: RenderFn,
         decoder: &mut Decoder<'_>,
     ) -> Result<(), RenderError> {
-        let index = self.written;
-        self.written += 1;
         let spec_ok = index < 64 && self.typed_ok >> index & 1 == 1;
         match typing {
             // A `&str` under `{}`: copied once, from the record into the block (a constant
@@ -626,7 +625,8 @@ impl ValueWriter {
 }
 
 /// Writes a group of message values off the decoder into the binary log's open block
-/// ([`ValueWriter`]), one per placeholder, as [`MessagesFn`] renders them.
+/// ([`ValueWriter`]), one per placeholder, as [`MessagesFn`] renders them: a record's values
+/// from its first, after [`ValueWriter::start_record`].
 pub type EncodeFn =
     fn(&mut Decoder<'_>, &'static [Placeholder], &mut ValueWriter) -> Result<(), RenderError>;
 

@@ -273,17 +273,18 @@ pub trait Args: Encode {
         Err(RenderError::Malformed)
     }
 
-    /// Back end: writes this argument, a message value, off `decoder` into the binary log's
-    /// open block (see [`ValueWriter::push`]). As `render_message`, for a group of message
-    /// values only.
+    /// Back end: writes this argument, the message value of placeholder `index`, off
+    /// `decoder` into the binary log's open block (see [`ValueWriter::push`]). As
+    /// `render_message`, for a group of message values only.
     #[doc(hidden)]
     #[inline(always)]
     fn encode_message(
         decoder: &mut Decoder<'_>,
         placeholder: &Placeholder,
+        index: usize,
         values: &mut ValueWriter,
     ) -> Result<(), RenderError> {
-        let _ = (decoder, placeholder, values);
+        let _ = (decoder, placeholder, index, values);
         Err(RenderError::Malformed)
     }
 
@@ -356,8 +357,25 @@ pub fn take_message<C: Codec, M: Decodes<C>>(
     placeholder: &Placeholder,
     values: &mut ValueWriter,
 ) -> Result<(), RenderError> {
+    let index = values.written;
+    values.written += 1;
+    take_message_at::<C, M>(decoder, placeholder, index, values)
+}
+
+/// [`take_message`] for the value of placeholder `index`, which a group's function knows at
+/// compile time: it then tests its bit of the site's typed specs with a constant shift, and
+/// counts its values once, after them.
+#[inline(always)]
+fn take_message_at<C: Codec, M: Decodes<C>>(
+    decoder: &mut Decoder<'_>,
+    placeholder: &Placeholder,
+    index: usize,
+    values: &mut ValueWriter,
+) -> Result<(), RenderError> {
     match M::DECODE {
-        Decode::Message(render, _) => values.push::<C>(M::TYPED, placeholder, render, decoder),
+        Decode::Message(render, _) => {
+            values.push::<C>(index, M::TYPED, placeholder, render, decoder)
+        }
         _ => Err(RenderError::Malformed),
     }
 }
@@ -410,9 +428,10 @@ impl<S: Slot, M: Decodes<S::Codec>> Args for Marked<S, M> {
     fn encode_message(
         decoder: &mut Decoder<'_>,
         placeholder: &Placeholder,
+        index: usize,
         values: &mut ValueWriter,
     ) -> Result<(), RenderError> {
-        take_message::<S::Codec, M>(decoder, placeholder, values)
+        take_message_at::<S::Codec, M>(decoder, placeholder, index, values)
     }
 
     fn __describe(slots: &mut Vec<u8>, _: Internal) -> usize {
@@ -481,8 +500,9 @@ macro_rules! tuple_args {
                     return Err(RenderError::Malformed);
                 }
                 $(
-                    $name::encode_message(decoder, &placeholders[$index], values)?;
+                    $name::encode_message(decoder, &placeholders[$index], $index, values)?;
                 )*
+                values.written = VALUES.len();
                 Ok(())
             }
         }
