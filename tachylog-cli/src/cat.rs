@@ -215,14 +215,17 @@ impl<W: Write> Printer<W> {
         self.out.flush()
     }
 
-    /// Reports a reading error on standard error; an I/O error ends the command.
+    /// Reports damage on standard error and reads on; any other error ends the command,
+    /// reported once, by `main`.
     fn error(&mut self, file: &Path, error: ReadError) -> io::Result<()> {
         self.damaged = true;
         self.progress.erase();
-        eprintln!("tachylog: {}: {error}", file.display());
         match error {
-            ReadError::Damaged { .. } => Ok(()),
-            other => Err(io::Error::other(other.to_string())),
+            ReadError::Damaged { .. } => {
+                eprintln!("tachylog: {}: {error}", file.display());
+                Ok(())
+            }
+            other => Err(io::Error::other(format!("{}: {other}", file.display()))),
         }
     }
 }

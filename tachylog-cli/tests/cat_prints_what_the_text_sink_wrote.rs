@@ -167,8 +167,13 @@ fn cat_prints_the_files_merges_them_filters_and_reports_damage() {
     assert!(stats.contains("error        4\n"), "{stats}");
     assert!(stats.contains("call sites   3\n"), "{stats}");
 
-    // A missing file is a usage error, not damage.
+    // A missing file is a usage error, not damage; so is a directory, reported once.
     let out = tachylog(&["cat", &s("missing.tlog")]);
     assert_eq!(out.status.code(), Some(2));
+    let out = tachylog(&["cat", &dir.path().to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "reported once: {stderr}");
+    assert!(stderr.contains(&*dir.path().to_string_lossy()), "{stderr}");
     let _ = Level::Info;
 }
