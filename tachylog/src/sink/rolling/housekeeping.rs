@@ -375,7 +375,7 @@ pub(crate) fn highest_index(pattern: &NamePattern, base: &Path) -> Option<Highes
 /// when complete (never replacing an existing file), then the original is removed, unless a
 /// sibling process appended to it meanwhile (see [`remove_if_unchanged`]).
 fn compress_file(path: &Path, compression: Compression) -> io::Result<()> {
-    let source = File::open(path)?;
+    let source = open_rotated(path)?;
     let metadata = source.metadata()?;
     let (modified, len) = (metadata.modified()?, metadata.len());
     let mut target = path.as_os_str().to_owned();
@@ -407,6 +407,34 @@ fn compress_file(path: &Path, compression: Compression) -> io::Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Opens the rotated file `path` for reading, as a regular file only. On Unix, never through a
+/// symbolic link: a process that may write the log directory could put one where the file
+/// was, and have this process (perhaps root) copy a file only it may read into a compressed
+/// log others may; and never waiting, as opening a FIFO put there would.
+fn open_rotated(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NOFOLLOW | libc::O_NONBLOCK,
+    );
+    let file = options.open(path).map_err(|e| {
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return io::Error::new(e.kind(), "a symbolic link, not a log file");
+        }
+        e
+    })?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok(file)
 }
 
 /// Removes `path` if it still holds `len` bytes, deciding under the file's exclusive lock,

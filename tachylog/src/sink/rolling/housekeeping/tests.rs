@@ -101,6 +101,30 @@ fn gzip_compression_round_trips_and_keeps_the_modification_time() {
     assert_eq!(out, text);
 }
 
+/// A symbolic link or a FIFO where a rotated file was (put there by another process that may
+/// write the directory) is neither read nor removed: no compressed copy of the link's target,
+/// and no wait for a FIFO's writer.
+#[cfg(unix)]
+#[test]
+fn compression_refuses_a_symbolic_link_and_a_fifo() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("secret");
+    write(&secret, b"not for the log's readers\n");
+    let link = dir.path().join("app.1.log");
+    std::os::unix::fs::symlink(&secret, &link).unwrap();
+    let error = compress_file(&link, Compression::Gzip).unwrap_err();
+    assert!(error.to_string().contains("symbolic link"), "{error}");
+    assert_eq!(names(dir.path()), ["app.1.log", "secret"]);
+
+    let fifo = dir.path().join("app.2.log");
+    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: `name` is a NUL-terminated path; the result is checked.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let error = compress_file(&fifo, Compression::Gzip).unwrap_err();
+    assert_eq!(error.kind(), io::ErrorKind::InvalidInput, "{error}");
+    assert_eq!(names(dir.path()), ["app.1.log", "app.2.log", "secret"]);
+}
+
 #[cfg(feature = "zstd")]
 #[test]
 fn zstd_compression_round_trips_and_never_replaces_a_file() {
