@@ -301,6 +301,31 @@ fn a_directory_in_the_way_fails_its_lines_and_writing_resumes_when_it_clears() {
     assert_eq!(read(&blocker), "back\n");
 }
 
+/// A symbolic link put where the pattern names a file (by another process that may write the
+/// directory, before the period began) is not followed: its target, which a logger running as
+/// root could otherwise append to whatever it is, stays as it was, at open and at rotation.
+#[cfg(unix)]
+#[test]
+fn a_symbolic_link_where_the_pattern_names_a_file_is_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("passwd");
+    std::fs::write(&victim, "root:x:0:0\n").unwrap();
+    let today = dir.path().join("app.20261121.log");
+    std::os::unix::fs::symlink(&victim, &today).unwrap();
+    let error = daily(dir.path()).open_at(NOV_21).err().expect("must fail");
+    assert!(error.to_string().contains("symbolic link"), "{error}");
+
+    let mut sink = daily(dir.path()).open_at(NOV_21 - SEC).unwrap();
+    line(&mut sink, NOV_21 - SEC, "yesterday");
+    let error = sink
+        .write_line(&Line::new(Level::Info, NOV_21, b"today\n"))
+        .unwrap_err();
+    assert!(error.to_string().contains("symbolic link"), "{error}");
+    // The day left was flushed when the sink moved on.
+    assert_eq!(read(dir.path().join("app.20261120.log")), "yesterday\n");
+    assert_eq!(read(&victim), "root:x:0:0\n");
+}
+
 #[test]
 fn the_latest_symlink_follows_the_current_file() {
     let dir = tempfile::tempdir().unwrap();

@@ -44,6 +44,9 @@ const IDENTITY_CHECK_INTERVAL: Duration = Duration::from_secs(1);
 
 pub(crate) struct AppendFile {
     path: PathBuf,
+    /// Whether `path` may be a symbolic link: yes for a path the application gave, no for a
+    /// name a pattern made ([`AppendFile::open_generated`]).
+    follow_link: bool,
     /// Shared with the writing thread while it writes a batch. `None` only after a file
     /// deleted on Windows was closed so that its name could be taken again, until it is.
     file: Option<Arc<File>>,
@@ -61,10 +64,25 @@ pub(crate) struct AppendFile {
 impl AppendFile {
     /// Opens `path` for appending, creating it and its parent directories.
     pub(crate) fn open(path: &Path) -> io::Result<AppendFile> {
-        let file = open_append(path)?;
+        AppendFile::open_following(path, true)
+    }
+
+    /// [`AppendFile::open`] for a file whose name the logger made from a pattern: on Unix,
+    /// never through a symbolic link, now or when the file is opened again. Such a name is
+    /// the logger's, in a directory other processes may write, and a link put there before
+    /// the period began (say, to `/etc/passwd`) would have a logger running as root append
+    /// its lines to the link's target.
+    #[cfg(feature = "rolling")]
+    pub(crate) fn open_generated(path: &Path) -> io::Result<AppendFile> {
+        AppendFile::open_following(path, false)
+    }
+
+    fn open_following(path: &Path, follow_link: bool) -> io::Result<AppendFile> {
+        let file = open_append(path, follow_link)?;
         let meta = file.metadata()?;
         Ok(AppendFile {
             path: path.to_path_buf(),
+            follow_link,
             identity: identity::of_file(&file)?,
             file: Some(Arc::new(file)),
             buf: Vec::with_capacity(BATCH),
@@ -250,7 +268,7 @@ impl AppendFile {
     /// Opens the path again, creating the file, and goes on there with the buffered lines and
     /// the writing thread.
     fn recreate(&mut self) -> io::Result<()> {
-        let mut recreated = AppendFile::open(&self.path)?;
+        let mut recreated = AppendFile::open_following(&self.path, self.follow_link)?;
         recreated.buf = std::mem::take(&mut self.buf);
         recreated.writer = self.writer.take();
         *self = recreated;
@@ -348,8 +366,9 @@ impl AppendFile {
 /// On Unix the open itself never waits: a FIFO with no reader would block it (and with it
 /// `init`, or the back end reopening the file) until some process opened the FIFO for reading.
 /// Such a FIFO is an error that says so; the file is then put back in blocking mode, so that a
-/// FIFO's slow reader slows the writing thread as a slow disk would, and loses nothing.
-pub(crate) fn open_append(path: &Path) -> io::Result<File> {
+/// FIFO's slow reader slows the writing thread as a slow disk would, and loses nothing. Unless
+/// `follow_link`, a symbolic link at `path` is an error too (Unix).
+pub(crate) fn open_append(path: &Path, follow_link: bool) -> io::Result<File> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
     }
@@ -358,7 +377,10 @@ pub(crate) fn open_append(path: &Path) -> io::Result<File> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o640).custom_flags(libc::O_NONBLOCK);
+        let no_follow = if follow_link { 0 } else { libc::O_NOFOLLOW };
+        options
+            .mode(0o640)
+            .custom_flags(libc::O_NONBLOCK | no_follow);
     }
     #[cfg(unix)]
     let opened = match options.open(path) {
@@ -367,10 +389,17 @@ pub(crate) fn open_append(path: &Path) -> io::Result<File> {
             e.kind(),
             format!("{e} (a FIFO that no process has open for reading)"),
         )),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) && !follow_link => Err(io::Error::new(
+            e.kind(),
+            "a symbolic link where the pattern names a log file, which tachylog does not follow",
+        )),
         Err(e) => Err(e),
     };
     #[cfg(not(unix))]
-    let opened = options.open(path);
+    let opened = {
+        let _ = follow_link;
+        options.open(path)
+    };
     // Windows says only "access denied" for a directory in the way, where Unix says what it is.
     #[cfg(windows)]
     let opened = opened.map_err(|e| match path.is_dir() {

@@ -137,6 +137,11 @@ pub struct RollingFileBuilder {
 /// it. A deleted or moved current file is recreated within a second; [`reopen`](crate::reopen)
 /// does it at once.
 ///
+/// The names the pattern makes are the logger's own: on Unix, a symbolic link found at one (put
+/// there by another process that may write the directory) is never followed, neither to write
+/// nor to compress, and its lines fail with an error that says so, as a directory in the way
+/// would. Directories along the path may be links.
+///
 /// ```
 /// # #[cfg(feature = "zstd")] {
 /// use std::time::Duration;
@@ -280,7 +285,7 @@ impl RollingFile {
     fn open_current(&mut self) -> io::Result<()> {
         let path = self.current_path();
         self.last_open_attempt = Instant::now();
-        match AppendFile::open(&path) {
+        match AppendFile::open_generated(&path) {
             Ok(mut file) => {
                 // The next file writes through the previous one's thread: no thread per file.
                 if let Some(previous) = &mut self.file {
