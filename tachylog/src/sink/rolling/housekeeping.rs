@@ -421,13 +421,13 @@ fn open_rotated(path: &Path) -> io::Result<File> {
         &mut options,
         libc::O_NOFOLLOW | libc::O_NONBLOCK,
     );
-    let file = options.open(path).map_err(|e| {
+    let file = match options.open(path) {
         #[cfg(unix)]
-        if e.raw_os_error() == Some(libc::ELOOP) {
-            return io::Error::new(e.kind(), "a symbolic link, not a log file");
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(io::Error::new(e.kind(), "a symbolic link, not a log file"));
         }
-        e
-    })?;
+        opened => opened?,
+    };
     if !file.metadata()?.is_file() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
