@@ -326,6 +326,22 @@ fn a_symbolic_link_where_the_pattern_names_a_file_is_not_followed() {
     assert_eq!(read(&victim), "root:x:0:0\n");
 }
 
+/// A file of the last size index (4294967295) in the directory, which any process that may
+/// write it can create: the sink writes on into it, past the size limit, rather than
+/// overflowing the index (a panic of the back end in a debug build).
+#[test]
+fn a_file_of_the_last_index_is_written_on_past_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let last = dir.path().join("app.20261121.4294967295.log");
+    std::fs::write(&last, "").unwrap();
+    let mut sink = daily(dir.path()).max_size(20).open_at(NOV_21).unwrap();
+    for i in 0..5 {
+        line(&mut sink, NOV_21 + i, "twelve bytes");
+    }
+    sink.flush().unwrap();
+    assert_eq!(read(&last), "twelve bytes\n".repeat(5));
+}
+
 #[test]
 fn the_latest_symlink_follows_the_current_file() {
     let dir = tempfile::tempdir().unwrap();

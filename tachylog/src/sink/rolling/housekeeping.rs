@@ -329,12 +329,31 @@ pub(crate) struct Highest {
 }
 
 pub(crate) fn highest_index(pattern: &NamePattern, base: &Path) -> Option<Highest> {
+    let (index, packed) = indexes_on_disk(pattern, base).pop()?;
+    let size = (!packed)
+        .then(|| std::fs::metadata(pattern.indexed(base, index)).ok())
+        .flatten()
+        .map(|m| m.len());
+    Some(Highest {
+        index,
+        uncompressed_size: size,
+    })
+}
+
+/// The size-rotation indexes of the period file `base` that are on disk, in increasing order,
+/// each with whether it has a compressed or temporary copy: what one listing of the directory
+/// finds, so that a file with an index of billions (put there by anyone) costs one entry, not
+/// a look at every index below it.
+pub(crate) fn indexes_on_disk(pattern: &NamePattern, base: &Path) -> Vec<(u32, bool)> {
     let dir = match base.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let mut highest: Option<(u32, bool)> = None; // (index, has a compressed or temp copy)
-    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(u32, bool)> = Vec::new();
+    for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
         let Some(kind) = pattern.recognise_file(name) else {
@@ -352,23 +371,16 @@ pub(crate) fn highest_index(pattern: &NamePattern, base: &Path) -> Option<Highes
         if !(rest.is_empty() || COMPRESSED_SUFFIXES.contains(&compressed)) {
             continue;
         }
-        highest = match highest {
-            Some((index, packed)) if index > kind.index => Some((index, packed)),
-            Some((index, packed)) if index == kind.index => {
-                Some((index, packed || !rest.is_empty()))
-            }
-            _ => Some((kind.index, !rest.is_empty())),
-        };
+        found.push((kind.index, !rest.is_empty()));
     }
-    let (index, packed) = highest?;
-    let size = (!packed)
-        .then(|| std::fs::metadata(pattern.indexed(base, index)).ok())
-        .flatten()
-        .map(|m| m.len());
-    Some(Highest {
-        index,
-        uncompressed_size: size,
-    })
+    found.sort_unstable();
+    // One entry per index, with a copy if any of its files is one.
+    found.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        kept.1 |= same && later.1;
+        same
+    });
+    found
 }
 
 /// Compresses `path` into `path` + suffix: written to a temporary name, linked into place only

@@ -240,7 +240,7 @@ impl RollingFile {
     fn choose_index(&self, base: &Path, leaving: Option<(u32, u64)>) -> u32 {
         let highest = housekeeping::highest_index(&self.pattern, base);
         let Some(highest) = highest else {
-            return leaving.map_or(0, |(index, _)| index + 1);
+            return leaving.map_or(0, |(index, _)| index.saturating_add(1));
         };
         let room = |size: u64, incoming: u64| {
             self.max_size
@@ -251,11 +251,13 @@ impl RollingFile {
             (Some(size), Some((left, incoming))) => highest.index > left && room(size, incoming),
             (None, _) => false,
         };
-        let floor = leaving.map_or(0, |(index, _)| index + 1);
+        // Saturating: a file of the last index (4294967295, which anyone may create) is written
+        // on past the size limit rather than panicking the back end.
+        let floor = leaving.map_or(0, |(index, _)| index.saturating_add(1));
         if reuse {
             highest.index.max(floor)
         } else {
-            (highest.index + 1).max(floor)
+            highest.index.saturating_add(1).max(floor)
         }
     }
 
@@ -538,12 +540,17 @@ impl Sink for RollingFile {
         let mut at = span.0;
         for _ in 0..MAX_RECOVERY_PERIODS {
             let period = self.pattern.period_file(at, &self.zone);
-            let highest = housekeeping::highest_index(&self.pattern, &period.base);
-            for index in 0..=highest.map_or(0, |h| h.index) {
+            let on_disk = housekeeping::indexes_on_disk(&self.pattern, &period.base);
+            for index in on_disk.iter().map(|&(index, _)| index) {
                 let path = self.pattern.indexed(&period.base, index);
-                let Ok(meta) = std::fs::metadata(&path) else {
+                // Regular files only, as the sink writes them: a link or a FIFO at the name
+                // is not this logger's (and opening a FIFO would wait).
+                let Ok(meta) = std::fs::symlink_metadata(&path) else {
                     continue;
                 };
+                if !meta.is_file() {
+                    continue;
+                }
                 let from = marks
                     .iter()
                     .find(|m| (m.dev, m.ino) == (meta.dev(), meta.ino()))

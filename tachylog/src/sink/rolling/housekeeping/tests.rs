@@ -75,6 +75,17 @@ fn the_highest_index_on_disk_is_found_per_period() {
         (3, None),
         "being compressed: closed"
     );
+    assert_eq!(
+        indexes_on_disk(&p, &base),
+        [(0, false), (2, true), (3, true)]
+    );
+    // The last index, which anyone may create: one entry, found without a look at the
+    // indexes below it.
+    write(&dir.path().join("app.20261121.4294967295.log"), b"");
+    assert_eq!(
+        indexes_on_disk(&p, &base),
+        [(0, false), (2, true), (3, true), (u32::MAX, false)]
+    );
 }
 
 #[cfg(feature = "gzip")]
