@@ -236,7 +236,7 @@ impl Worker {
                 || self
                     .retention
                     .max_total_bytes
-                    .is_some_and(|max| kept_bytes + file.size > max);
+                    .is_some_and(|max| kept_bytes.checked_add(file.size).is_none_or(|t| t > max));
             if position == 0 && Some(file.path.as_path()) == self.current.as_deref() {
                 expired = false;
             }
@@ -251,7 +251,8 @@ impl Worker {
                 }
             } else {
                 kept += 1;
-                kept_bytes += file.size;
+                // Checked above: sparse files of 2^63 bytes (tmpfs allows them) would overflow.
+                kept_bytes = kept_bytes.saturating_add(file.size);
             }
         }
     }

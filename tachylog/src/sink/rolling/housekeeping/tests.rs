@@ -189,6 +189,30 @@ fn retention_by_count_keeps_the_newest_and_the_current_file() {
     );
 }
 
+/// Files of the pattern as large as a file may be (sparse, on tmpfs: anyone who may write the
+/// directory can make them) add up past `u64::MAX`, the largest limit: those past it are
+/// pruned, without overflowing the sum (a panic of the housekeeping thread in a debug build).
+#[cfg(target_os = "linux")]
+#[test]
+fn retention_by_bytes_sums_files_of_the_largest_size() {
+    let dir = tempfile::tempdir_in("/dev/shm").expect("a tmpfs at /dev/shm");
+    let p = pattern_in(dir.path(), "app.%Y%m%d.log");
+    let current = dir.path().join("app.20261121.log");
+    write(&current, b"x\n");
+    for day in 17..21 {
+        let path = dir.path().join(format!("app.202611{day}.log"));
+        write_aged(&path, b"", Duration::from_secs((21 - day) * 3600));
+        File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(i64::MAX as u64)
+            .unwrap();
+    }
+    worker(p, retention(None, None, Some(u64::MAX)), &current).prune();
+    assert_eq!(names(dir.path()), ["app.20261120.log", "app.20261121.log"]);
+}
+
 #[test]
 fn retention_by_age_and_bytes_counts_compressed_files_too() {
     let dir = tempfile::tempdir().unwrap();
