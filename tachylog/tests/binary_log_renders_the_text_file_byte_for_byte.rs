@@ -278,6 +278,57 @@ fn text_json_and_logfmt_lines_rendered_from_the_binary_log_match_the_files() {
     );
 }
 
+/// A binary log alone, the way most programs that choose it run it, takes the records in
+/// parts, straight from the merge loop: the same records logged by a logger with only a text
+/// file and by one with only a binary log read back as the same lines (but for the time
+/// column, as the two runs are at different times), every kind of record, failed and cut
+/// values included.
+#[test]
+fn a_lone_binary_log_renders_what_a_lone_text_file_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |sink: fn(tachylog::Builder, &Path) -> tachylog::Builder, path: &Path| {
+        let _lock = common::logger_lock();
+        let builder = tachylog::builder()
+            .utc(true)
+            .max_message_bytes(200)
+            .level(tachylog::Level::Info);
+        #[cfg(feature = "tracing")]
+        let builder = builder.log_facade(tachylog::LogFacade::Required);
+        let guard = common::expect_init(sink(builder, path).init());
+        #[cfg(feature = "tracing")]
+        let _subscriber = {
+            use tracing_subscriber::layer::SubscriberExt;
+            tracing::subscriber::set_default(
+                tracing_subscriber::registry().with(tachylog::tracing_layer()),
+            )
+        };
+        log_everything();
+        tachylog::flush();
+        log_everything();
+        drop(guard);
+    };
+    let text_file = dir.path().join("alone.log");
+    let binary_file = dir.path().join("alone.tlog");
+    run(|b, path| b.file(path), &text_file);
+    run(
+        |b, path| b.file_with(path, SinkOptions::new().format(Format::Binary)),
+        &binary_file,
+    );
+    let rendered = render(
+        &binary_file,
+        Renderer::text(tachylog::Pattern::default(), TimeZone::utc()),
+    );
+    // `2026-11-21 10:00:00.123456 `: the default pattern's time column.
+    let without_time = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(|line| line.get(27..).unwrap_or(line).to_string())
+            .collect()
+    };
+    let text = common::read_log(&text_file);
+    assert!(text.lines().count() > 150, "{text}");
+    assert_eq!(without_time(&rendered), without_time(&text));
+}
+
 #[test]
 fn a_sink_other_than_a_file_cannot_take_the_binary_format() {
     let _lock = common::logger_lock();

@@ -277,6 +277,14 @@ impl Output {
                 None
             };
             let args = &body[layout.prefix()..];
+            // A binary log alone: the record's parts straight to its encoder.
+            if let ([sink], None, false) = (&mut self.sinks[..], &trace, from_backtrace) {
+                if sink.format() == Format::Binary {
+                    let site_message = SiteMessage { site, decode, args };
+                    sink.write_binary_site(thread, unix_nanos, &site_message);
+                    return;
+                }
+            }
             self.write(&RecordView {
                 unix_nanos,
                 level: site.level,

@@ -47,8 +47,9 @@ pub use syslog::{Facility, SyslogBuilder, SyslogSink};
 use crate::binary::encoder::Encoder;
 use crate::codec::sealed::Internal;
 use crate::format::line_shape::CompiledShape;
-use crate::format::pattern::RecordView;
+use crate::format::pattern::{RecordView, SiteMessage};
 use crate::format::Format;
+use crate::queue::registry::ThreadInfo;
 use crate::{Fields, Level};
 use std::{fmt, io};
 
@@ -512,6 +513,28 @@ impl SinkSlot {
             self.unflushed += 1;
         }
         if encoder.encode(record) {
+            self.close_block();
+        }
+    }
+
+    /// [`SinkSlot::write_binary`] for a live call-site record with no trace context, given as
+    /// its parts ([`Encoder::encode_site`]).
+    #[inline(always)]
+    pub(crate) fn write_binary_site(
+        &mut self,
+        thread: &ThreadInfo,
+        unix_nanos: i64,
+        site_message: &SiteMessage<'_>,
+    ) {
+        if site_message.site.level > self.min_level {
+            return;
+        }
+        let Some(encoder) = &mut self.binary else {
+            return;
+        };
+        self.dirty = true;
+        self.unflushed += 1;
+        if encoder.encode_site(thread, unix_nanos, site_message) {
             self.close_block();
         }
     }
