@@ -128,22 +128,17 @@ fn render(path: &Path, mut renderer: Renderer) -> String {
     String::from_utf8(out).unwrap()
 }
 
-#[test]
-fn text_json_and_logfmt_lines_rendered_from_the_binary_log_match_the_files() {
+/// Runs [`log_everything`] twice, a flush between (a second block, with its own tables), under
+/// a logger with `sinks` added to UTC time, a 200-byte message limit and INFO, with `tracing`
+/// events sent through it (feature `tracing`).
+fn log_everything_twice(sinks: impl FnOnce(tachylog::Builder) -> tachylog::Builder) {
     let _lock = common::logger_lock();
-    let dir = tempfile::tempdir().unwrap();
-    let file = |name: &str| dir.path().join(name);
-    let builder = tachylog::builder()
-        .utc(true)
-        .max_message_bytes(200)
-        .level(tachylog::Level::Info)
-        .file(file("app.log"))
-        .file_with(file("app.jsonl"), SinkOptions::new().format(Format::Json))
-        .file_with(
-            file("app.logfmt"),
-            SinkOptions::new().format(Format::Logfmt),
-        )
-        .file_with(file("app.tlog"), SinkOptions::new().format(Format::Binary));
+    let builder = sinks(
+        tachylog::builder()
+            .utc(true)
+            .max_message_bytes(200)
+            .level(tachylog::Level::Info),
+    );
     #[cfg(feature = "tracing")]
     let builder = builder.log_facade(tachylog::LogFacade::Required);
     let guard = common::expect_init(builder.init());
@@ -156,9 +151,24 @@ fn text_json_and_logfmt_lines_rendered_from_the_binary_log_match_the_files() {
     };
     log_everything();
     tachylog::flush();
-    // A second block, with its own tables.
     log_everything();
     drop(guard);
+}
+
+#[test]
+fn text_json_and_logfmt_lines_rendered_from_the_binary_log_match_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str| dir.path().join(name);
+    log_everything_twice(|builder| {
+        builder
+            .file(file("app.log"))
+            .file_with(file("app.jsonl"), SinkOptions::new().format(Format::Json))
+            .file_with(
+                file("app.logfmt"),
+                SinkOptions::new().format(Format::Logfmt),
+            )
+            .file_with(file("app.tlog"), SinkOptions::new().format(Format::Binary))
+    });
 
     let text = common::read_log(&file("app.log"));
     assert!(text.lines().count() > 100, "{text}");
@@ -286,34 +296,12 @@ fn text_json_and_logfmt_lines_rendered_from_the_binary_log_match_the_files() {
 #[test]
 fn a_lone_binary_log_renders_what_a_lone_text_file_holds() {
     let dir = tempfile::tempdir().unwrap();
-    let run = |sink: fn(tachylog::Builder, &Path) -> tachylog::Builder, path: &Path| {
-        let _lock = common::logger_lock();
-        let builder = tachylog::builder()
-            .utc(true)
-            .max_message_bytes(200)
-            .level(tachylog::Level::Info);
-        #[cfg(feature = "tracing")]
-        let builder = builder.log_facade(tachylog::LogFacade::Required);
-        let guard = common::expect_init(sink(builder, path).init());
-        #[cfg(feature = "tracing")]
-        let _subscriber = {
-            use tracing_subscriber::layer::SubscriberExt;
-            tracing::subscriber::set_default(
-                tracing_subscriber::registry().with(tachylog::tracing_layer()),
-            )
-        };
-        log_everything();
-        tachylog::flush();
-        log_everything();
-        drop(guard);
-    };
     let text_file = dir.path().join("alone.log");
     let binary_file = dir.path().join("alone.tlog");
-    run(|b, path| b.file(path), &text_file);
-    run(
-        |b, path| b.file_with(path, SinkOptions::new().format(Format::Binary)),
-        &binary_file,
-    );
+    log_everything_twice(|builder| builder.file(&text_file));
+    log_everything_twice(|builder| {
+        builder.file_with(&binary_file, SinkOptions::new().format(Format::Binary))
+    });
     let rendered = render(
         &binary_file,
         Renderer::text(tachylog::Pattern::default(), TimeZone::utc()),
