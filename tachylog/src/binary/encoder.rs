@@ -987,6 +987,17 @@ mod tests {
         assert!(!encoder.encode(&record(&huge)), "the block stays open");
         assert!(!encoder.encode(&record(&small)));
         let block = encoder.close_block(|block| block.to_vec()).unwrap();
+        // The same records given in parts, as a lone binary log's merge loop gives them: the
+        // same block, the cut record's fallback to its view included.
+        let mut in_parts = Encoder::new(usize::MAX);
+        in_parts.max_payload = 4096;
+        for args in [&huge, &small] {
+            let Message::Site(site_message) = record(args).message else {
+                unreachable!("a site record")
+            };
+            assert!(!in_parts.encode_site(&thread, 1, &site_message));
+        }
+        assert_eq!(in_parts.close_block(|block| block.to_vec()).unwrap(), block);
         let payload = &block[HEADER..];
         let mut decoder = BlockDecoder::new(payload, VERSION).unwrap();
         let mut out = Decoded::default();
