@@ -114,21 +114,17 @@ fn a_bad_directive_in_code_fails_init() {
     assert!(tachylog::set_filter("x=y").is_err());
 }
 
-/// The environment wins over the code, and a typo in it is reported, not fatal.
-#[test]
-fn the_environment_variable_takes_precedence_and_typos_are_skipped() {
-    if let Some(log) =
-        common::child_role("the_environment_variable_takes_precedence_and_typos_are_skipped")
-    {
-        let krate = module_path!();
+/// Runs `role`'s test in a child process whose `APP_LOG` is `value`, under a logger with
+/// the code's filter `trace` and `env_filter("APP_LOG")` that logs everything: in the child
+/// `None`, in the test the messages the child wrote and the child.
+fn log_under_app_log(
+    role: &str,
+    value: impl FnOnce() -> std::ffi::OsString,
+) -> Option<(Vec<String>, common::ChildRun)> {
+    if let Some(log) = common::child_role(role) {
         // SAFETY: the child runs this one test on its only test thread, before any other
         // thread of its own exists.
-        unsafe {
-            std::env::set_var(
-                "APP_LOG",
-                format!("error,{krate}::net=loud,{krate}::net::tcp=debug"),
-            )
-        };
+        unsafe { std::env::set_var("APP_LOG", value()) };
         let guard = common::expect_init(
             tachylog::builder()
                 .file(&log)
@@ -138,20 +134,56 @@ fn the_environment_variable_takes_precedence_and_typos_are_skipped() {
         );
         log_everything();
         drop(guard);
-        return;
+        return None;
     }
-    let child = common::run_child(
-        "the_environment_variable_takes_precedence_and_typos_are_skipped",
-        std::time::Duration::from_secs(30),
-    );
+    let child = common::run_child(role, std::time::Duration::from_secs(30));
     assert!(child.status.success(), "{child}");
-    let messages: Vec<&str> = common::parse_log(&child.log)
+    let messages = common::parse_log(&child.log)
         .iter()
-        .map(|l| l.message)
+        .map(|l| l.message.to_string())
         .collect();
+    Some((messages, child))
+}
+
+/// The environment wins over the code, and a typo in it is reported, not fatal.
+#[test]
+fn the_environment_variable_takes_precedence_and_typos_are_skipped() {
+    let krate = module_path!();
+    let Some((messages, child)) = log_under_app_log(
+        "the_environment_variable_takes_precedence_and_typos_are_skipped",
+        || format!("error,{krate}::net=loud,{krate}::net::tcp=debug").into(),
+    ) else {
+        return;
+    };
     assert_eq!(messages, ["net error", "tcp debug"], "{child}");
     assert!(
         child.stderr.contains("$APP_LOG") && child.stderr.contains("net=loud"),
+        "{child}"
+    );
+}
+
+/// A directive that is not UTF-8 (a byte of Latin-1 in the environment) is reported and
+/// skipped like a typo; the others still apply.
+#[cfg(unix)]
+#[test]
+fn a_directive_that_is_not_utf8_is_skipped_and_the_others_apply() {
+    use std::os::unix::ffi::OsStringExt;
+    let krate = module_path!();
+    let Some((messages, child)) = log_under_app_log(
+        "a_directive_that_is_not_utf8_is_skipped_and_the_others_apply",
+        || {
+            let mut value = format!("error,{krate}::net::tcp=debug,caf").into_bytes();
+            value.extend_from_slice(b"\xe9=trace");
+            std::ffi::OsString::from_vec(value)
+        },
+    ) else {
+        return;
+    };
+    assert_eq!(messages, ["net error", "tcp debug"], "{child}");
+    assert!(
+        child.stderr.contains("$APP_LOG")
+            && child.stderr.contains("caf\u{fffd}=trace")
+            && child.stderr.contains("not valid UTF-8"),
         "{child}"
     );
 }

@@ -102,6 +102,30 @@ impl Filter {
         (filter, errors)
     }
 
+    /// [`Filter::parse_lenient`] of an environment variable's value, which need not be UTF-8:
+    /// a directive that is not is reported and skipped like one that does not parse, and the
+    /// others still apply.
+    pub(crate) fn parse_env(value: &std::ffi::OsStr) -> (Filter, Vec<FilterError>) {
+        let mut valid = String::new();
+        let mut errors = Vec::new();
+        // `,` is ASCII, so it never splits a character of UTF-8 (nor of Windows' WTF-8).
+        for directive in value.as_encoded_bytes().split(|&byte| byte == b',') {
+            match std::str::from_utf8(directive) {
+                Ok(directive) => {
+                    valid.push_str(directive);
+                    valid.push(',');
+                }
+                Err(_) => errors.push(FilterError {
+                    directive: String::from_utf8_lossy(directive).trim().to_string(),
+                    reason: "not valid UTF-8".into(),
+                }),
+            }
+        }
+        let (filter, more) = Filter::parse_lenient(&valid);
+        errors.extend(more);
+        (filter, errors)
+    }
+
     /// The most verbose level passed for `target` (a module path or a `log` target); `None`
     /// when the target is off.
     pub fn level_for(&self, target: &str) -> Option<Level> {

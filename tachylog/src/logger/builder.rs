@@ -237,8 +237,9 @@ impl Builder {
 
     /// Reads the filter from the environment variable `var` (conventionally `RUST_LOG`) when it
     /// is set and not empty; it then takes precedence over [`Builder::filter`] and
-    /// [`Builder::level`]. Directives that do not parse are reported on stderr and skipped, so a
-    /// typo in the environment never stops the program from starting.
+    /// [`Builder::level`]. Directives that do not parse, or are not valid UTF-8, are reported
+    /// on stderr and skipped, so a typo in the environment never stops the program from
+    /// starting.
     ///
     /// ```
     /// let guard = tachylog::builder().stdout().env_filter("RUST_LOG").init().unwrap();
@@ -252,13 +253,14 @@ impl Builder {
     /// The filter `init` puts in force.
     fn resolve_filter(&self) -> Result<crate::filter::Filter, Error> {
         let from_env = self.env_filter.as_ref().and_then(|var| {
-            Some((
-                var,
-                std::env::var(var).ok().filter(|v| !v.trim().is_empty())?,
-            ))
+            let value = std::env::var_os(var)?;
+            let blank = String::from_utf8_lossy(value.as_encoded_bytes())
+                .trim()
+                .is_empty();
+            (!blank).then_some((var, value))
         });
-        if let Some((var, spec)) = from_env {
-            let (filter, errors) = crate::filter::Filter::parse_lenient(&spec);
+        if let Some((var, value)) = from_env {
+            let (filter, errors) = crate::filter::Filter::parse_env(&value);
             for error in errors {
                 eprintln!("tachylog: ${var}: {error}; that directive is skipped");
             }
