@@ -68,3 +68,28 @@ fn the_monotonic_fallback_keeps_every_record_in_order() {
         "last record at {last}, after the run ended at {ended}"
     );
 }
+
+/// A value of `TACHYLOG_CLOCK` that is not `monotonic` (a typo) is reported at `init`, not
+/// ignored without a word; logging goes on with the default clock.
+#[test]
+fn a_clock_name_it_does_not_know_is_reported() {
+    if let Some(log) = common::child_role("a_clock_name_it_does_not_know_is_reported") {
+        std::env::set_var("TACHYLOG_CLOCK", "monotnic");
+        let guard = common::expect_init(tachylog::builder().file(&log).init());
+        tachylog::info!("logged after the warning");
+        drop(guard);
+        return;
+    }
+    let child = common::run_child(
+        "a_clock_name_it_does_not_know_is_reported",
+        Duration::from_secs(30),
+    );
+    assert!(child.status.success(), "{child}");
+    assert!(
+        child.stderr.contains("$TACHYLOG_CLOCK is \"monotnic\""),
+        "{child}"
+    );
+    let lines = common::parse_log(&child.log);
+    assert_eq!(lines.len(), 1, "{child}");
+    assert_eq!(lines[0].message, "logged after the warning");
+}

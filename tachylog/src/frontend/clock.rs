@@ -24,13 +24,24 @@ pub(crate) enum Source {
     Monotonic,
 }
 
-/// Chooses the clock source: the TSC if it is invariant, unless `TACHYLOG_CLOCK=monotonic`.
-/// Must not change while records are in flight, so it is called once per process.
+/// Chooses the clock source: the TSC if it is invariant, unless `TACHYLOG_CLOCK=monotonic`
+/// (another value is reported on stderr and ignored). Must not change while records are in
+/// flight, so it is called once per process.
 pub(crate) fn select() -> Source {
     static CHOSEN: std::sync::OnceLock<Source> = std::sync::OnceLock::new();
     *CHOSEN.get_or_init(|| {
-        let forced_monotonic =
-            std::env::var("TACHYLOG_CLOCK").is_ok_and(|v| v.eq_ignore_ascii_case("monotonic"));
+        // `init` is the first to choose, so a warning here is printed at start-up.
+        let forced_monotonic = match std::env::var_os("TACHYLOG_CLOCK") {
+            Some(value) if value.eq_ignore_ascii_case("monotonic") => true,
+            Some(value) if !value.is_empty() => {
+                eprintln!(
+                    "tachylog: $TACHYLOG_CLOCK is {value:?}, not `monotonic`, the one value it \
+                     takes; it is ignored"
+                );
+                false
+            }
+            _ => false,
+        };
         let source = if !forced_monotonic && tsc_is_invariant() {
             Source::Tsc
         } else {
