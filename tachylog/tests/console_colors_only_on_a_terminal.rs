@@ -28,7 +28,7 @@ fn child_logs_one_line_to_stdout() -> bool {
 
 /// Runs the test named `test` again as a child, with stdout on a new pseudo-terminal (`pty`)
 /// or a pipe, with `env` set.
-fn run(test: &str, pty: bool, env: &[(&str, &str)]) -> String {
+fn run<V: AsRef<std::ffi::OsStr>>(test: &str, pty: bool, env: &[(&str, V)]) -> String {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
         .args([test, "--exact", "--nocapture", "--test-threads=1"])
@@ -36,7 +36,7 @@ fn run(test: &str, pty: bool, env: &[(&str, &str)]) -> String {
         .env_remove("NO_COLOR")
         .env_remove("CLICOLOR_FORCE")
         .env("TERM", "xterm")
-        .envs(env.iter().copied())
+        .envs(env.iter().map(|(name, value)| (name, value)))
         .stdin(Stdio::null())
         .stderr(Stdio::null());
     if !pty {
@@ -103,12 +103,12 @@ fn a_terminal_gets_colour_and_a_pipe_does_not() {
         return;
     }
     const NAME: &str = "a_terminal_gets_colour_and_a_pipe_does_not";
-    let terminal = run(NAME, true, &[]);
+    let terminal = run::<&str>(NAME, true, &[]);
     assert!(
         terminal.contains(GREEN_INFO) && terminal.contains("hello terminal"),
         "{terminal:?}"
     );
-    let pipe = run(NAME, false, &[]);
+    let pipe = run::<&str>(NAME, false, &[]);
     assert!(
         pipe.contains("hello terminal") && !pipe.contains('\u{1b}'),
         "{pipe:?}"
@@ -131,6 +131,17 @@ fn no_color_and_clicolor_force_are_respected() {
     assert!(forced.contains(GREEN_INFO), "{forced:?}");
     let dumb = run(NAME, true, &[("TERM", "dumb")]);
     assert!(!dumb.contains('\u{1b}'), "{dumb:?}");
+    // Set is set, whatever the value: bytes that are not UTF-8 too.
+    use std::os::unix::ffi::OsStrExt;
+    let latin1 = run(
+        NAME,
+        true,
+        &[("NO_COLOR", std::ffi::OsStr::from_bytes(b"\xe9"))],
+    );
+    assert!(
+        latin1.contains("hello terminal") && !latin1.contains('\u{1b}'),
+        "{latin1:?}"
+    );
 }
 
 #[cfg(not(feature = "color"))]

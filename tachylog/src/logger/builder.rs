@@ -759,8 +759,9 @@ impl Builder {
                 // ANSI mode on, which `ColorChoice::Never` must not do.
                 let terminal =
                     self.color == crate::sink::ColorChoice::Auto && crate::sink::is_terminal(fd);
+                // Lossy: `NO_COLOR` set to bytes that are not UTF-8 is still set.
                 slot.set_colored(crate::sink::use_color(self.color, terminal, |var| {
-                    std::env::var(var).ok()
+                    std::env::var_os(var).map(|value| value.to_string_lossy().into_owned())
                 }));
             }
             sinks.push(slot);
