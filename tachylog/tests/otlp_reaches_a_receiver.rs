@@ -652,6 +652,34 @@ fn structured_fields_arrive_as_typed_attributes() {
     assert_eq!(b["admin"], Some(V::BoolValue(false)));
 }
 
+/// A variable that is not UTF-8 is ignored with a warning that names it, as an unusable value
+/// is, not read as unset without a word.
+#[cfg(unix)]
+#[test]
+fn a_variable_that_is_not_utf8_is_ignored_with_a_warning() {
+    use std::os::unix::ffi::OsStrExt;
+    let scenario = "a_variable_that_is_not_utf8_is_ignored_with_a_warning";
+    if child::is_child(scenario) {
+        let sink = OtlpSink::from_env().build().unwrap();
+        println!("target: {}", sink.describe_target());
+        return;
+    }
+    let endpoint = std::ffi::OsStr::from_bytes(b"http://collector.caf\xe9:4318/logs");
+    let run = child::run_child(scenario, &[("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", endpoint)]);
+    assert!(run.status.success(), "{run}");
+    assert!(
+        run.stderr
+            .contains("ignoring OTEL_EXPORTER_OTLP_LOGS_ENDPOINT=\"http://collector.caf\\xE9")
+            && run.stderr.contains("not valid UTF-8"),
+        "{run}"
+    );
+    assert!(
+        run.stdout
+            .contains("target: otlp http://localhost:4318/v1/logs"),
+        "{run}"
+    );
+}
+
 /// `OtlpSink::from_env` in a child with the OpenTelemetry variables set: the logs endpoint is
 /// used as is (no `/v1/logs` appended), the logs headers replace the generic ones and their
 /// values are percent-decoded, compression is off, the timeout parses; an unusable protocol or

@@ -34,7 +34,7 @@ impl std::fmt::Display for ChildRun {
 /// Runs this test binary again as a child playing `scenario` (a `#[test]` that checks
 /// [`is_child`] first), with the OpenTelemetry and proxy variables of this process removed and
 /// `env` set; kills it after 60 s.
-pub fn run_child(scenario: &str, env: &[(&str, String)]) -> ChildRun {
+pub fn run_child<V: AsRef<std::ffi::OsStr>>(scenario: &str, env: &[(&str, V)]) -> ChildRun {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
         .args([scenario, "--exact", "--nocapture", "--test-threads=1"])

@@ -101,7 +101,19 @@ impl OtlpBuilder {
     /// Settings from the environment, with `endpoint` if given (else the environment's, else
     /// `http://localhost:4318`).
     pub(super) fn new(endpoint: Option<String>) -> OtlpBuilder {
-        let env = EnvConfig::read(&|name| std::env::var(name).ok());
+        // A variable that is not UTF-8 is ignored with a warning, as any unusable value is:
+        // not read as unset without a word.
+        let not_utf8 = std::cell::RefCell::new(Vec::new());
+        let mut env = EnvConfig::read(&|name| match std::env::var(name) {
+            Ok(value) => Some(value),
+            Err(std::env::VarError::NotUnicode(value)) => {
+                let warning = format!("ignoring {name}={value:?}: not valid UTF-8");
+                not_utf8.borrow_mut().push(warning);
+                None
+            }
+            Err(std::env::VarError::NotPresent) => None,
+        });
+        env.warnings.extend(not_utf8.into_inner());
         let (endpoint, endpoint_exact) = match endpoint {
             Some(endpoint) => (endpoint, false),
             None => env
