@@ -31,11 +31,25 @@ fn child_logs_one_line(log: &Path) -> ! {
 /// its one line's time column, read as a wall-clock time, and the UTC second it says it logged
 /// at, or what it printed if `init` failed.
 fn run(scenario: &str, tz: Option<&str>) -> Result<(jiff::civil::DateTime, i64), String> {
+    run_with(scenario, |command| {
+        match tz {
+            Some(tz) => command.env("TZ", tz),
+            None => command.env_remove("TZ"),
+        };
+        command.env_remove("TZDIR");
+    })
+}
+
+/// [`run`] with the child's environment set by `configure`.
+fn run_with(
+    scenario: &str,
+    configure: impl FnOnce(&mut std::process::Command),
+) -> Result<(jiff::civil::DateTime, i64), String> {
     let dir = tempfile::tempdir().unwrap();
-    let child = common::run_child_with_env(
+    let child = common::run_child_with_command(
         scenario,
         &dir.path().join("child.log"),
-        &[("TZ", tz), ("TZDIR", None)],
+        configure,
         Duration::from_secs(60),
     );
     if child.status.code() == Some(4) {
@@ -60,7 +74,16 @@ fn run(scenario: &str, tz: Option<&str>) -> Result<(jiff::civil::DateTime, i64),
 /// second's edge, by a clock converted from the TSC that may differ from the system's by
 /// microseconds. A wrong zone is off by whole hours or quarter hours.
 fn assert_in_zone(scenario: &str, tz: Option<&str>, zone: &jiff::tz::TimeZone) {
-    let (column, second) = run(scenario, tz).unwrap_or_else(|e| panic!("TZ={tz:?}: {e}"));
+    let run = run(scenario, tz).unwrap_or_else(|e| panic!("TZ={tz:?}: {e}"));
+    assert_column_in_zone(run, tz, zone);
+}
+
+/// [`assert_in_zone`] for a child's line that says it logged at `second`.
+fn assert_column_in_zone(
+    (column, second): (jiff::civil::DateTime, i64),
+    tz: Option<&str>,
+    zone: &jiff::tz::TimeZone,
+) {
     let expected = zone.to_datetime(jiff::Timestamp::from_second(second).unwrap());
     let column_second = column.with().subsec_nanosecond(0).build().unwrap();
     let ahead = column_second.duration_since(expected).as_secs_f64();
@@ -113,6 +136,30 @@ fn a_tz_naming_nothing_stops_init_with_the_reason() {
         error.contains("Nowhere/Atlantis") && error.contains("utc(true)"),
         "{error}"
     );
+}
+
+/// `TZDIR` is a path, which need not be UTF-8: a zone is found in a directory whose name is
+/// not.
+#[cfg(unix)]
+#[test]
+fn a_zone_is_found_in_a_tzdir_whose_path_is_not_utf8() {
+    const NAME: &str = "a_zone_is_found_in_a_tzdir_whose_path_is_not_utf8";
+    if let Some(log) = common::child_role(NAME) {
+        child_logs_one_line(&log);
+    }
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let tzdir = dir
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"zones-caf\xe9"));
+    std::fs::create_dir_all(tzdir.join("Test")).unwrap();
+    std::fs::copy("/usr/share/zoneinfo/Asia/Kolkata", tzdir.join("Test/Here")).unwrap();
+    let run = run_with(NAME, |command| {
+        command.env("TZ", "Test/Here").env("TZDIR", &tzdir);
+    })
+    .unwrap_or_else(|e| panic!("TZDIR={tzdir:?}: {e}"));
+    let zone = jiff::tz::TimeZone::get("Asia/Kolkata").unwrap();
+    assert_column_in_zone(run, Some("Test/Here"), &zone);
 }
 
 /// `TZ` is read from the environment of every process the logger runs in, so it may point

@@ -176,19 +176,22 @@ impl TimeZone {
             if name.split(['/', '\\']).any(|part| part == "..") {
                 return Err(fail("a zone name has no `..` component".into()));
             }
-            let tzdir = std::env::var("TZDIR").ok().filter(|dir| !dir.is_empty());
+            // A path, which need not be UTF-8.
+            let tzdir = std::env::var_os("TZDIR").filter(|dir| !dir.is_empty());
             let found = tzdir
                 .iter()
-                .map(String::as_str)
-                .chain(ZONEINFO_DIRECTORIES)
-                .find_map(|dir| read(&std::path::Path::new(dir).join(name)).ok());
+                .map(std::path::Path::new)
+                .chain(ZONEINFO_DIRECTORIES.iter().map(std::path::Path::new))
+                .find_map(|dir| read(&dir.join(name)).ok());
             match found {
                 Some(bytes) => bytes,
                 None if UTC_NAMES.contains(&name) => return Ok(TimeZone::utc()),
                 None => {
                     return Err(fail(format!(
                         "no such zone in the time-zone database ({}{})",
-                        tzdir.map(|d| format!("{d}, ")).unwrap_or_default(),
+                        tzdir
+                            .map(|d| format!("{}, ", std::path::Path::new(&d).display()))
+                            .unwrap_or_default(),
                         ZONEINFO_DIRECTORIES.join(", ")
                     )))
                 }
