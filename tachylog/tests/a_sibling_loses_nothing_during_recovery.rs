@@ -100,8 +100,10 @@ fn a_live_sibling_keeps_every_line_while_a_dead_process_is_recovered() {
         let started = std::time::Instant::now();
         let recovery = {
             let log = log.clone();
+            // This process appends to the log until the recovering one has exited, and its
+            // lines hold `…` (its thread's long name, shortened).
             std::thread::spawn(move || {
-                common::run_child_with_log("recovers", &log, Duration::from_secs(60))
+                common::run_child_leaving_log("recovers", &log, |_| {}, Duration::from_secs(60))
             })
         };
         std::thread::sleep(recovery_takes * (round % 8) as u32 / 7);

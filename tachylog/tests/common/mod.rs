@@ -420,6 +420,22 @@ pub fn run_child_with_command(
     configure: impl FnOnce(&mut Command),
     limit: Duration,
 ) -> ChildRun {
+    let mut run = run_child_leaving_log(scenario, log_path, configure, limit);
+    if log_path.exists() {
+        run.log = read_log(log_path);
+    }
+    run
+}
+
+/// [`run_child_with_command`] without reading the child's log back (`log` is empty): for a log
+/// that another writer still appends to when the child has exited, which a read could catch
+/// in the middle of a line, even inside a character.
+pub fn run_child_leaving_log(
+    scenario: &str,
+    log_path: &Path,
+    configure: impl FnOnce(&mut Command),
+    limit: Duration,
+) -> ChildRun {
     let log_path = log_path.to_path_buf();
     let exe = env::current_exe().expect("current_exe");
     let mut command = Command::new(exe);
@@ -471,16 +487,11 @@ pub fn run_child_with_command(
         );
     }
     let status = status.expect("the child has exited");
-    let log = if log_path.exists() {
-        read_log(&log_path)
-    } else {
-        String::new()
-    };
     ChildRun {
         status,
         stdout: stdout.join().unwrap_or_default(),
         stderr: stderr.join().unwrap_or_default(),
-        log,
+        log: String::new(),
     }
 }
 
