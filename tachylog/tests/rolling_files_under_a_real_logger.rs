@@ -197,3 +197,61 @@ fn copytruncate_leaves_no_hole() {
     );
     common::assert_numbered(&common::parse_log(&text), "after", 10);
 }
+
+/// A program that opens its log files by relative paths and then changes its working directory
+/// (a daemon's `chdir("/")`, a tool that enters its work directory) keeps writing the files it
+/// opened: a plain file and the files a pattern makes later, each checked and recreated at
+/// its path, stay in the directory that was current when they were opened. In a child process:
+/// the working directory is the whole process's.
+#[test]
+fn relative_paths_stay_where_they_were_opened_after_a_change_of_directory() {
+    const SCENARIO: &str = "relative_paths_stay_where_they_were_opened_after_a_change_of_directory";
+    if let Some(log) = common::child_role(SCENARIO) {
+        let root = log.parent().unwrap();
+        let elsewhere = root.join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::env::set_current_dir(root).unwrap();
+        let plain = tachylog::FileSink::open("plain/app.log").unwrap();
+        let rolling = RollingFile::builder("rolled/%H%M%S.log")
+            .utc(true)
+            .open()
+            .unwrap();
+        let guard = common::expect_init(
+            tachylog::builder()
+                .sink(plain)
+                .sink(rolling)
+                .utc(true)
+                .init(),
+        );
+        common::log_numbered("before", 100);
+        tachylog::flush();
+        std::env::set_current_dir(&elsewhere).unwrap();
+        // Past the once-a-second check of the plain file's path, and into a new second's file.
+        thread::sleep(Duration::from_millis(1_500));
+        common::log_numbered("after", 100);
+        drop(guard);
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let child = common::run_child_with_log(
+        SCENARIO,
+        &dir.path().join("child.log"),
+        Duration::from_secs(60),
+    );
+    assert!(child.status.success(), "{child}");
+    let elsewhere = dir.path().join("elsewhere");
+    assert_eq!(
+        common::sorted_file_names(&elsewhere),
+        Vec::<String>::new(),
+        "nothing was written under the new working directory"
+    );
+    let plain = common::read_log(&dir.path().join("plain/app.log"));
+    let lines = common::parse_log(&plain);
+    common::assert_only_numbered(&lines, &["before", "after"], 100, &child);
+    let rolled = dir.path().join("rolled");
+    let mut text = String::new();
+    for name in common::sorted_file_names(&rolled) {
+        text.push_str(&common::read_log(&rolled.join(name)));
+    }
+    common::assert_only_numbered(&common::parse_log(&text), &["before", "after"], 100, &child);
+}

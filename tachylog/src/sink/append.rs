@@ -13,7 +13,8 @@
 //! - At most once a second, at flush time, the path is checked to still name the open file
 //!   (see [`identity`]); if the file was deleted or moved away, it is recreated, so a log
 //!   deleted by hand or moved by a rotation tool without `copytruncate` is not written into the
-//!   void forever.
+//!   void forever. A relative path is made absolute against the working directory of the
+//!   open, so a later change of directory does not move the file.
 //! - A full batch is written by a [`BackgroundWriter`] thread while the next one fills; a
 //!   flush writes the rest itself after that batch is done (see its module for why).
 //! - Each `write(2)` holds the file's shared `flock` (see [`lock`]), so that a recovery never
@@ -78,10 +79,14 @@ impl AppendFile {
     }
 
     fn open_following(path: &Path, follow_link: bool) -> io::Result<AppendFile> {
-        let file = open_append(path, follow_link)?;
+        // The file is checked and opened again by its path for as long as the logger runs: a
+        // relative path taken against a later working directory (a daemon's `chdir("/")`)
+        // would move the log there. `absolute` reads the working directory once, now.
+        let path = std::path::absolute(path)?;
+        let file = open_append(&path, follow_link)?;
         let meta = file.metadata()?;
         Ok(AppendFile {
-            path: path.to_path_buf(),
+            path,
             follow_link,
             identity: identity::of_file(&file)?,
             file: Some(Arc::new(file)),

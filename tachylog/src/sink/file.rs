@@ -34,7 +34,9 @@ pub struct FileSink {
 }
 
 impl FileSink {
-    /// Opens (creating if needed, with its parent directories) `path` for appending.
+    /// Opens (creating if needed, with its parent directories) `path` for appending. A relative
+    /// path is taken from the working directory now: the file stays where it was opened when
+    /// the program later changes directory.
     pub fn open(path: impl AsRef<Path>) -> Result<FileSink, Error> {
         let path = path.as_ref();
         let file = AppendFile::open(path).map_err(|source| Error::OpenFile {
@@ -44,7 +46,14 @@ impl FileSink {
         Ok(FileSink { file })
     }
 
-    /// The file's path.
+    /// The file's path, made absolute when it was opened.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join("tachylog-doc-file-path");
+    /// let sink = tachylog::FileSink::open(dir.join("app.log")).unwrap();
+    /// assert_eq!(sink.path(), std::path::absolute(dir.join("app.log")).unwrap());
+    /// # std::fs::remove_dir_all(dir).unwrap();
+    /// ```
     pub fn path(&self) -> &Path {
         self.file.path()
     }

@@ -108,6 +108,9 @@ pub struct RollingFileBuilder {
 /// renamed: a new period opens a new file, at the boundary even when no record arrives, and
 /// each record goes to the file of its own timestamp's period. Names are formatted in local
 /// time by default (from the system time-zone database, DST included), or UTC, or any zone.
+/// A relative pattern (and a relative [`latest_symlink`](RollingFileBuilder::latest_symlink))
+/// is taken from the working directory at [`open`](RollingFileBuilder::open): a later change of
+/// directory does not move the files (unless that directory's path is not UTF-8).
 ///
 /// # Size limit
 /// With [`max_size`](RollingFileBuilder::max_size), when the next line would take the file past
@@ -421,7 +424,11 @@ impl RollingFileBuilder {
     /// # std::fs::remove_dir_all(dir).unwrap();
     /// ```
     pub fn open_at(self, unix_nanos: i64) -> Result<RollingFile, Error> {
-        let pattern = Arc::new(NamePattern::parse(&self.pattern)?);
+        let pattern = Arc::new(NamePattern::parse_anchored(&self.pattern)?);
+        // The link is replaced by its path on every change of file, like the names above.
+        let latest_symlink = self
+            .latest_symlink
+            .map(|link| std::path::absolute(&link).unwrap_or(link));
         let zone = match self.zone {
             Zone::Utc => TimeZone::utc(),
             Zone::Given(zone) => zone,
@@ -436,7 +443,7 @@ impl RollingFileBuilder {
             pattern,
             zone,
             max_size: self.max_size,
-            latest_symlink: self.latest_symlink,
+            latest_symlink,
             period: period.clone(),
             index: 0,
             file: None,

@@ -144,6 +144,34 @@ fn root_of(pattern: &str) -> &str {
 }
 
 impl NamePattern {
+    /// [`NamePattern::parse`], with a relative pattern placed under the working directory of
+    /// this call: the sink makes names from it for as long as it runs, and a name relative to
+    /// a later working directory (a daemon's `chdir("/")`) would move the log there. A working
+    /// directory that cannot be read or is not UTF-8 leaves the pattern relative.
+    pub(crate) fn parse_anchored(pattern: &str) -> Result<NamePattern, FileNamePatternError> {
+        NamePattern::parse_under(pattern, std::env::current_dir().ok().as_deref())
+    }
+
+    fn parse_under(pattern: &str, dir: Option<&Path>) -> Result<NamePattern, FileNamePatternError> {
+        let parsed = NamePattern::parse(pattern)?;
+        let Some(dir) = dir
+            .and_then(Path::to_str)
+            .filter(|_| parsed.root.is_empty())
+        else {
+            return Ok(parsed);
+        };
+        // The directory's own `%` are literal characters, not fields.
+        let mut anchored = dir.replace('%', "%%");
+        if !anchored.ends_with(std::path::is_separator) {
+            anchored.push(std::path::MAIN_SEPARATOR);
+        }
+        anchored.push_str(pattern);
+        NamePattern::parse(&anchored).map_err(|e| FileNamePatternError {
+            pattern: pattern.to_string(),
+            reason: e.reason,
+        })
+    }
+
     pub(crate) fn parse(pattern: &str) -> Result<NamePattern, FileNamePatternError> {
         let fail = |reason: String| FileNamePatternError {
             pattern: pattern.to_string(),

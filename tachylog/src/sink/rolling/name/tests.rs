@@ -198,3 +198,36 @@ fn directories_of_the_pattern_are_walked_from_the_fixed_root() {
         PathBuf::from("logs/app.20261121.log")
     );
 }
+
+#[test]
+#[cfg(unix)]
+fn a_relative_pattern_is_placed_under_the_directory_given() {
+    let under = |p: &str, dir: &str| NamePattern::parse_under(p, Some(Path::new(dir))).unwrap();
+    // The directory's `%` is a character of its name, not a field.
+    let p = under("logs/app.%Y%m%d.log", "/srv/100%Y");
+    assert_eq!(p.fixed_root(), PathBuf::from("/srv/100%Y/logs"));
+    assert_eq!(p.period(), Period::Day);
+    assert_eq!(
+        p.period_file(NOV_21, &TimeZone::utc()).base,
+        PathBuf::from("/srv/100%Y/logs/app.20261121.log")
+    );
+    assert_eq!(
+        under("../app.log", "/srv/")
+            .period_file(NOV_21, &TimeZone::utc())
+            .base,
+        PathBuf::from("/srv/../app.log")
+    );
+    // An absolute pattern stays as it is; a refusal names the pattern as given.
+    let absolute = under("/var/log/app.%Y.log", "/srv");
+    assert_eq!(absolute.fixed_root(), PathBuf::from("/var/log"));
+    let error = NamePattern::parse_under("logs/", Some(Path::new("/srv")))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("\"logs/\"") && error.contains("directory"),
+        "{error}"
+    );
+    // Without a directory (unreadable, or not UTF-8) the pattern stays relative.
+    let relative = NamePattern::parse_under("logs/app.log", None).unwrap();
+    assert_eq!(relative.fixed_root(), PathBuf::from("./logs"));
+}
