@@ -49,6 +49,16 @@ fn unwritable_path_is_an_error_naming_it() {
         Ok(_) => panic!("init succeeded on a directory"),
     }
 
+    // An empty path names no file.
+    match tachylog::builder().file("").init() {
+        Err(e @ tachylog::Error::OpenFile { .. }) => {
+            let shown = e.to_string();
+            assert!(shown.contains("empty"), "the cause is named: {shown}");
+        }
+        Err(e) => panic!("an empty path should be Error::OpenFile, got: {e}"),
+        Ok(_) => panic!("init succeeded with an empty path"),
+    }
+
     // Nothing was left initialised by the failures.
     let good = dir.path().join("logs").join("good.log");
     let guard = common::expect_init(tachylog::builder().file(&good).init());
