@@ -18,24 +18,24 @@
 //! (`u64`, `f64`, `&str`). No logger is installed in any of the three, so each keeps exactly what
 //! its macros pull in. With `--installed`, `tracing`'s and tachylog's programs first install a
 //! logger writing to a file, as a program that logs ships (`generate::Program`), under
-//! `target/compile-cost/installed/`. The workspace's `Cargo.lock` is copied into each (cargo prunes what it
-//! does not use), so all three resolve the dependency versions our own benchmarks use, and
-//! they share one target directory (`target/compile-cost/target`), so common dependencies are
-//! built once.
+//! `target/compile-cost/installed/`. The workspace's `Cargo.lock` is copied into each (cargo
+//! prunes what it does not use), so all resolve the dependency versions our own benchmarks
+//! use, and they share one target directory (`target/compile-cost/target`), so common
+//! dependencies are built once.
 //!
 //! For each crate and profile (`--release`, then debug): a warm build, then `main.rs` is
 //! rewritten with the same content (a new mtime) and the rebuild is timed by the wall clock:
 //! the edit-compile loop with every dependency already built. Cargo's default profiles apply
-//! (debug: incremental, full debug info; release: no debug info), with tachylog built as a
-//! dependency from crates.io is (not incrementally, `generate::cargo_toml`). The three crates run
+//! (debug: incremental, full debug info; release: no debug info); tachylog itself is built as
+//! a dependency from crates.io is, not incrementally (`generate::cargo_toml`). The crates run
 //! interleaved, so a noisy moment is spread over all of them; `--runs N` repeats the touch and
 //! rebuild and reports the median. Binary size is the executable's file size (MB = 10^6 bytes).
 //!
 //! The table and tachylog's ratios to the other two are printed and written to
-//! `target/compile-cost/report.md` (`installed/report.md` with `--installed`). With `--targets`, tachylog's own goals are checked too
-//! (release rebuild ≤ tracing's, debug rebuild and debug binary ≤ 1.5 × tracing's), MET or
-//! MISSED; they are left
-//! out by default because one rebuild on a busy machine can miss them on its own.
+//! `target/compile-cost/report.md` (`installed/report.md` with `--installed`). With
+//! `--targets`, tachylog's own goals are checked too (release rebuild ≤ tracing's, debug
+//! rebuild and debug binary ≤ 1.5 × tracing's), MET or MISSED; they are left out by default
+//! because one rebuild on a busy machine can miss them on its own.
 //!
 //! Layout: `generate` writes the crates' text, `table` renders the report; this file runs
 //! cargo, times it and reads the sizes.
