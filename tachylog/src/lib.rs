@@ -203,6 +203,10 @@ pub mod __private {
     pub use crate::frontend::limit;
     pub use crate::frontend::producer::log_record;
     pub use crate::queue::control::hold_backend;
+    #[cfg(all(unix, not(loom), feature = "testing"))]
+    pub use crate::queue::spool::journal::tear_next_write;
+    #[cfg(all(unix, not(loom), feature = "testing"))]
+    pub use crate::queue::spool::kill_recovery_before_cleanup;
     pub use crate::record::{Count, Decode, Placeholder, Site};
     pub use tachylog_macros::__log;
 

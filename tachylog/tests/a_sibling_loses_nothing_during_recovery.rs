@@ -1,11 +1,12 @@
 //! Recovery shares a file with the processes that append to it: it never cuts what another
-//! process wrote. Each round, a process with a spool dies after its last batch reached the
-//! file and before that batch was committed, the death having torn the batch's last line;
-//! then, while this process (a live sibling, a plain logger) appends to the same file as fast
-//! as it flushes, a third process recovers the spool. Recovery cuts off the torn piece only
-//! under the file's exclusive `flock`, which every tachylog writer shares while it appends,
-//! and only if it is still the end of the file; otherwise the sibling's next line was written
-//! after it, and both stay.
+//! process wrote. Each round, a process with a spool dies inside the `write(2)` of its last
+//! batch, which the death cuts short at a 4 KiB boundary of the file, in the middle of a line
+//! (the test hook `tear_next_write`); then, while this process (a live sibling, a plain
+//! logger) appends to the same file as fast as it flushes, a third process recovers the
+//! spool. Recovery knows from the dead process's journal where its batch began and how far it
+//! went; it cuts off the torn piece only under the file's exclusive `flock`, which a sibling
+//! holding it excludes, and only if it is still the end of the file; otherwise the sibling's
+//! next line was written after it, and both stay.
 //!
 //! After each round, every record of the sibling is in the file once, whole, every record of
 //! the dead process once, as a whole line, and every line parses; the torn piece is either cut
@@ -34,11 +35,14 @@ fn dies_after_writing_its_last_batch() {
             tachylog::info!("dead {} of the committed cut", i);
         }
         tachylog::flush();
-        common::log_uncommitted_and_die(|| {
-            for i in 300..600u64 {
-                tachylog::info!("dead {} written, never committed", i);
-            }
-        });
+        tachylog::__private::tear_next_write();
+        tachylog::__private::hold_backend(true);
+        for i in 300..600u64 {
+            tachylog::info!("dead {} written, never committed", i);
+        }
+        tachylog::__private::hold_backend(false);
+        tachylog::flush();
+        common::await_fatal_signal(Duration::from_secs(30))
     }
 }
 
@@ -74,18 +78,16 @@ fn a_live_sibling_keeps_every_line_while_a_dead_process_is_recovered() {
             Duration::from_secs(60),
         );
         assert_eq!(child.status.signal(), Some(libc::SIGKILL), "{child}");
-        // The death tore the last line: its end, from inside the message, is not there.
+        // The death tore a line: the file ends inside it, at a 4 KiB boundary.
         let text = common::read_log(&log);
-        let last = text.trim_end().rsplit('\n').next().unwrap();
-        let keep = last.find(" written").unwrap() + round % 7;
-        let torn = &last[..keep];
-        let len = text.len() - last.len() - 1 + keep;
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&log)
-            .unwrap()
-            .set_len(len as u64)
-            .unwrap();
+        assert_eq!(
+            text.len() % 4096,
+            0,
+            "round {round}: torn at a page boundary"
+        );
+        let torn = text.rsplit('\n').next().unwrap().to_string();
+        assert!(!torn.is_empty(), "round {round}: the last line is torn");
+        let torn = torn.as_str();
 
         // The sibling: this process, appending and flushing until the recovery is over.
         let guard = common::expect_init(

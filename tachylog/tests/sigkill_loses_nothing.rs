@@ -284,9 +284,7 @@ fn survive_sigkill(sink: &str) {
             text.contains("recovery done"),
             "run {run}: the recovering process's own record"
         );
-        let leftover = std::fs::read_dir(spool_dir(&log))
-            .map(|d| d.count())
-            .unwrap_or(0);
+        let leftover = common::process_dirs(&spool_dir(&log)).len();
         assert_eq!(leftover, 0, "run {run}: spool directories left behind");
     }
     eprintln!(

@@ -74,6 +74,23 @@ fn spool_recoverer() {
     }
 }
 
+/// A recovery killed (SIGKILL) once it wrote the records, before it removed the spool.
+#[test]
+fn killed_recovering() {
+    if let Some(log) = common::child_role("killed_recovering") {
+        tachylog::__private::kill_recovery_before_cleanup(false);
+        let guard = common::expect_init(
+            tachylog::builder()
+                .file(&log)
+                .spool(spool_dir(&log))
+                .level(tachylog::Level::Debug)
+                .init(),
+        );
+        drop(guard);
+        panic!("the recovery was to be killed");
+    }
+}
+
 #[test]
 fn killed_before_commit() {
     if let Some(log) = common::child_role("killed_before_commit") {
@@ -440,30 +457,20 @@ fn a_recovery_killed_halfway_is_recovered_again_once() {
             Some(libc::SIGKILL),
             "{role}: {child}"
         );
-        // A recovery that wrote the files and died before removing the spool: the next one
-        // finds what it wrote past the ledger's length (the file was empty), marked.
-        let spool = spool_dir(&log);
-        let saved = dir.path().join("saved-spool");
-        copy_dir(&spool, &saved);
-        let first = recover(&log);
+        // A recovery that wrote the files and was killed before it removed the spool: the
+        // next one knows from the first one's journal what it wrote.
+        let killed = common::run_child_with_log("killed_recovering", &log, Duration::from_secs(60));
+        assert_eq!(killed.status.signal(), Some(libc::SIGKILL), "{killed}");
+        let first = common::read_log(&log);
         assert_eq!(numbered(&common::parse_log(&first), "held").len(), 1_000);
-        std::fs::remove_dir_all(&spool).ok();
-        copy_dir(&saved, &spool);
+        assert_eq!(
+            common::process_dirs(&spool_dir(&log)).len(),
+            2,
+            "the dead process's directory kept, and the killed recovery's own"
+        );
         let text = recover(&log);
         let records = numbered(&common::parse_log(&text), "held");
         assert_once_each(&records, 1_000, &format!("{role}: after two recoveries"));
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
     }
 }
 
@@ -482,15 +489,12 @@ fn a_live_process_keeps_its_spool_while_a_dead_one_is_recovered() {
     );
     tachylog::info!("the live instance logs");
     tachylog::flush();
-    let live: Vec<_> = std::fs::read_dir(&spool)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let live = common::process_dirs(&spool);
     assert_eq!(live.len(), 1);
     let child = common::run_child_with_log("killed_while_held", &log, Duration::from_secs(60));
     assert_eq!(child.status.signal(), Some(libc::SIGKILL), "{child}");
     assert_eq!(
-        std::fs::read_dir(&spool).unwrap().count(),
+        common::process_dirs(&spool).len(),
         2,
         "two instances, two directories"
     );
@@ -504,10 +508,10 @@ fn a_live_process_keeps_its_spool_while_a_dead_one_is_recovered() {
         live[0].join("lock").exists(),
         "the live instance's spool was left alone"
     );
-    assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 1);
+    assert_eq!(common::process_dirs(&spool).len(), 1);
     drop(guard);
     assert_eq!(
-        std::fs::read_dir(&spool).unwrap().count(),
+        common::process_dirs(&spool).len(),
         0,
         "a clean end removes its directory"
     );
@@ -567,7 +571,7 @@ fn a_logger_does_not_recover_its_own_spool() {
         "{recovery:?}"
     );
     assert_eq!(
-        std::fs::read_dir(&spool).unwrap().count(),
+        common::process_dirs(&spool).len(),
         1,
         "its own spool is still there"
     );

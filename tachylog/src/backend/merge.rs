@@ -364,6 +364,11 @@ impl Merger {
                 .expect("a visible frame stays visible until it is advanced over");
             loop {
                 frame.prefetch_ahead(PREFETCH_DISTANCE);
+                // What the sinks' journal notes as this record's (see `queue::spool::journal`).
+                #[cfg(all(unix, not(loom)))]
+                crate::queue::spool::journal::set_frame(
+                    held.then(|| (queue.thread.serial, frame.position() as u64)),
+                );
                 frame.read_body(|body| emit(queue, body, frame.kind()));
                 if *held && frame.is_boxed() {
                     large.push(frame.position());

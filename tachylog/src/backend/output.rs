@@ -246,6 +246,13 @@ impl Output {
         if body.len() < 16 {
             return;
         }
+        // A live record's lines are its frame's in the spool's journal; any other line (a
+        // kept or held record, a notice) is no frame's.
+        #[cfg(all(unix, not(loom)))]
+        let _line = match origin {
+            Origin::Live => crate::queue::spool::journal::LineOf::current_frame(),
+            Origin::Backtrace | Origin::Scope => crate::queue::spool::journal::LineOf::record(None),
+        };
         let ts = u64::from_ne_bytes(init(&body[..8]));
         let unix_nanos = match origin {
             Origin::Live => self.wall_time(ts),
@@ -459,51 +466,6 @@ impl Output {
     #[cfg(all(unix, not(loom)))]
     pub(super) fn write_recovered(&mut self, record: &RecordView<'_>, skip: &[bool]) {
         self.write_to(record, To::TakingBut(skip));
-    }
-
-    /// `record`'s line as sink `index` would be given it (uncoloured), each byte of its
-    /// date-time column replaced by `any_byte`, without writing it: what recovery compares
-    /// with a file's lines (the time the dead process wrote may be later than the record's own
-    /// by up to the column's monotonic clamp, and its clock's calibration may have moved
-    /// since). `None` for a binary log, which takes no line.
-    #[cfg(all(unix, not(loom)))]
-    pub(super) fn render_line_for_matching(
-        &mut self,
-        record: &RecordView<'_>,
-        index: usize,
-        any_byte: u8,
-    ) -> Option<&[u8]> {
-        let Output {
-            formatter,
-            sinks,
-            message,
-            fields,
-            lines,
-            ..
-        } = self;
-        let sink = sinks.get(index)?;
-        let (format, shape) = (sink.format(), sink.shape());
-        if format == Format::Binary {
-            return None;
-        }
-        formatter.render_message(&record.message, message, fields);
-        let text = &mut lines[format as usize];
-        text.clear();
-        match format {
-            Format::Text => formatter.format(record, message, fields, false, text),
-            Format::Json => formatter.format_json(record, message, fields, shape, text),
-            Format::Logfmt => formatter.format_logfmt(record, message, fields, shape, text),
-            Format::Binary => {}
-        }
-        let mut column = Vec::with_capacity(32);
-        formatter.write_time(record.unix_nanos, &mut column);
-        if format != Format::Text {
-            column[10] = b'T';
-        }
-        if let Some(at) = text.windows(column.len()).position(|w| w == column) {
-            text[at..at + column.len()].fill(any_byte);
-        }
-        Some(text)
     }
 
     /// Formats `record` once per format its sinks use (the message once for all) and hands it

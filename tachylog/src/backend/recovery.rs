@@ -18,15 +18,13 @@
 //! wrote (marked) and does not write them again. What cannot be recovered is counted and named
 //! in WARN records after the recovered ones.
 
-mod tail;
+mod held;
 
 use super::output::Output;
-use crate::binary::decoder::Decoded;
-use crate::format::Format;
-use crate::read::{dead_processes, DeadProcess, DeadSpool};
+use crate::queue::spool::journal;
+use crate::read::{dead_processes, DeadProcess};
 use std::path::Path;
 use std::sync::Mutex;
-use tail::SinkTail;
 
 /// What the recovery of a spool did, for [`Guard::recovery`](crate::Guard::recovery).
 ///
@@ -127,27 +125,58 @@ fn recover_process(
     let mut warnings: Vec<String> = spool.warnings.clone();
     // Pass one: how many records, over what time.
     let (mut count, mut first, mut last) = (0usize, i64::MAX, i64::MIN);
-    for record in spool.records(true) {
+    for record in spool.records(false) {
         count += 1;
         first = first.min(record.unix_nanos);
         last = last.max(record.unix_nanos);
     }
-    let already = find_written(&spool, out, count, (first, last), &mut warnings);
-    // Pass three: the rest, to every sink that takes them.
+    // Pass two: which of them each sink's files hold, by the journals' facts.
+    let writes = spool.journaled_writes(&mut warnings);
+    let stripes = crate::queue::spool::lock_stripes(root);
+    let held = held::held_by_sinks(
+        &writes,
+        &mut out.sinks,
+        &spool.marks,
+        (first, last),
+        stripes.as_ref(),
+        &mut warnings,
+    );
+    drop(stripes);
+    // Pass three: the rest, to every sink that takes them, each write noted in the
+    // directory's own journal.
+    let journal = match process.recovery_journal(root) {
+        Ok(journal) => Some(std::sync::Arc::new(journal)),
+        Err(e) => {
+            warnings.push(format!(
+                "its recovery journal: {e}; a recovery killed halfway may write records twice"
+            ));
+            None
+        }
+    };
+    let outer = journal::activate(journal);
+    let failures_before: u64 = out.sinks.iter().map(|s| s.failures()).sum();
     let mut skip = vec![false; out.sinks.len()];
+    let mut already = 0usize;
     let mut records = spool.records(false);
     let most_verbose = out.sinks.iter().map(|s| s.min_level()).max();
     let mut too_verbose = 0usize;
-    for (ordinal, record) in (&mut records).enumerate() {
-        for (i, held) in already.iter().enumerate() {
-            skip[i] = held.as_ref().is_some_and(|h| h[ordinal]);
+    while let Some(record) = records.next() {
+        let id = records.current;
+        for (i, held) in held.iter().enumerate() {
+            skip[i] = held
+                .as_ref()
+                .zip(id)
+                .is_some_and(|(held, id)| held.contains(&id));
         }
+        already += skip.iter().filter(|s| **s).count();
         if most_verbose.is_none_or(|level| record.level > level) {
             too_verbose += 1;
         }
+        let _line = journal::LineOf::record(id);
         out.write_recovered(&crate::read::view_of(&record), &skip);
     }
-    warnings.extend(records.warnings);
+    warnings.extend(std::mem::take(&mut records.warnings));
+    drop(records);
     if too_verbose > 0 {
         warnings.push(format!(
             "{too_verbose} recovered record(s) are more verbose than any of this logger's \
@@ -155,84 +184,25 @@ fn recover_process(
         ));
     }
     out.flush();
+    journal::activate(outer);
+    let failed = out.sinks.iter().map(|s| s.failures()).sum::<u64>() > failures_before;
     report.processes += 1;
     report.records += count;
-    report.already_written += already
-        .iter()
-        .flatten()
-        .map(|held| held.iter().filter(|h| **h).count())
-        .sum::<usize>();
+    report.already_written += already;
+    if failed {
+        warnings.push(
+            "a sink failed while its records were written (a full disk?): the spool is kept, \
+             and the next start writes what did not arrive"
+                .to_string(),
+        );
+    }
     report.warnings.extend(
         warnings
             .into_iter()
             .map(|w| format!("spool {context}: {w}")),
     );
     drop(spool);
-    process.remove(root);
-}
-
-/// Pass two: for each sink with files, which records (by their order in the stream) its files
-/// already hold; and the torn ends mended.
-fn find_written(
-    spool: &DeadSpool<'_>,
-    out: &mut Output,
-    count: usize,
-    span: (i64, i64),
-    warnings: &mut Vec<String>,
-) -> Vec<Option<Vec<bool>>> {
-    let mut tails: Vec<Option<SinkTail>> = Vec::with_capacity(out.sinks.len());
-    for sink in out.sinks.iter_mut() {
-        let files = sink.recovery_files(&spool.marks, span);
-        let binary = sink.format() == Format::Binary;
-        let tail = SinkTail::read(files, binary, warnings);
-        tails.push((!tail.is_empty()).then_some(tail));
+    if !failed {
+        process.remove(root);
     }
-    if tails.iter().all(Option::is_none) {
-        return vec![None; out.sinks.len()];
-    }
-    let mut held: Vec<Option<Vec<bool>>> = tails
-        .iter()
-        .map(|t| t.as_ref().map(|_| vec![false; count]))
-        .collect();
-    for (ordinal, mut record) in spool.records(true).enumerate().take(count) {
-        for (i, tail) in tails.iter_mut().enumerate() {
-            let Some(tail) = tail else { continue };
-            if taken_by(tail, &mut record, out, i) {
-                if let Some(Some(h)) = held.get_mut(i) {
-                    h[ordinal] = true;
-                }
-            }
-        }
-    }
-    // Lines there that no record took stay as they are: another process's, or the dead
-    // process's own of records its last cut had committed (a cut's lengths are taken before
-    // its batch is written).
-    for tail in tails.iter().flatten() {
-        tail.mend_torn_ends(warnings);
-    }
-    held
-}
-
-/// Whether `tail` holds `record` as sink `index` writes it, unmarked or marked, at about its
-/// time (see [`Output::render_line_for_matching`]); a binary log's record by its thread, level,
-/// line and message.
-fn taken_by(tail: &mut SinkTail, record: &mut Decoded, out: &mut Output, index: usize) -> bool {
-    if record.level > out.sinks[index].min_level() {
-        return false;
-    }
-    if out.sinks[index].format() == Format::Binary {
-        let line = record.site.as_ref().map_or(record.line, |s| s.line);
-        return tail.take_record((record.thread.id, record.level, line), &record.message);
-    }
-    for recovered in [false, true] {
-        record.recovered = recovered;
-        let view = crate::read::view_of(record);
-        if out
-            .render_line_for_matching(&view, index, tail::ANY_BYTE)
-            .is_some_and(|line| tail.take_line(line))
-        {
-            return true;
-        }
-    }
-    false
 }

@@ -143,6 +143,11 @@ impl SpoolCut {
         }
     }
 
+    /// The journal the file sinks' writes are noted in.
+    pub(crate) fn journal(&self) -> Arc<crate::queue::spool::journal::Journal> {
+        self.spool.journal()
+    }
+
     /// Publishes the clock's calibration, which recovery needs to date the records.
     pub(crate) fn publish_clock(&self, clock: &WallClock) {
         let (ticks, wall, nanos_per_tick) = clock.calibration();

@@ -249,6 +249,8 @@ impl Worker {
                 super::recovery::recover(root, &mut out);
             }
             if let Some(cuts) = &mut cuts {
+                // From now on every batch a file sink writes is noted in the spool's journal.
+                crate::queue::spool::journal::activate(Some(cuts.journal()));
                 cuts.commit_files(&out.sinks);
             }
         }
@@ -454,6 +456,7 @@ impl Worker {
         cut(&mut cuts, &mut merger, &out);
         #[cfg(all(unix, not(loom)))]
         if let Some(cuts) = cuts {
+            crate::queue::spool::journal::activate(None);
             cuts.finish();
         }
         REGISTRY.give_back(merger.into_queues());

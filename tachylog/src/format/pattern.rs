@@ -150,14 +150,6 @@ pub(crate) struct LineFormatter {
 }
 
 impl LineFormatter {
-    /// Appends the date-time column of `unix_nanos` as every format writes it
-    /// (`YYYY-MM-DD HH:MM:SS.ffffff`; JSON and logfmt put a `T` in the middle and the zone's
-    /// offset after).
-    #[cfg(all(unix, not(loom)))]
-    pub(crate) fn write_time(&mut self, unix_nanos: i64, out: &mut Vec<u8>) {
-        self.time.write(unix_nanos, out);
-    }
-
     pub(crate) fn new(pattern: Pattern, zone: crate::zone::TimeZone, escape: bool) -> Self {
         LineFormatter {
             segments: super::segments::compile(pattern.pieces()),

@@ -18,6 +18,7 @@ use crate::fields::Fields;
 use crate::format::pattern::{render_message, Message};
 use crate::format::shaped::{decode, SiteText};
 use crate::queue::registry::ThreadInfo;
+use crate::queue::spool::journal::{self, Journal, JournaledWrite, RecordId};
 use crate::queue::spool::layout::*;
 use crate::queue::spool::{remove_process_dir, set_lock, PrivateDir};
 use crate::record::{
@@ -80,8 +81,14 @@ pub(crate) fn dead_processes(
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    let mut names: Vec<(u128, OsString)> = root
-        .entries()?
+    let entries = root.entries()?;
+    // A recovery's removal that a death interrupted: what is left was written.
+    for name in entries.iter().filter(|n| is_being_removed(n)) {
+        if let Ok(dir) = root.open_dir(name) {
+            remove_process_dir(&root, name, &dir);
+        }
+    }
+    let mut names: Vec<(u128, OsString)> = entries
         .into_iter()
         .filter_map(|name| Some((started(&name)?, name)))
         .collect();
@@ -134,6 +141,16 @@ pub(crate) fn dead_processes(
     Ok(Some(DeadProcesses { root, processes }))
 }
 
+/// What a process directory's name ends with while a recovery removes it.
+const REMOVING: &str = ".removing";
+
+/// `<pid>.<start ns>.removing`: a directory whose removal began.
+fn is_being_removed(name: &OsStr) -> bool {
+    name.to_str()
+        .and_then(|n| n.strip_suffix(REMOVING))
+        .is_some_and(|n| started(OsStr::new(n)).is_some())
+}
+
 /// `<pid>.<start ns>`: the start time, which orders the directories.
 fn started(name: &OsStr) -> Option<u128> {
     let (pid, start) = name.to_str()?.split_once('.')?;
@@ -152,9 +169,31 @@ impl DeadProcess {
         DeadSpool::open(&self.dir)
     }
 
-    /// Removes the directory: its records were written.
+    /// The journal this recovery's writes are noted in, in the directory, so that a recovery
+    /// killed halfway is followed by one that writes only what it did not (see
+    /// `queue::spool::journal`).
+    pub(crate) fn recovery_journal(&self, root: &PrivateDir) -> io::Result<Journal> {
+        let file = self.dir.open_or_create_file(journal::RECOVERY_JOURNAL)?;
+        let owner = format!("{}/recovery", self.name.to_string_lossy());
+        Ok(Journal::new(
+            owner,
+            vec![file],
+            crate::queue::spool::lock_stripes(root),
+        ))
+    }
+
+    /// Removes the directory: its records were written. It is renamed first, so that a death
+    /// halfway through leaves a directory the next recovery removes without a word, not a
+    /// spool with its state gone (which would be set aside as damaged).
     pub(crate) fn remove(self, root: &PrivateDir) {
-        remove_process_dir(root, &self.name, &self.dir);
+        crate::queue::spool::kill_before_removal_if_asked();
+        let mut removing = self.name.clone();
+        removing.push(REMOVING);
+        let name = match root.rename(&self.name, &removing) {
+            Ok(()) => removing,
+            Err(_) => self.name.clone(),
+        };
+        remove_process_dir(root, &name, &self.dir);
     }
 
     /// Renames the directory `<name>.damaged` and leaves it for a person; recovery never looks
@@ -282,6 +321,33 @@ impl<'a> DeadSpool<'a> {
         Ok(spool)
     }
 
+    /// Every write the dead process's journals (and those of earlier recoveries of it) tell
+    /// of; what cannot be read is a warning, its writes' records then written again.
+    pub(crate) fn journaled_writes(&self, warnings: &mut Vec<String>) -> Vec<JournaledWrite> {
+        let mut writes = Vec::new();
+        let names = journal::LIVE_JOURNALS
+            .iter()
+            .chain([&journal::RECOVERY_JOURNAL]);
+        for name in names {
+            let read = self
+                .dir
+                .open_file(name, false, journal::MAX_JOURNAL)
+                .and_then(|file| {
+                    let mut bytes = Vec::new();
+                    file.take(journal::MAX_JOURNAL).read_to_end(&mut bytes)?;
+                    Ok(bytes)
+                });
+            match read {
+                Ok(bytes) => writes.extend(journal::read(&bytes)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => warnings.push(format!(
+                    "{name}: {e}; the records its writes took may be written twice"
+                )),
+            }
+        }
+        writes
+    }
+
     fn open_ring(&self, name: &str, current: u64) -> Result<RingImage, String> {
         let file = self
             .dir
@@ -357,6 +423,7 @@ impl<'a> DeadSpool<'a> {
                 last_nanos: self.clock.base_wall,
                 undefined: 0,
                 next: None,
+                next_position: image.from,
                 done: false,
             })
             .collect();
@@ -368,6 +435,7 @@ impl<'a> DeadSpool<'a> {
             spool: self,
             rings,
             holes,
+            current: None,
             warnings,
         }
     }
@@ -498,6 +566,9 @@ pub(crate) struct Records<'a> {
     spool: &'a DeadSpool<'a>,
     rings: Vec<RingReader<'a>>,
     holes: bool,
+    /// The ring serial and frame position of the record [`Iterator::next`] gave last: what the
+    /// write journal names it by (`queue::spool::journal`).
+    pub(crate) current: Option<RecordId>,
     /// What could not be recovered, one line each, as the records were read.
     pub(crate) warnings: Vec<String>,
 }
@@ -515,6 +586,7 @@ impl Iterator for Records<'_> {
             .1;
         let ring = &mut self.rings[oldest];
         let record = ring.next.take();
+        self.current = Some((ring.image.serial, ring.next_position));
         ring.advance(self.spool, self.holes, &mut self.warnings);
         record
     }
@@ -531,8 +603,9 @@ struct RingReader<'a> {
     last_nanos: i64,
     /// Records of a call site logged with an argument list never defined.
     undefined: usize,
-    /// The next record, read ahead.
+    /// The next record, read ahead, and the position of its frame.
     next: Option<Decoded>,
+    next_position: u64,
     done: bool,
 }
 
@@ -575,6 +648,7 @@ impl RingReader<'_> {
             return Err(format!("a damaged frame of {len} bytes"));
         }
         let position = self.pos;
+        self.next_position = position;
         self.pos = self.pos.wrapping_add(len);
         // Padding, and a request scope's events: a recovered record is written whatever its
         // scope (whether the scope would have failed is not known).

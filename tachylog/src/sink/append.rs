@@ -55,6 +55,11 @@ pub(crate) struct AppendFile {
     identity: FileId,
     /// Whole lines not yet written.
     buf: Vec<u8>,
+    /// The units of `buf` for a spool's journal (see `queue::spool::journal::note_unit`):
+    /// empty without one.
+    units: Vec<u64>,
+    /// Where the next line appended in place starts in `buf`.
+    noted_to: usize,
     /// The file's length as of the last `stat` plus what this process wrote since.
     written_len: u64,
     last_identity_check: Instant,
@@ -91,6 +96,8 @@ impl AppendFile {
             identity: identity::of_file(&file)?,
             file: Some(Arc::new(file)),
             buf: Vec::with_capacity(BATCH),
+            units: Vec::new(),
+            noted_to: 0,
             written_len: meta.len(),
             last_identity_check: Instant::now(),
             writer: None,
@@ -136,11 +143,20 @@ impl AppendFile {
         if line.len() >= BATCH {
             // A huge line goes straight out, without a copy, after the batch before it.
             self.wait_for_writer()?;
-            lock::append_locked(self.file()?, line)?;
+            let mut units = Vec::new();
+            note_unit(&mut units, 0, line.len());
+            let journal = lock::active_journal();
+            lock::append_locked(
+                self.file()?,
+                line,
+                lock::journaling(&journal, &units, &self.path),
+            )?;
             self.written_len += line.len() as u64;
             return Ok(());
         }
         self.buf.extend_from_slice(line);
+        note_unit(&mut self.units, self.buf.len() - line.len(), self.buf.len());
+        self.noted_to = self.buf.len();
         Ok(())
     }
 
@@ -164,6 +180,8 @@ impl AppendFile {
     /// writing thread (a line longer than a batch goes with the lines before it).
     #[inline]
     pub(crate) fn line_appended(&mut self) -> io::Result<()> {
+        note_unit(&mut self.units, self.noted_to, self.buf.len());
+        self.noted_to = self.buf.len();
         if self.buf.len() >= BATCH {
             self.hand_off_buffer()?;
         }
@@ -191,16 +209,21 @@ impl AppendFile {
             Err(e) => return Err(self.batch_failed(e)),
         };
         // A buffer that grew around a huge line is not kept for the next batches.
-        let spare = spare.filter(|spare| spare.capacity() <= 4 * BATCH);
+        let (spare, spare_units) = spare.unwrap_or_default();
+        let spare =
+            Some(spare).filter(|spare| spare.capacity() <= 4 * BATCH && spare.capacity() > 0);
         let full = std::mem::replace(
             &mut self.buf,
             spare.unwrap_or_else(|| Vec::with_capacity(BATCH)),
         );
+        let units = std::mem::replace(&mut self.units, spare_units);
+        self.noted_to = 0;
         let Some(file) = &self.file else {
             self.buf.clear();
+            self.units.clear();
             return Err(self.closed_error());
         };
-        self.written_len += writer.write(file, full)?;
+        self.written_len += writer.write(file, full, units, lock::active_journal(), &self.path)?;
         Ok(())
     }
 
@@ -224,6 +247,8 @@ impl AppendFile {
     /// the next check a second later (if that fails, the check tries again).
     fn batch_failed(&mut self, e: io::Error) -> io::Error {
         self.buf.clear();
+        self.units.clear();
+        self.noted_to = 0;
         if e.kind() == io::ErrorKind::NotFound {
             let _ = self.recreate();
         }
@@ -257,6 +282,8 @@ impl AppendFile {
                 // again in a second.
                 if let Err(e) = self.recreate() {
                     self.buf.clear();
+                    self.units.clear();
+                    self.noted_to = 0;
                     return Err(io::Error::new(
                         e.kind(),
                         format!(
@@ -275,6 +302,8 @@ impl AppendFile {
     fn recreate(&mut self) -> io::Result<()> {
         let mut recreated = AppendFile::open_following(&self.path, self.follow_link)?;
         recreated.buf = std::mem::take(&mut self.buf);
+        recreated.units = std::mem::take(&mut self.units);
+        recreated.noted_to = self.noted_to;
         recreated.writer = self.writer.take();
         *self = recreated;
         Ok(())
@@ -310,19 +339,28 @@ impl AppendFile {
         if self.buf.is_empty() {
             return Ok(());
         }
+        let journal = lock::active_journal();
         let mut result = match &self.file {
-            Some(file) => lock::append_locked(file, &self.buf),
+            Some(file) => lock::append_locked(
+                file,
+                &self.buf,
+                lock::journaling(&journal, &self.units, &self.path),
+            ),
             None => Err(self.closed_error()),
         };
         if result
             .as_ref()
             .is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
         {
-            // Removed while open (see `lock::append_locked`), nothing written: the lines go
-            // to the file created again at the path.
-            result = self
-                .recreate()
-                .and_then(|()| lock::append_locked(self.file()?, &self.buf));
+            // Removed while open (see `lock::append_locked`): the lines go to the file created
+            // again at the path.
+            result = self.recreate().and_then(|()| {
+                lock::append_locked(
+                    self.file()?,
+                    &self.buf,
+                    lock::journaling(&journal, &self.units, &self.path),
+                )
+            });
         }
         if result.is_ok() {
             self.written_len += self.buf.len() as u64;
@@ -330,6 +368,8 @@ impl AppendFile {
         // Lines that failed are counted as lost by the caller; keeping them would make the
         // buffer grow without bound while the disk is full.
         self.buf.clear();
+        self.units.clear();
+        self.noted_to = 0;
         result
     }
 
@@ -362,6 +402,16 @@ impl AppendFile {
             Err(e) => e.kind() != io::ErrorKind::NotFound,
         }
     }
+}
+
+/// Notes the unit `start..end` of a batch for the journal (see
+/// `queue::spool::journal::note_unit`): nothing without a spool.
+#[inline(always)]
+fn note_unit(units: &mut Vec<u64>, start: usize, end: usize) {
+    #[cfg(all(unix, not(loom)))]
+    crate::queue::spool::journal::note_unit(units, start, end);
+    #[cfg(not(all(unix, not(loom))))]
+    let _ = (units, start, end);
 }
 
 /// Opens `path` with `O_APPEND | O_CREAT`, mode 0640 (on Windows: append access, shared for

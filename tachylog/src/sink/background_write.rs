@@ -17,19 +17,25 @@
 //! here; a flush writes the partial batch itself, so a quiet logger's lines are not delayed by
 //! a hand-off.
 
+use super::append::lock::{self, journaling, JournalRef};
 use std::fs::File;
 use std::io;
+use std::path::Path;
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// A batch and the file it goes to.
-type Job = (Arc<File>, Vec<u8>);
+/// A batch, its journal units, the file it goes to and the journal it is noted in.
+type Job = (Arc<File>, Vec<u8>, Vec<u64>, JournalRef, Arc<Path>);
+/// A batch's bytes and journal units, emptied for reuse.
+pub(crate) type Buffers = (Vec<u8>, Vec<u64>);
+/// A written batch's buffers, emptied, and how its write went.
+type Done = (Vec<u8>, Vec<u64>, io::Result<()>);
 
 /// The writing thread and the batch it is writing, if any.
 pub(crate) struct BackgroundWriter {
     jobs: Option<SyncSender<Job>>,
-    done: Receiver<(Vec<u8>, io::Result<()>)>,
+    done: Receiver<Done>,
     /// Bytes of the batch being written; 0 when none is.
     in_flight: usize,
     thread: Option<JoinHandle<()>>,
@@ -43,9 +49,10 @@ impl BackgroundWriter {
         let thread = std::thread::Builder::new()
             .name("tachylog-write".into())
             .spawn(move || {
-                for (file, batch) in incoming {
-                    let result = super::append::lock::append_locked(&file, &batch);
-                    if finished.send((batch, result)).is_err() {
+                for (file, batch, units, journal, path) in incoming {
+                    let journaling = journaling(&journal, &units, &path);
+                    let result = lock::append_locked(&file, &batch, journaling);
+                    if finished.send((batch, units, result)).is_err() {
                         return;
                     }
                 }
@@ -67,36 +74,45 @@ impl BackgroundWriter {
     /// Hands `batch` to the thread. Call [`BackgroundWriter::wait`] first: one batch at a time.
     /// Returns the bytes written before returning: 0, or the batch's if the thread is gone (it
     /// panicked) and the batch was written here instead.
-    pub(crate) fn write(&mut self, file: &Arc<File>, batch: Vec<u8>) -> io::Result<u64> {
+    pub(crate) fn write(
+        &mut self,
+        file: &Arc<File>,
+        batch: Vec<u8>,
+        units: Vec<u64>,
+        journal: JournalRef,
+        path: &Path,
+    ) -> io::Result<u64> {
         debug_assert_eq!(self.in_flight, 0, "one batch at a time");
         let len = batch.len();
         match self
             .jobs
             .as_ref()
-            .map(|jobs| jobs.send((file.clone(), batch)))
+            .map(|jobs| jobs.send((file.clone(), batch, units, journal, Arc::from(path))))
         {
             Some(Ok(())) => {
                 self.in_flight = len;
                 Ok(0)
             }
-            Some(Err(mpsc::SendError((file, batch)))) => {
-                super::append::lock::append_locked(&file, &batch).map(|()| len as u64)
+            Some(Err(mpsc::SendError((file, batch, units, journal, path)))) => {
+                lock::append_locked(&file, &batch, journaling(&journal, &units, &path))
+                    .map(|()| len as u64)
             }
             None => unreachable!("the sender lives until drop"),
         }
     }
 
     /// Waits for the batch in flight, if any; returns its bytes written (0 if none) and its
-    /// buffer, emptied, for reuse.
-    pub(crate) fn wait(&mut self) -> io::Result<(u64, Option<Vec<u8>>)> {
+    /// buffers, emptied, for reuse.
+    pub(crate) fn wait(&mut self) -> io::Result<(u64, Option<Buffers>)> {
         if self.in_flight == 0 {
             return Ok((0, None));
         }
         let len = std::mem::take(&mut self.in_flight) as u64;
         match self.done.recv() {
-            Ok((mut batch, result)) => {
+            Ok((mut batch, mut units, result)) => {
                 batch.clear();
-                result.map(|()| (len, Some(batch)))
+                units.clear();
+                result.map(|()| (len, Some((batch, units))))
             }
             Err(_) => Err(io::Error::other("tachylog's writing thread stopped")),
         }

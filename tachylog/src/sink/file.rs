@@ -102,25 +102,17 @@ impl Sink for FileSink {
         self.file.mark()
     }
 
-    /// The file, from its length at the dead process's last cut, if that process wrote it.
+    /// The file: whatever the dead process wrote, a sink that writes this file writes
+    /// recovered records there.
     #[cfg(all(unix, not(loom)))]
     fn recovery_files(
         &mut self,
-        marks: &[crate::read::FileMark],
+        _marks: &[crate::read::FileMark],
         _span: (i64, i64),
         _: crate::codec::sealed::Internal,
     ) -> Vec<super::TailFile> {
-        let Some(own) = self.file.mark() else {
-            return Vec::new();
-        };
-        marks
-            .iter()
-            .filter(|m| (m.dev, m.ino) == (own.dev, own.ino))
-            .map(|m| super::TailFile {
-                path: self.file.path().to_path_buf(),
-                from: m.len,
-            })
-            .take(1)
-            .collect()
+        vec![super::TailFile {
+            path: self.file.path().to_path_buf(),
+        }]
     }
 }

@@ -256,9 +256,9 @@ pub trait Sink: Send + 'static {
     }
 
     /// The files of this sink where records of a process that died may already be, stamped
-    /// from `span.0` to `span.1`, each with the offset its lines may start at, given the
-    /// files that process's file sinks wrote at its last cut (`marks`). Internal: a recovery
-    /// reads them to write each record once (see `backend::recovery`).
+    /// from `span.0` to `span.1`, given the files that process's file sinks wrote at its last
+    /// cut (`marks`). Internal: a recovery compares them with the dead process's journal to
+    /// write each record once (see `backend::recovery`).
     #[doc(hidden)]
     #[cfg(all(unix, not(loom)))]
     fn recovery_files(
@@ -336,14 +336,12 @@ pub trait Sink: Send + 'static {
     }
 }
 
-/// A file where a dead process's records may already be, from `from` on (see
-/// [`Sink::recovery_files`]).
+/// A file where a dead process's records may already be (see [`Sink::recovery_files`]).
 #[doc(hidden)]
 #[cfg(all(unix, not(loom)))]
 #[derive(Debug)]
 pub struct TailFile {
     pub(crate) path: std::path::PathBuf,
-    pub(crate) from: u64,
 }
 
 /// One record as a sink receives it: its level, its time and its formatted line.
@@ -441,6 +439,11 @@ pub(crate) struct SinkSlot {
     /// With [`Format::Binary`]: the open block, handed to the sink as one "line" when full and
     /// on every flush.
     binary: Option<Box<Encoder>>,
+    /// The spooled records in the open block, for the spool's journal.
+    #[cfg(all(unix, not(loom)))]
+    block_records: Vec<crate::queue::spool::journal::RecordId>,
+    /// The sink's failures so far (each failed write or flush).
+    failures: u64,
     /// The shape of this sink's JSON or logfmt lines, if not the default.
     shape: Option<Box<CompiledShape>>,
 }
@@ -460,7 +463,24 @@ impl SinkSlot {
             notice: None,
             announced: None,
             binary: None,
+            #[cfg(all(unix, not(loom)))]
+            block_records: Vec::new(),
+            failures: 0,
             shape: None,
+        }
+    }
+
+    /// How many writes and flushes of this sink failed so far.
+    pub(crate) fn failures(&self) -> u64 {
+        self.failures
+    }
+
+    /// Notes the record being encoded into the open block, for the spool's journal.
+    #[inline(always)]
+    fn note_block_record(&mut self) {
+        #[cfg(all(unix, not(loom)))]
+        if let Some(id) = crate::queue::spool::journal::line() {
+            self.block_records.push(id);
         }
     }
 
@@ -512,7 +532,9 @@ impl SinkSlot {
         if counted {
             self.unflushed += 1;
         }
-        if encoder.encode(record) {
+        let full = encoder.encode(record);
+        self.note_block_record();
+        if full {
             self.close_block();
         }
     }
@@ -534,7 +556,9 @@ impl SinkSlot {
         };
         self.dirty = true;
         self.unflushed += 1;
-        if encoder.encode_site(thread, unix_nanos, site_message) {
+        let full = encoder.encode_site(thread, unix_nanos, site_message);
+        self.note_block_record();
+        if full {
             self.close_block();
         }
     }
@@ -545,6 +569,17 @@ impl SinkSlot {
             return;
         };
         let sink = &mut self.sink;
+        #[cfg(all(unix, not(loom)))]
+        let (written, mut records) = crate::queue::spool::journal::with_block(
+            std::mem::take(&mut self.block_records),
+            || encoder.close_block(|block| sink.write_line(&Line::new(Level::Info, 0, block))),
+        );
+        #[cfg(all(unix, not(loom)))]
+        {
+            records.clear();
+            self.block_records = records;
+        }
+        #[cfg(not(all(unix, not(loom))))]
         let written =
             encoder.close_block(|block| sink.write_line(&Line::new(Level::Info, 0, block)));
         if let Some(Err(e)) = written {
@@ -765,6 +800,7 @@ impl SinkSlot {
     }
 
     fn fail_counting(&mut self, error: io::Error, lost: u64) {
+        self.failures += 1;
         match &mut self.failing {
             Some((count, _)) => *count += lost,
             None => {

@@ -580,3 +580,17 @@ pub fn block_starts(bytes: &[u8]) -> Vec<usize> {
     assert_eq!(at, bytes.len(), "a clean log ends with a whole block");
     starts
 }
+
+/// The process directories in the spool root `spool` (its `locks` directory, which stays,
+/// left out; none if the root does not exist).
+#[allow(dead_code)]
+pub fn process_dirs(spool: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(spool)
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.file_name().is_some_and(|n| n != "locks"))
+                .collect()
+        })
+        .unwrap_or_default()
+}

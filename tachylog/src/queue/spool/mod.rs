@@ -21,6 +21,7 @@
 //! Layer 1 (see `ARCHITECTURE.md`): bytes and files only; what a definition says is the
 //! front end's business, what a recovered record says is the reader's.
 
+pub(crate) mod journal;
 pub(crate) mod layout;
 mod map;
 mod private_dir;
@@ -51,6 +52,8 @@ pub(crate) struct Spool {
     capacity: usize,
     /// Whether every record since the spool opened was committed and the directory may go.
     clean: AtomicBool,
+    /// Where the file sinks' writes are noted.
+    journal: Arc<journal::Journal>,
 }
 
 static ACTIVE: Mutex<Option<Arc<Spool>>> = Mutex::new(None);
@@ -113,6 +116,15 @@ impl Spool {
         state.write(8, &(STATE_USIZE_BYTES as u32).to_le_bytes());
         state.write(12, &(usize::BITS / 8).to_le_bytes());
         let defs = dir.create_file(DEFS)?;
+        let journals = journal::LIVE_JOURNALS
+            .iter()
+            .map(|name| dir.open_or_create_file(name))
+            .collect::<io::Result<Vec<File>>>()?;
+        let journal = Arc::new(journal::Journal::new(
+            name.clone(),
+            journals,
+            lock_stripes(&root),
+        ));
         Ok(Spool {
             root,
             name,
@@ -122,7 +134,13 @@ impl Spool {
             defs: Mutex::new((defs, std::collections::HashSet::new())),
             capacity,
             clean: AtomicBool::new(false),
+            journal,
         })
+    }
+
+    /// The journal the file sinks' writes are noted in (see `journal`).
+    pub(crate) fn journal(&self) -> Arc<journal::Journal> {
+        self.journal.clone()
     }
 
     /// The process's directory.
@@ -208,6 +226,9 @@ impl Spool {
         self.state
             .atomic_u64(STATE_CURRENT)
             .store(seq, Ordering::Release);
+        // Every record written before the previous cut is committed now: the journal of those
+        // writes may go (see `journal`).
+        self.journal.rotate();
     }
 
     /// Marks everything logged as written for good: dropping the spool then removes its
@@ -225,6 +246,24 @@ impl Drop for Spool {
     }
 }
 
+/// The directory of lock stripes in `root` (see `journal`), made if missing; `None` if it
+/// cannot be had (a file in the way, another user's directory), which is noted for the back
+/// end to report: writes then go without stripes, and a crash inside one may have recovery
+/// write its batch again.
+pub(crate) fn lock_stripes(root: &PrivateDir) -> Option<PrivateDir> {
+    match root.open_or_create_dir(journal::LOCKS) {
+        Ok(dir) => Some(dir),
+        Err(e) => {
+            warn(format!(
+                "spool {}: no lock stripes ({e}): a batch a crash cuts short may be recovered \
+                 twice",
+                root.path().display()
+            ));
+            None
+        }
+    }
+}
+
 /// Removes the process directory `name` of `root`, open as `dir`: everything but the lock
 /// first (a recovery that finds the directory without its files has nothing to do), the lock
 /// last, then the directory.
@@ -232,10 +271,46 @@ pub(crate) fn remove_process_dir(root: &PrivateDir, name: &OsStr, dir: &PrivateD
     if let Ok(entries) = dir.entries() {
         for entry in entries.iter().filter(|e| e.as_os_str() != LOCK) {
             let _ = dir.remove_file(entry);
+            kill_if_asked(&KILL_DURING_REMOVAL);
         }
     }
     let _ = dir.remove_file(OsStr::new(LOCK));
     let _ = root.remove_dir(name);
+}
+
+/// Test hook: a recovery sends its process SIGKILL once its records are written, before it
+/// removes the directory.
+static KILL_BEFORE_REMOVAL: AtomicBool = AtomicBool::new(false);
+/// Test hook: a recovery sends its process SIGKILL after it removed a file of the directory.
+static KILL_DURING_REMOVAL: AtomicBool = AtomicBool::new(false);
+
+/// Tests only (feature `testing`): the next recovery of a dead process's spool is killed
+/// (SIGKILL) after it wrote and flushed the records, before it removes the directory
+/// (`during`: after it renamed the directory and removed its first file).
+///
+/// ```no_run
+/// tachylog::__private::kill_recovery_before_cleanup(false);
+/// ```
+#[cfg(feature = "testing")]
+pub fn kill_recovery_before_cleanup(during: bool) {
+    let hook = match during {
+        true => &KILL_DURING_REMOVAL,
+        false => &KILL_BEFORE_REMOVAL,
+    };
+    hook.store(true, Ordering::SeqCst);
+}
+
+/// With the test hook `hook` set: SIGKILL.
+pub(crate) fn kill_if_asked(hook: &AtomicBool) {
+    if hook.load(Ordering::Relaxed) {
+        // SAFETY: sends our own process a signal; no memory is involved.
+        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+    }
+}
+
+/// With the test hook of [`kill_recovery_before_cleanup`] set: SIGKILL.
+pub(crate) fn kill_before_removal_if_asked() {
+    kill_if_asked(&KILL_BEFORE_REMOVAL);
 }
 
 /// Takes the `fcntl` write lock on `file`: `false` when another process holds it.

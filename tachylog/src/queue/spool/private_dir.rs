@@ -79,6 +79,31 @@ impl PrivateDir {
         Ok(file)
     }
 
+    /// Opens the file `name` for appending (and reading), creating it (mode `0600`) if it is
+    /// missing: a regular file owned by the effective user, never through a symbolic link.
+    pub(crate) fn open_or_create_file(&self, name: &str) -> io::Result<File> {
+        let flags = OFlags::RDWR
+            | OFlags::APPEND
+            | OFlags::CREATE
+            | OFlags::NOFOLLOW
+            | OFlags::NONBLOCK
+            | OFlags::CLOEXEC;
+        let path = self.path.join(name);
+        let fd = rustix::fs::openat(&self.fd, name, flags, Mode::RUSR | Mode::WUSR)
+            .map_err(|e| refused(&path, e.into()))?;
+        let file = File::from(fd);
+        check_file(&file, &path, u64::MAX)?;
+        Ok(file)
+    }
+
+    /// Opens the directory `name` in this one, making it first (mode `0700`) if it is missing.
+    pub(crate) fn open_or_create_dir(&self, name: &str) -> io::Result<PrivateDir> {
+        match rustix::fs::mkdirat(&self.fd, name, Mode::RWXU) {
+            Ok(()) | Err(rustix::io::Errno::EXIST) => self.open_dir(OsStr::new(name)),
+            Err(e) => Err(refused(&self.path.join(name), e.into())),
+        }
+    }
+
     /// Opens the file `name` for reading (and writing, with `write`): a regular file owned by
     /// the effective user, of at most `max_len` bytes.
     pub(crate) fn open_file(&self, name: &str, write: bool, max_len: u64) -> io::Result<File> {

@@ -1,98 +1,174 @@
-//! How the processes that write one log file agree with a recovery that may cut it (see
-//! `backend::recovery`): every tachylog writer holds a shared `flock` on the file while its
-//! `write(2)` runs, and a recovery holds the exclusive one while it checks the end of the file
-//! and cuts off a line a dead process tore. So no tachylog process appends between the check
-//! and the cut, and a sibling's line is never cut. Writers do not exclude each other (shared),
-//! and `O_APPEND` keeps their batches whole as before.
+//! How a batch goes into a log file that other processes may append to, compress or mend.
 //!
-//! A process that holds the lock for long (a stuck recovery, or anyone who may open the file:
-//! `flock` needs only read access) must not stall the back end: a writer waits for the lock at
-//! most [`WRITER_WAIT`], then writes without it and says so once on standard error.
-//!
-//! `flock` locks belong to the open file description, not to the process, so the application
-//! opening and closing the same file does not release ours (unlike `fcntl` locks). Writers that
-//! are not tachylog (`echo >>`) take no lock; the cut is still done only if the end of the file
-//! is what it was when checked (see `backend::recovery`).
+//! - **No wait that another process controls.** A writer tries the file's shared `flock` once,
+//!   without waiting, and writes with or without it: `flock` needs only read access to the
+//!   file, and logs are often readable by a group, so a lock any reader can hold must never
+//!   stall the back end (and, through full rings, the callers). A sibling's compression and a
+//!   recovery's mending of a torn end hold the exclusive lock for a few microseconds, and
+//!   check the file's length under it, so a writer holding the shared lock is never cut.
+//!   A writer that had no lock checks after its write that the file was not removed meanwhile,
+//!   and says so (`NotFound`) if it was: its owner creates the file again and writes there.
+//! - **Facts for recovery.** With a spool, the batch is journaled (`queue::spool::journal`):
+//!   the file's lock stripe in the spool root is taken (only processes of the spool's user can
+//!   open it), the file's length read, the intent noted, the batch written, its landing noted.
+//!   The stripe makes the length read the batch's exact start among the spool's processes.
 
+#[cfg(all(unix, not(loom)))]
+use crate::queue::spool::journal::Journal;
 use std::fs::File;
 use std::io::{self, Write};
-#[cfg(unix)]
-use std::sync::atomic::{AtomicBool, Ordering};
-#[cfg(unix)]
-use std::time::{Duration, Instant};
+use std::path::Path;
+#[cfg(all(unix, not(loom)))]
+use std::sync::Arc;
 
-/// The longest a writer waits for the shared lock.
-#[cfg(unix)]
-const WRITER_WAIT: Duration = Duration::from_secs(2);
+/// The journal a batch is noted in, with its units (see `queue::spool::journal`).
+#[cfg(all(unix, not(loom)))]
+pub(crate) type Journaling<'a> = Option<(&'a Arc<Journal>, &'a [u64], &'a Path)>;
+/// No spool here: nothing is journaled.
+#[cfg(not(all(unix, not(loom))))]
+pub(crate) type Journaling<'a> = Option<(&'a (), &'a [u64], &'a Path)>;
 
-/// Writes all of `bytes` to `file` (opened for appending), holding the shared lock; writes
-/// nothing, and fails with [`io::ErrorKind::NotFound`], if the file was removed while open (a
-/// sibling process compressed the file of a period this one still writes late records to):
-/// the lines would go nowhere. Its owner creates the file again at the path.
-pub(crate) fn append_locked(file: &File, bytes: &[u8]) -> io::Result<()> {
-    #[cfg(unix)]
-    let locked = shared_lock(file);
-    #[cfg(unix)]
-    let written = match rustix::fs::fstat(file) {
-        Ok(stat) if stat.st_nlink == 0 => Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            "the file was removed while open",
-        )),
-        _ => (&*file).write_all(bytes),
-    };
-    #[cfg(not(unix))]
-    let written = (&*file).write_all(bytes);
-    #[cfg(unix)]
-    if locked {
-        let _ = rustix::fs::flock(file, rustix::fs::FlockOperation::Unlock);
-    }
-    written
+/// The journal this thread's writes are noted in, when a spool is open.
+#[cfg(all(unix, not(loom)))]
+pub(crate) type JournalRef = Option<Arc<Journal>>;
+/// No spool here: nothing is journaled.
+#[cfg(not(all(unix, not(loom))))]
+pub(crate) type JournalRef = Option<()>;
+
+/// The journal this thread's file writes are noted in now (see `queue::spool::journal`).
+pub(crate) fn active_journal() -> JournalRef {
+    #[cfg(all(unix, not(loom)))]
+    return crate::queue::spool::journal::active();
+    #[cfg(not(all(unix, not(loom))))]
+    return None;
 }
 
-/// Takes the shared lock, waiting at most [`WRITER_WAIT`]; `false` when it could not be taken
-/// (reported once per process, unless the file system has no locks at all).
-#[cfg(unix)]
-fn shared_lock(file: &File) -> bool {
-    use rustix::fs::{flock, FlockOperation};
-    static REPORTED: AtomicBool = AtomicBool::new(false);
-    let started = Instant::now();
-    let mut pause = Duration::from_micros(50);
-    loop {
-        match flock(file, FlockOperation::NonBlockingLockShared) {
-            Ok(()) => return true,
-            Err(rustix::io::Errno::WOULDBLOCK) if started.elapsed() < WRITER_WAIT => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(10));
-            }
-            Err(rustix::io::Errno::WOULDBLOCK) => {
-                if !REPORTED.swap(true, Ordering::Relaxed) {
-                    eprintln!(
-                        "tachylog: another process has held an exclusive lock on a log file for \
-                         over {} s; writing to it without the shared lock",
-                        WRITER_WAIT.as_secs()
-                    );
-                }
-                return false;
-            }
-            Err(rustix::io::Errno::INTR) => {}
-            // No locks here (some network file systems): nothing to agree on.
-            Err(_) => return false,
+/// What [`append_locked`] notes a batch of the file at `path` with.
+pub(crate) fn journaling<'a>(
+    journal: &'a JournalRef,
+    units: &'a [u64],
+    path: &'a Path,
+) -> Journaling<'a> {
+    journal.as_ref().map(|j| (j, units, path))
+}
+
+/// Writes all of `bytes` to `file` (opened for appending), noting it in the journal if one is
+/// given; writes nothing, and fails with [`io::ErrorKind::NotFound`], if the file was removed
+/// while open (a sibling process compressed the file of a period this one still writes late
+/// records to): the lines would go nowhere. Its owner creates the file again at the path.
+pub(crate) fn append_locked(file: &File, bytes: &[u8], journal: Journaling<'_>) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        let locked =
+            rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockShared).is_ok();
+        let result = append_unix(file, bytes, journal, locked);
+        if locked {
+            let _ = rustix::fs::flock(file, rustix::fs::FlockOperation::Unlock);
         }
+        result
     }
+    #[cfg(not(unix))]
+    {
+        let _ = journal;
+        (&*file).write_all(bytes)
+    }
+}
+
+#[cfg(unix)]
+fn append_unix(file: &File, bytes: &[u8], journal: Journaling<'_>, locked: bool) -> io::Result<()> {
+    if removed(file) {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            "the file was removed while open",
+        ));
+    }
+    #[cfg(not(loom))]
+    let written = match journal {
+        Some((journal, units, path)) => journaled_write(file, bytes, journal, units, path),
+        None => (&*file).write_all(bytes),
+    };
+    #[cfg(loom)]
+    let written = {
+        let _ = journal;
+        (&*file).write_all(bytes)
+    };
+    written?;
+    if !locked && removed(file) {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            "the file was removed while this batch was written to it",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn removed(file: &File) -> bool {
+    rustix::fs::fstat(file).is_ok_and(|stat| stat.st_nlink == 0)
+}
+
+/// The batch written under its stripe, between its intent and its landings: each `write(2)`
+/// that returns notes how much went and where it ended (the file offset after it).
+#[cfg(all(unix, not(loom)))]
+fn journaled_write(
+    file: &File,
+    bytes: &[u8],
+    journal: &Arc<Journal>,
+    units: &[u64],
+    path: &Path,
+) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let stripe = journal.lock_stripe(file);
+    let meta = file.metadata()?;
+    let start = meta.len();
+    let mut noted = journal.intend(file, start, stripe.is_some(), bytes, units);
+    if let (Some(stripe), Some(noted)) = (&stripe, &noted) {
+        stripe.begin(noted, meta.dev(), meta.ino(), start, path);
+    }
+    if let Some(torn) = crate::queue::spool::journal::torn_length(start, bytes.len()) {
+        let _ = (&*file).write_all(&bytes[..torn]);
+        // SAFETY: sends our own process a signal; no memory is involved.
+        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+    }
+    let mut rest = bytes;
+    let result = loop {
+        if rest.is_empty() {
+            break Ok(());
+        }
+        match (&*file).write(rest) {
+            Ok(0) => break Err(io::Error::from(io::ErrorKind::WriteZero)),
+            Ok(n) => {
+                // Where it went is not known if the seek fails: no landing, so recovery
+                // compares.
+                let end = rustix::fs::seek(file, rustix::fs::SeekFrom::Current(0));
+                if let (Some(noted), Ok(end)) = (&mut noted, end) {
+                    noted.landed(n as u64, end);
+                }
+                rest = &rest[n..];
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => break Err(e),
+        }
+    };
+    if let Some(stripe) = &stripe {
+        stripe.end();
+    }
+    drop(stripe);
+    result
 }
 
 /// Takes the exclusive lock on `file`, waiting at most `wait`; `false` if it could not.
 #[cfg(unix)]
-pub(crate) fn exclusive_lock(file: &File, wait: Duration) -> bool {
+pub(crate) fn exclusive_lock(file: &File, wait: std::time::Duration) -> bool {
     use rustix::fs::{flock, FlockOperation};
-    let started = Instant::now();
+    let started = std::time::Instant::now();
     loop {
         match flock(file, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => return true,
             Err(rustix::io::Errno::WOULDBLOCK | rustix::io::Errno::INTR)
                 if started.elapsed() < wait =>
             {
-                std::thread::sleep(Duration::from_millis(1))
+                std::thread::sleep(std::time::Duration::from_millis(1))
             }
             Err(_) => return false,
         }

@@ -41,11 +41,6 @@ const COMPRESS_GRACE: Duration = Duration::from_secs(1);
 #[cfg(all(unix, not(loom)))]
 const MAX_RECOVERY_PERIODS: usize = 64;
 
-/// How much of the end of a file the dead process moved on to after its last cut a recovery
-/// reads: it wrote at most a few batches there before it died.
-#[cfg(all(unix, not(loom)))]
-const RECOVERY_TAIL: u64 = 64 << 20;
-
 /// How often, at most, opening a file that failed is tried again.
 const REOPEN_RETRY: Duration = Duration::from_secs(1);
 
@@ -532,17 +527,15 @@ impl Sink for RollingFile {
     }
 
     /// Every file of the periods from `span.0` to `span.1` (at most [`MAX_RECOVERY_PERIODS`]
-    /// of them, from the first): the file the dead process was writing at its last cut from
-    /// its length then, any other from its last [`RECOVERY_TAIL`] bytes (files it moved on to
-    /// after that cut, by time or size).
+    /// of them, from the first): the dead process may have written records of those periods
+    /// into any of them.
     #[cfg(all(unix, not(loom)))]
     fn recovery_files(
         &mut self,
-        marks: &[crate::read::FileMark],
+        _marks: &[crate::read::FileMark],
         span: (i64, i64),
         _: crate::codec::sealed::Internal,
     ) -> Vec<super::TailFile> {
-        use std::os::unix::fs::MetadataExt;
         let mut files = Vec::new();
         let mut at = span.0;
         for _ in 0..MAX_RECOVERY_PERIODS {
@@ -558,11 +551,7 @@ impl Sink for RollingFile {
                 if !meta.is_file() {
                     continue;
                 }
-                let from = marks
-                    .iter()
-                    .find(|m| (m.dev, m.ino) == (meta.dev(), meta.ino()))
-                    .map_or(meta.len().saturating_sub(RECOVERY_TAIL), |m| m.len);
-                files.push(super::TailFile { path, from });
+                files.push(super::TailFile { path });
             }
             if period.end > span.1 || period.end <= at {
                 break;
