@@ -325,8 +325,9 @@ impl Worker {
                 // Skipped calls that no later call reported, up to now: `flush()`, shutdown and
                 // a signal's drain leave none behind.
                 limits.run(&mut out, true);
-                // The scopes still open when the process ends or dies: their held records.
-                if shutting_down || halting {
+                // The scopes still open when the process ends (a guard's drop, `exit`) or
+                // dies: their held records.
+                if shutting_down || halting || exiting {
                     out.release_open_scopes();
                 }
                 // `dump_backtrace()` asks for its dump, then a flush: the records logged before
