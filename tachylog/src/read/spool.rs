@@ -82,10 +82,21 @@ pub(crate) fn dead_processes(
         Err(e) => return Err(e),
     };
     let entries = root.entries()?;
-    // A recovery's removal that a death interrupted: what is left was written.
-    for name in entries.iter().filter(|n| is_being_removed(n)) {
-        if let Ok(dir) = root.open_dir(name) {
+    // A recovery's removal that a death interrupted: what is left was written. A directory
+    // whose process died while making it (its lock free): it holds no record yet.
+    for name in &entries {
+        let Ok(dir) = root.open_dir(name) else {
+            continue;
+        };
+        if is_being_removed(name) {
             remove_process_dir(&root, name, &dir);
+        } else if with_suffix(name, BUILDING) {
+            let free = dir
+                .open_file(LOCK, true, 0)
+                .is_ok_and(|lock| set_lock(&lock).unwrap_or(false));
+            if free {
+                remove_process_dir(&root, name, &dir);
+            }
         }
     }
     let mut names: Vec<(u128, OsString)> = entries
@@ -146,8 +157,13 @@ const REMOVING: &str = ".removing";
 
 /// `<pid>.<start ns>.removing`: a directory whose removal began.
 fn is_being_removed(name: &OsStr) -> bool {
+    with_suffix(name, REMOVING)
+}
+
+/// `<pid>.<start ns>` followed by `suffix`.
+fn with_suffix(name: &OsStr, suffix: &str) -> bool {
     name.to_str()
-        .and_then(|n| n.strip_suffix(REMOVING))
+        .and_then(|n| n.strip_suffix(suffix))
         .is_some_and(|n| started(OsStr::new(n)).is_some())
 }
 

@@ -440,7 +440,11 @@ pub(crate) fn read_settled(bytes: &[u8]) -> std::collections::HashMap<(String, u
         else {
             continue;
         };
-        settled.insert((String::from_utf8_lossy(owner).into_owned(), write), landed);
+        // The first settlement is the one made when the stripe was first taken after the
+        // death; one made later (if marking the write done failed) may count others' lines.
+        settled
+            .entry((String::from_utf8_lossy(owner).into_owned(), write))
+            .or_insert(landed);
     }
     settled
 }
@@ -488,7 +492,7 @@ pub(crate) fn stripe(locks: &PrivateDir, dev: u64, ino: u64, wait: Duration) -> 
     let index =
         (dev.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ino).wrapping_mul(0xff51_afd7_ed55_8ccd) >> 58;
     let file = locks
-        .open_or_create_file(&format!("stripe-{}", index % STRIPES))
+        .open_or_create_in_place(&format!("stripe-{}", index % STRIPES))
         .ok()?;
     let started = Instant::now();
     let mut pause = Duration::from_micros(20);

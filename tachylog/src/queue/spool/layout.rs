@@ -3,7 +3,10 @@
 //! explicit width, except the ring's own positions, which are the writer's `usize` (its width
 //! is recorded).
 
-/// A process's directory in the spool: `<pid>.<start time in ns>`.
+/// A process's directory in the spool: `<pid>.<start time in ns>`; while it is made (before its
+/// lock is held), the same with this suffix.
+pub(crate) const BUILDING: &str = ".new";
+/// The file a process holds its `fcntl` lock on while it lives.
 pub(crate) const LOCK: &str = "lock";
 /// The mapped state: clock, committed cut, file offsets.
 pub(crate) const STATE: &str = "state";

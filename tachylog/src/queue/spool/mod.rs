@@ -106,11 +106,17 @@ impl Spool {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         let name = format!("{}.{started}", std::process::id());
-        let dir = root.create_dir(&name)?;
+        // Made under a name recovery passes over, and given its own only once its lock is
+        // held: a recovery starting meanwhile must not take a directory without a lock for
+        // one whose process ended cleanly, and remove it.
+        let building = format!("{name}{BUILDING}");
+        let dir = root.create_dir(&building)?;
         let lock = dir.create_file(LOCK)?;
         if !set_lock(&lock)? {
             return Err(io::Error::other("the spool directory's lock is held"));
         }
+        root.rename(OsStr::new(&building), OsStr::new(&name))?;
+        let dir = root.open_dir(OsStr::new(&name))?;
         let state = Mapping::create(&dir.create_file(STATE)?, STATE_BYTES)?;
         state.write(0, &STATE_MAGIC);
         state.write(8, &(STATE_USIZE_BYTES as u32).to_le_bytes());

@@ -82,8 +82,18 @@ impl PrivateDir {
     /// Opens the file `name` for appending (and reading), creating it (mode `0600`) if it is
     /// missing: a regular file owned by the effective user, never through a symbolic link.
     pub(crate) fn open_or_create_file(&self, name: &str) -> io::Result<File> {
+        self.open_or_create(name, OFlags::APPEND)
+    }
+
+    /// [`PrivateDir::open_or_create_file`] for reading and writing at any offset (a positioned
+    /// write to a file opened for appending would append on Linux).
+    pub(crate) fn open_or_create_in_place(&self, name: &str) -> io::Result<File> {
+        self.open_or_create(name, OFlags::empty())
+    }
+
+    fn open_or_create(&self, name: &str, mode: OFlags) -> io::Result<File> {
         let flags = OFlags::RDWR
-            | OFlags::APPEND
+            | mode
             | OFlags::CREATE
             | OFlags::NOFOLLOW
             | OFlags::NONBLOCK
