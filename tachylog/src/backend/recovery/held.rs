@@ -13,7 +13,7 @@
 //! deleted) counts for nothing: its records are written again, in this logger's files.
 //! Whatever is uncertain makes a record be written twice, never lost.
 
-use crate::queue::spool::journal::{self, JournaledWrite, RecordId, Unit};
+use crate::queue::spool::journal::{self, JournaledWrite, RecordId};
 use crate::queue::spool::PrivateDir;
 use crate::sink::append::lock;
 use crate::sink::SinkSlot;
@@ -118,40 +118,53 @@ impl FileFacts {
     /// Adds what `write` put in this file; `settled`: how much of it landed, by its
     /// settlement, when it has no landing.
     fn take(&mut self, write: &JournaledWrite, settled: Option<u64>) -> io::Result<()> {
-        let binary = self.binary;
-        let landed: Vec<(u64, u64)> = if write.landed.is_empty() {
-            let (verified, last_line_end) = self.verified(write, settled)?;
-            // The write died inside its first `write(2)`: its start is ours (with the stripe
-            // held), so a unit torn at the file's end is the death's. Every binary block is a
-            // unit; a text line of no record (a notice) is none, so lines are found by their
-            // ends.
-            let whole = match binary {
-                true => whole_units_end(&write.units, verified),
-                false => last_line_end,
+        // What landed, as ranges of the batch; and where the last of it ends, in the batch
+        // and in the file, when that is known to be the writer's own last byte there.
+        let (landed, last, line_end): (Vec<(u64, u64)>, Option<(u64, u64)>, Option<u64>) =
+            if write.landed.is_empty() {
+                let (verified, last_line_end) = self.verified(write, settled)?;
+                // The write died inside its first `write(2)`: with the stripe held its start
+                // is exact, so the bytes verified there are the dead process's.
+                let last = write.exact.then_some((verified, write.start + verified));
+                (vec![(0, verified)], last, Some(last_line_end))
+            } else {
+                let ranges = write
+                    .landed
+                    .iter()
+                    .map(|&(offset, count, _)| (offset, offset + count))
+                    .collect();
+                let last = write
+                    .landed
+                    .last()
+                    .map(|&(offset, count, end)| (offset + count, end));
+                (ranges, last, None)
             };
-            if write.exact && verified < write.len && whole < verified {
-                let len = std::fs::metadata(&self.path)?.len();
-                if len == write.start + verified {
-                    self.torn = Some(Torn {
-                        at: write.start + whole,
-                        len,
-                    });
-                }
-            }
-            vec![(0, verified)]
-        } else {
-            write
-                .landed
-                .iter()
-                .map(|&(offset, count, _)| (offset, offset + count))
-                .collect()
-        };
         for unit in &write.units {
             if landed
                 .iter()
                 .any(|&(from, to)| from <= unit.start && unit.end <= to)
             {
                 self.held.extend(unit.records.iter().copied());
+            }
+        }
+        // A unit cut short (by a death, or a full disk) at the file's end is cut off: its
+        // records are written again, whole. A binary block is always a unit; a text line of no
+        // record (a notice) is none, so the last line break verified counts too.
+        if let Some((rel_end, file_end)) = last.filter(|&(rel_end, _)| rel_end < write.len) {
+            let straddling = write
+                .units
+                .iter()
+                .find(|u| u.start < rel_end && rel_end < u.end)
+                .map(|u| u.start);
+            let line = line_end.filter(|&l| !self.binary && l < rel_end);
+            if let Some(cut) = straddling.max(line) {
+                let len = std::fs::metadata(&self.path)?.len();
+                if len == file_end && file_end >= rel_end - cut {
+                    self.torn = Some(Torn {
+                        at: file_end - (rel_end - cut),
+                        len,
+                    });
+                }
             }
         }
         Ok(())
@@ -243,17 +256,6 @@ impl FileFacts {
             )),
         }
     }
-}
-
-/// The end of the last unit of `units` that lies within the first `verified` bytes, in a run
-/// of units from the batch's start (0 if none).
-fn whole_units_end(units: &[Unit], verified: u64) -> u64 {
-    units
-        .iter()
-        .filter(|u| u.end <= verified)
-        .map(|u| u.end)
-        .max()
-        .unwrap_or(0)
 }
 
 /// The settlements in the spool root's log (see `queue::spool::journal`).
