@@ -74,6 +74,68 @@ fn spool_recoverer() {
     }
 }
 
+/// A recovery killed (SIGKILL) while it removed the spool: after it renamed the directory and
+/// removed its first file.
+#[test]
+fn killed_removing() {
+    if let Some(log) = common::child_role("killed_removing") {
+        tachylog::__private::kill_recovery_before_cleanup(true);
+        let guard = common::expect_init(
+            tachylog::builder()
+                .file(&log)
+                .spool(spool_dir(&log))
+                .level(tachylog::Level::Debug)
+                .init(),
+        );
+        drop(guard);
+        panic!("the recovery was to be killed");
+    }
+}
+
+/// A recovery killed while it removes the spool leaves no false alarm: the next start finds
+/// a directory whose removal began, finishes it without a word, sets nothing aside, and every
+/// record is in the file once. `TACHYLOG_CLEANUP_ROUNDS` rounds (default 5).
+#[test]
+fn a_recovery_killed_while_removing_the_spool_leaves_no_false_alarm() {
+    let rounds: usize = std::env::var("TACHYLOG_CLEANUP_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    for round in 0..rounds {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("app.log");
+        let writer = common::run_child_with_log("killed_while_held", &log, Duration::from_secs(60));
+        assert_eq!(writer.status.signal(), Some(libc::SIGKILL), "{writer}");
+        let killed = common::run_child_with_log("killed_removing", &log, Duration::from_secs(60));
+        assert_eq!(killed.status.signal(), Some(libc::SIGKILL), "{killed}");
+        let removing: Vec<_> = common::process_dirs(&spool_dir(&log))
+            .into_iter()
+            .filter(|d| d.to_string_lossy().ends_with(".removing"))
+            .collect();
+        assert_eq!(removing.len(), 1, "round {round}: the removal had begun");
+        let recovery = common::run_child_with_log("spool_recoverer", &log, Duration::from_secs(60));
+        assert!(recovery.status.success(), "{recovery}");
+        let text = common::read_log(&log);
+        let lines = common::parse_log(&text);
+        assert_once_each(&numbered(&lines, "held"), 1_000, &format!("round {round}"));
+        let warnings: Vec<_> = lines
+            .iter()
+            .filter(|l| l.level == "WARN" && l.module == "tachylog")
+            .collect();
+        assert!(warnings.is_empty(), "round {round}: {warnings:#?}");
+        assert!(
+            !recovery.stderr.contains("damaged"),
+            "round {round}: {recovery}"
+        );
+        let left: Vec<_> = std::fs::read_dir(spool_dir(&log))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "locks")
+            .collect();
+        assert!(left.is_empty(), "round {round}: {left:?} left in the spool");
+    }
+}
+
 /// A recovery killed (SIGKILL) once it wrote the records, before it removed the spool.
 #[test]
 fn killed_recovering() {
