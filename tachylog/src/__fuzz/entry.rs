@@ -512,3 +512,38 @@ fn render_every_way(records: &[crate::binary::decoder::Decoded]) {
     }
     encoder.close_block(|_| ());
 }
+
+/// Reads a spool's write journal, settlement log and stripe record (`queue/spool/journal.rs`)
+/// from untrusted bytes: once as they are, and once framed as valid entries (their lengths and
+/// checksums made right), so that random bytes reach the payload parsers behind the CRC. Input:
+/// chunks of `[kind, length, bytes…]`. No input may panic, and what is read must add up: every
+/// unit inside its batch, every landing inside its batch.
+#[cfg(unix)]
+pub fn spool_journal(bytes: &[u8]) {
+    use crate::queue::spool::journal;
+    let mut framed = Vec::new();
+    let mut rest = bytes;
+    while let [kind, len, tail @ ..] = rest {
+        let len = usize::from(*len).min(tail.len());
+        let payload = &tail[..len];
+        framed.extend_from_slice(&u32::from(*kind % 4).to_le_bytes());
+        framed.extend_from_slice(&(len as u32).to_le_bytes());
+        framed.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+        framed.extend_from_slice(payload);
+        rest = &tail[len..];
+    }
+    for input in [bytes, &framed[..]] {
+        for write in journal::read(input) {
+            assert!(write
+                .units
+                .iter()
+                .all(|u| u.start <= u.end && u.end <= write.len));
+            assert!(write
+                .landed
+                .iter()
+                .all(|&(offset, count, _)| offset + count <= write.len));
+        }
+        let _ = journal::read_settled(input);
+        let _ = journal::parse_current_write(input);
+    }
+}

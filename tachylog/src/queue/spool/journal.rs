@@ -364,7 +364,12 @@ pub(crate) struct CurrentWrite {
 fn current_write(held: &File) -> Option<CurrentWrite> {
     let mut record = vec![0u8; MAX_RECORD];
     let n = held.read_at(&mut record, 0).ok()?;
-    let record = &record[..n];
+    parse_current_write(&record[..n])
+}
+
+/// A stripe's record (see [`Stripe::begin`]): the write it names if not done. Never trusts a
+/// length.
+pub(crate) fn parse_current_write(record: &[u8]) -> Option<CurrentWrite> {
     if record.get(..4)? != 1u32.to_le_bytes() {
         return None;
     }
