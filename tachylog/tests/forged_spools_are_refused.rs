@@ -48,9 +48,8 @@ fn dead_spool(dir: &Path) -> (PathBuf, PathBuf) {
     let child = common::run_child_with_log("dies_holding_records", &log, Duration::from_secs(60));
     assert_eq!(child.status.signal(), Some(libc::SIGKILL), "{child}");
     let root = log.with_extension("spool");
-    let process = std::fs::read_dir(&root)
-        .unwrap()
-        .map(|e| e.unwrap().path())
+    let process = common::process_dirs(&root)
+        .into_iter()
         .next()
         .expect("the dead process's directory");
     (root, process)
@@ -346,13 +345,8 @@ fn a_spool_is_made_private() {
     );
     tachylog::info!("made");
     tachylog::flush();
-    let process = std::fs::read_dir(&root)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    for path in [&root, &process] {
+    let process = common::process_dirs(&root).into_iter().next().unwrap();
+    for path in [&root, &process, &root.join("locks")] {
         let meta = std::fs::metadata(path).unwrap();
         assert_eq!(meta.mode() & 0o777, 0o700, "{}", path.display());
     }
