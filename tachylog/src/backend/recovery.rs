@@ -136,7 +136,6 @@ fn recover_process(
     let held = held::held_by_sinks(
         &writes,
         &mut out.sinks,
-        &spool.marks,
         (first, last),
         stripes.as_ref(),
         &mut warnings,

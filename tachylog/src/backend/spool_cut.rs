@@ -1,10 +1,10 @@
 //! The back end's side of the spool (see `queue::spool`): a cut after every batch it hands to
-//! the sinks. Once the sinks' `write(2)`s returned, the cut records how long each of the
-//! process's files is and how far each spooled ring was read, commits that with one store, and
-//! only then gives the rings' space back to the producers. A process killed at any moment
-//! leaves either the previous cut or this one committed; recovery cuts every file back to the
-//! committed length (removing a batch that was being written, or written but not committed)
-//! and writes everything after the committed ring positions: each record once, whole.
+//! the sinks. Once the sinks' `write(2)`s returned, the cut records how far each spooled ring
+//! was read, commits that with one store, and only then gives the rings' space back to the
+//! producers. A process killed at any moment leaves either the previous cut or this one
+//! committed; recovery reads every record after the committed ring positions, and the write
+//! journal (`queue::spool::journal`) says which of them reached each file: each is written
+//! once, whole.
 
 use super::clock::WallClock;
 use super::merge::{HeldMark, Merger};
@@ -43,7 +43,6 @@ fn kill_if_asked() {
 pub(crate) struct SpoolCut {
     spool: Arc<Spool>,
     seq: u64,
-    lengths: Vec<(u64, u64, u64)>,
     /// Records handed to the sinks since the last cut.
     pending: bool,
     /// The batch the sinks are writing now ([`SpoolCut::overlap`]): the next cut, once that
@@ -51,10 +50,9 @@ pub(crate) struct SpoolCut {
     writing: Option<Handed>,
 }
 
-/// Where the rings stood and each file sink's file and length, when a batch was handed over.
+/// Where the rings stood when a batch was handed over.
 struct Handed {
     marks: Vec<HeldMark>,
-    lengths: Vec<(u64, u64, u64)>,
 }
 
 impl SpoolCut {
@@ -62,30 +60,9 @@ impl SpoolCut {
         SpoolCut {
             spool,
             seq: 1,
-            lengths: Vec::new(),
             pending: false,
             writing: None,
         }
-    }
-
-    /// Commits a cut of the sinks' files as they are now, with no ring read: before the first
-    /// record (a process killed before its back end drained anything is recovered from these
-    /// lengths, since a file it appends to may hold another run's lines), and again once the
-    /// back end recovered dead processes into them (not to read their lines again).
-    pub(crate) fn commit_files(&mut self, sinks: &[SinkSlot]) {
-        self.measure(sinks);
-        self.spool.commit(self.seq, &self.lengths);
-        self.seq += 1;
-    }
-
-    /// Each file sink's file and its length now; zeros for a sink that writes no file (or
-    /// one that cannot be looked at now).
-    fn measure(&mut self, sinks: &[SinkSlot]) {
-        self.lengths.clear();
-        self.lengths.extend(sinks.iter().map(|sink| {
-            sink.spool_mark()
-                .map_or((0, 0, 0), |m| (m.dev, m.ino, m.len))
-        }));
     }
 
     /// Notes that records went to the sinks since the last cut.
@@ -100,11 +77,10 @@ impl SpoolCut {
 
     /// Commits what the sinks were just flushed with (call right after they were): every
     /// record read so far.
-    pub(crate) fn commit(&mut self, merger: &mut Merger, sinks: &[SinkSlot]) {
+    pub(crate) fn commit(&mut self, merger: &mut Merger) {
         kill_if_asked();
         merger.commit_held(self.seq);
-        self.measure(sinks);
-        self.spool.commit(self.seq, &self.lengths);
+        self.spool.commit(self.seq);
         merger.release_held();
         self.seq += 1;
         self.pending = false;
@@ -112,16 +88,11 @@ impl SpoolCut {
     }
 
     /// The cut of a batch written while the next is formatted: waits for the batch the sinks
-    /// are writing (handed to them by the last call), then commits the rings' positions and
-    /// the files' lengths as they were when it was handed over, and gives that much ring space
-    /// back; then notes both again and hands the sinks what was formatted since, without
-    /// waiting. The rings hold two batches' records at most.
-    ///
-    /// The lengths are taken before the hand-over, not after the write: a file sink may have
-    /// written part of the next batch by then (a full buffer goes to its writing thread at
-    /// once), and a committed length must never count a line of a record after the committed
-    /// positions, which recovery looks for past it. A line of a committed record past it is
-    /// only one recovery does not take.
+    /// are writing (handed to them by the last call), then commits the rings' positions as
+    /// they were when it was handed over, and gives that much ring space back; then notes them
+    /// again and hands the sinks what was formatted since, without waiting. The rings hold two
+    /// batches' records at most. Which of the records after the committed positions reached
+    /// a file, the journal says (`queue::spool::journal`).
     pub(crate) fn overlap(&mut self, merger: &mut Merger, sinks: &mut [SinkSlot]) {
         for sink in sinks.iter_mut() {
             sink.flush_finish();
@@ -129,14 +100,12 @@ impl SpoolCut {
         if let Some(handed) = self.writing.take() {
             kill_if_asked();
             merger.commit_marks(self.seq, &handed.marks);
-            self.spool.commit(self.seq, &handed.lengths);
+            self.spool.commit(self.seq);
             merger.release_marks(&handed.marks);
             self.seq += 1;
         }
-        self.measure(sinks);
         self.writing = Some(Handed {
             marks: merger.held_marks(),
-            lengths: self.lengths.clone(),
         });
         for sink in sinks.iter_mut() {
             sink.flush_start();

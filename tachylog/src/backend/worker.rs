@@ -162,11 +162,11 @@ type Cuts = Option<std::convert::Infallible>;
 
 /// After the sinks were flushed: commits a cut if records went to them since the last one.
 #[allow(unused_variables)]
-fn cut(cuts: &mut Cuts, merger: &mut Merger, out: &Output) {
+fn cut(cuts: &mut Cuts, merger: &mut Merger) {
     #[cfg(all(unix, not(loom)))]
     if let Some(cuts) = cuts {
         if cuts.pending() {
-            cuts.commit(merger, &out.sinks);
+            cuts.commit(merger);
         }
     }
 }
@@ -248,10 +248,9 @@ impl Worker {
             if let Some(root) = &recover_from {
                 super::recovery::recover(root, &mut out);
             }
-            if let Some(cuts) = &mut cuts {
+            if let Some(cuts) = &cuts {
                 // From now on every batch a file sink writes is noted in the spool's journal.
                 crate::queue::spool::journal::activate(Some(cuts.journal()));
-                cuts.commit_files(&out.sinks);
             }
         }
         let mut dumped_up_to = 0u64;
@@ -318,7 +317,7 @@ impl Worker {
                         // The spooled rings are not released until their records are in the
                         // files: a cut per batch keeps their producers going.
                         out.flush();
-                        cut(&mut cuts, &mut merger, &out);
+                        cut(&mut cuts, &mut merger);
                     }
                 }
                 merger.report_drops(|q, n| report_drop(&mut out, q, n));
@@ -338,7 +337,7 @@ impl Worker {
                     out.dump_backtrace();
                 }
                 out.flush();
-                cut(&mut cuts, &mut merger, &out);
+                cut(&mut cuts, &mut merger);
                 // `reopen()` requests a reopen, then a flush: everything logged before it went
                 // to the old files, and it returns once the new ones are open.
                 reopen_if_requested(&control, &mut reopened_up_to, &mut out);
@@ -387,7 +386,7 @@ impl Worker {
                     overlap(&mut cuts, &mut merger, &mut out);
                 } else if last_flush.elapsed() >= flush_interval {
                     out.flush();
-                    cut(&mut cuts, &mut merger, &out);
+                    cut(&mut cuts, &mut merger);
                     dirty = false;
                     last_flush = Instant::now();
                 }
@@ -401,7 +400,7 @@ impl Worker {
             // The queues ran empty: hand what we have to the sinks.
             if dirty {
                 out.flush();
-                cut(&mut cuts, &mut merger, &out);
+                cut(&mut cuts, &mut merger);
                 dirty = false;
                 last_flush = Instant::now();
             }
@@ -454,7 +453,7 @@ impl Worker {
             GATE.backend_sleeping.store(false, Ordering::Relaxed);
         }
         out.flush();
-        cut(&mut cuts, &mut merger, &out);
+        cut(&mut cuts, &mut merger);
         #[cfg(all(unix, not(loom)))]
         if let Some(cuts) = cuts {
             crate::queue::spool::journal::activate(None);

@@ -796,14 +796,11 @@ impl Builder {
             Some(dir) => open_spool(dir, self.ring_capacity, &mut notices),
             None => None,
         };
-        // Before any record can be published: recovery dates records with the clock, and
-        // looks for their lines in the files from the lengths of the first cut. Committed here,
-        // not by the back end: a process killed before its back-end thread ran still leaves a
-        // ledger, which a recovery killed halfway needs to find the lines it wrote.
+        // Before any record can be published: recovery dates records with the clock, also
+        // those of a process killed before its back-end thread ran.
         #[cfg(all(unix, not(loom)))]
         if let Some(cuts) = &mut spool {
             cuts.publish_clock(&clock);
-            cuts.commit_files(&sinks);
         }
         let worker = Worker {
             control: control.clone(),

@@ -49,7 +49,7 @@ pub use reader::{Block, Reader};
 #[cfg(all(unix, not(loom), fuzzing))]
 pub(crate) use spool::fuzz as fuzz_spool;
 #[cfg(all(unix, not(loom)))]
-pub(crate) use spool::{dead_processes, DeadProcess, FileMark};
+pub(crate) use spool::{dead_processes, DeadProcess};
 
 use crate::binary::decoder::{ArgKind, Decoded};
 use crate::codec::Typed;

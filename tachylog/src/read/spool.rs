@@ -43,16 +43,6 @@ pub(crate) const MAX_LARGE_RECORD: u64 = 1 << 30;
 /// Bytes of a ring read at a time.
 const WINDOW: usize = 64 << 10;
 
-/// A ledger entry: a file sink's file (device, inode) and its length after the last committed
-/// cut's writes. Internal (see `Sink::spool_mark`).
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileMark {
-    pub(crate) dev: u64,
-    pub(crate) ino: u64,
-    pub(crate) len: u64,
-}
-
 /// The spool root of [`dead_processes`], and the dead processes' directories in it.
 pub(crate) struct DeadProcesses {
     pub(crate) root: PrivateDir,
@@ -224,9 +214,6 @@ impl DeadProcess {
 /// A dead process's spool, open for reading.
 pub(crate) struct DeadSpool<'a> {
     dir: &'a PrivateDir,
-    /// The file sinks' files at the last committed cut (entries of sinks that wrote no file
-    /// left out).
-    pub(crate) marks: Vec<FileMark>,
     clock: Clock,
     sites: HashMap<u64, Arc<SpooledSite>>,
     args: HashMap<u64, Result<Shape, ShapeError>>,
@@ -287,23 +274,10 @@ impl<'a> DeadSpool<'a> {
             return Err(format!("state: a ring position of {usize_bytes} bytes"));
         }
         let current = u64_at(&state, STATE_CURRENT).unwrap_or(0);
-        let mut marks = Vec::new();
         if current != 0 {
             let slot = STATE_SLOTS + (current % 2) as usize * SLOT_BYTES;
             if u64_at(&state, slot) != Some(current) {
                 return Err("state: the committed cut's slot is not that cut's".into());
-            }
-            let files = u64_at(&state, slot + 8).unwrap_or(0).min(MAX_FILES as u64) as usize;
-            for i in 0..files {
-                let at = slot + 16 + i * 24;
-                let mark = FileMark {
-                    dev: u64_at(&state, at).unwrap_or(0),
-                    ino: u64_at(&state, at + 8).unwrap_or(0),
-                    len: u64_at(&state, at + 16).unwrap_or(0),
-                };
-                if (mark.dev, mark.ino) != (0, 0) {
-                    marks.push(mark);
-                }
             }
         }
         let clock = read_clock(&state)?;
@@ -311,7 +285,6 @@ impl<'a> DeadSpool<'a> {
         let (sites, args) = parse_defs(&defs);
         let mut spool = DeadSpool {
             dir,
-            marks,
             clock,
             sites,
             args,

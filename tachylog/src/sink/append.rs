@@ -115,18 +115,6 @@ impl AppendFile {
         self.written_len + (in_flight + self.buf.len()) as u64
     }
 
-    /// The open file's identity and length now (what a spool's cut records).
-    #[cfg(all(unix, not(loom)))]
-    pub(crate) fn mark(&self) -> Option<crate::read::FileMark> {
-        use std::os::unix::fs::MetadataExt;
-        let meta = self.file.as_ref()?.metadata().ok()?;
-        Some(crate::read::FileMark {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            len: meta.len(),
-        })
-    }
-
     /// Re-reads the file's size from the file system (other processes may have appended).
     #[cfg(feature = "rolling")]
     pub(crate) fn refresh_len(&mut self) -> io::Result<()> {

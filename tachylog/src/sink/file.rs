@@ -97,17 +97,11 @@ impl Sink for FileSink {
         self.file.finish_flush()
     }
 
-    #[cfg(all(unix, not(loom)))]
-    fn spool_mark(&self, _: crate::codec::sealed::Internal) -> Option<crate::read::FileMark> {
-        self.file.mark()
-    }
-
     /// The file: whatever the dead process wrote, a sink that writes this file writes
     /// recovered records there.
     #[cfg(all(unix, not(loom)))]
     fn recovery_files(
         &mut self,
-        _marks: &[crate::read::FileMark],
         _span: (i64, i64),
         _: crate::codec::sealed::Internal,
     ) -> Vec<super::TailFile> {

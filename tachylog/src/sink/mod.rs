@@ -246,28 +246,13 @@ pub trait Sink: Send + 'static {
         Ok(())
     }
 
-    /// The file this sink writes now, with its length: what a spool's cut records of the sink
-    /// (see [`Builder::spool`](crate::Builder::spool)). Internal: [`FileSink`] and
-    /// `RollingFile` have one.
+    /// The files of this sink where records of a process that died, stamped from `span.0`
+    /// to `span.1`, may already be. Internal: a recovery compares them with the dead
+    /// process's journal to write each record once (see `backend::recovery`).
     #[doc(hidden)]
     #[cfg(all(unix, not(loom)))]
-    fn spool_mark(&self, _: Internal) -> Option<crate::read::FileMark> {
-        None
-    }
-
-    /// The files of this sink where records of a process that died may already be, stamped
-    /// from `span.0` to `span.1`, given the files that process's file sinks wrote at its last
-    /// cut (`marks`). Internal: a recovery compares them with the dead process's journal to
-    /// write each record once (see `backend::recovery`).
-    #[doc(hidden)]
-    #[cfg(all(unix, not(loom)))]
-    fn recovery_files(
-        &mut self,
-        marks: &[crate::read::FileMark],
-        span: (i64, i64),
-        _: Internal,
-    ) -> Vec<TailFile> {
-        let _ = (marks, span);
+    fn recovery_files(&mut self, span: (i64, i64), _: Internal) -> Vec<TailFile> {
+        let _ = span;
         Vec::new()
     }
 
@@ -773,20 +758,10 @@ impl SinkSlot {
         }
     }
 
-    /// See [`Sink::spool_mark`].
-    #[cfg(all(unix, not(loom)))]
-    pub(crate) fn spool_mark(&self) -> Option<crate::read::FileMark> {
-        self.sink.spool_mark(Internal::TOKEN)
-    }
-
     /// See [`Sink::recovery_files`].
     #[cfg(all(unix, not(loom)))]
-    pub(crate) fn recovery_files(
-        &mut self,
-        marks: &[crate::read::FileMark],
-        span: (i64, i64),
-    ) -> Vec<TailFile> {
-        self.sink.recovery_files(marks, span, Internal::TOKEN)
+    pub(crate) fn recovery_files(&mut self, span: (i64, i64)) -> Vec<TailFile> {
+        self.sink.recovery_files(span, Internal::TOKEN)
     }
 
     /// The recovery notice to write into this sink, once.

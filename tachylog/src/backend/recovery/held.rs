@@ -38,6 +38,17 @@ struct FileFacts {
     torn: Option<Torn>,
 }
 
+/// What of a journaled write is in its file.
+struct Landed {
+    /// Ranges of the batch, in order.
+    ranges: Vec<(u64, u64)>,
+    /// Where the last of it ends, in the batch and in the file, when that is known to be the
+    /// writer's own last byte there.
+    last: Option<(u64, u64)>,
+    /// After the last line break verified (a write with no landing, compared with the file).
+    line_end: Option<u64>,
+}
+
 struct Torn {
     /// Where the torn unit starts: the file is cut back to here.
     at: u64,
@@ -51,7 +62,6 @@ struct Torn {
 pub(super) fn held_by_sinks(
     writes: &[JournaledWrite],
     sinks: &mut [SinkSlot],
-    marks: &[crate::read::FileMark],
     span: (i64, i64),
     stripes: Option<&PrivateDir>,
     warnings: &mut Vec<String>,
@@ -62,7 +72,7 @@ pub(super) fn held_by_sinks(
     for sink in sinks.iter_mut() {
         let binary = sink.format() == crate::Format::Binary;
         let mut ids = Vec::new();
-        for tail in sink.recovery_files(marks, span) {
+        for tail in sink.recovery_files(span) {
             let Ok(meta) = std::fs::symlink_metadata(&tail.path) else {
                 continue;
             };
@@ -120,25 +130,34 @@ impl FileFacts {
     fn take(&mut self, write: &JournaledWrite, settled: Option<u64>) -> io::Result<()> {
         // What landed, as ranges of the batch; and where the last of it ends, in the batch
         // and in the file, when that is known to be the writer's own last byte there.
-        let (landed, last, line_end): (Vec<(u64, u64)>, Option<(u64, u64)>, Option<u64>) =
-            if write.landed.is_empty() {
-                let (verified, last_line_end) = self.verified(write, settled)?;
-                // The write died inside its first `write(2)`: with the stripe held its start
-                // is exact, so the bytes verified there are the dead process's.
-                let last = write.exact.then_some((verified, write.start + verified));
-                (vec![(0, verified)], last, Some(last_line_end))
-            } else {
-                let ranges = write
-                    .landed
-                    .iter()
-                    .map(|&(offset, count, _)| (offset, offset + count))
-                    .collect();
-                let last = write
+        let Landed {
+            ranges: landed,
+            last,
+            line_end,
+        } = if write.landed.is_empty() {
+            let (verified, last_line_end) = self.verified(write, settled)?;
+            // The write died inside its first `write(2)`: with the stripe held its start
+            // is exact, so the bytes verified there are the dead process's.
+            Landed {
+                ranges: vec![(0, verified)],
+                last: write.exact.then_some((verified, write.start + verified)),
+                line_end: Some(last_line_end),
+            }
+        } else {
+            let ranges = write
+                .landed
+                .iter()
+                .map(|&(offset, count, _)| (offset, offset + count))
+                .collect();
+            Landed {
+                ranges,
+                last: write
                     .landed
                     .last()
-                    .map(|&(offset, count, end)| (offset + count, end));
-                (ranges, last, None)
-            };
+                    .map(|&(offset, count, end)| (offset + count, end)),
+                line_end: None,
+            }
+        };
         for unit in &write.units {
             if landed
                 .iter()

@@ -214,20 +214,12 @@ impl Spool {
         version.store((v | 1) + 1, Ordering::Release);
     }
 
-    /// Commits cut `seq`: every ring's slot for it was written ([`RingFile::commit`]), and
-    /// `files` gives each sink's file and its length now. One store makes it the current cut.
-    /// One writer: `init`, before it starts the back end, then the back end.
-    pub(crate) fn commit(&self, seq: u64, files: &[(u64, u64, u64)]) {
+    /// Commits cut `seq`: every ring's slot for it was written ([`RingFile::commit`]). One
+    /// store makes it the current cut. One writer: the back end.
+    pub(crate) fn commit(&self, seq: u64) {
         let slot = STATE_SLOTS + (seq % 2) as usize * SLOT_BYTES;
-        let mut bytes = Vec::with_capacity(16 + files.len() * 24);
-        bytes.extend_from_slice(&seq.to_le_bytes());
-        let files = &files[..files.len().min(MAX_FILES)];
-        bytes.extend_from_slice(&(files.len() as u64).to_le_bytes());
-        for (dev, ino, len) in files {
-            bytes.extend_from_slice(&dev.to_le_bytes());
-            bytes.extend_from_slice(&ino.to_le_bytes());
-            bytes.extend_from_slice(&len.to_le_bytes());
-        }
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&seq.to_le_bytes());
         self.state.write(slot, &bytes);
         self.state
             .atomic_u64(STATE_CURRENT)

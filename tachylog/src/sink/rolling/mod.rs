@@ -521,18 +521,12 @@ impl Sink for RollingFile {
         }
     }
 
-    #[cfg(all(unix, not(loom)))]
-    fn spool_mark(&self, _: crate::codec::sealed::Internal) -> Option<crate::read::FileMark> {
-        self.file.as_ref()?.mark()
-    }
-
     /// Every file of the periods from `span.0` to `span.1` (at most [`MAX_RECOVERY_PERIODS`]
     /// of them, from the first): the dead process may have written records of those periods
     /// into any of them.
     #[cfg(all(unix, not(loom)))]
     fn recovery_files(
         &mut self,
-        _marks: &[crate::read::FileMark],
         span: (i64, i64),
         _: crate::codec::sealed::Internal,
     ) -> Vec<super::TailFile> {
