@@ -200,6 +200,8 @@ pub(crate) struct Journal {
     next_write: AtomicU64,
     /// Whether a stripe was not to be had in time, said once.
     stripe_reported: AtomicBool,
+    /// Stripe files opened before, by index, while no writer uses them.
+    open_stripes: std::sync::Mutex<Vec<Option<File>>>,
 }
 
 /// A write whose intent is noted: where its landing goes.
@@ -226,6 +228,7 @@ impl Journal {
             locks,
             next_write: AtomicU64::new(first),
             stripe_reported: AtomicBool::new(false),
+            open_stripes: std::sync::Mutex::new((0..STRIPES).map(|_| None).collect()),
         }
     }
 
@@ -244,13 +247,22 @@ impl Journal {
     /// Takes the lock stripe of `file`, waiting at most [`STRIPE_WAIT`], and settles the
     /// write of a holder that died inside it; `None` when there is none to take (no stripes,
     /// or a holder that kept it too long, said once on stderr).
-    pub(crate) fn lock_stripe(&self, file: &File) -> Option<Stripe> {
-        let meta = file.metadata().ok()?;
+    pub(crate) fn lock_stripe(&self, dev: u64, ino: u64) -> Option<Stripe<'_>> {
         let locks = self.locks.as_ref()?;
-        match stripe(locks, meta.dev(), meta.ino(), STRIPE_WAIT) {
+        let index = stripe_index(dev, ino);
+        // An open stripe file is kept for the next write, taken out while in use: two writers
+        // of this process must not share one (a `flock` belongs to the open file, and would not
+        // keep them apart).
+        let cached = crate::queue::sync::lock(&self.open_stripes)[index].take();
+        let opened = cached.or_else(|| open_stripe(locks, index))?;
+        match lock_within(opened, STRIPE_WAIT) {
             Some(held) => {
                 settle_dead_holder(locks, &held, None);
-                Some(Stripe { held })
+                Some(Stripe {
+                    held: Some(held),
+                    journal: self,
+                    index,
+                })
             }
             None => {
                 if !self.stripe_reported.swap(true, Ordering::Relaxed) {
@@ -266,18 +278,17 @@ impl Journal {
         }
     }
 
-    /// Appends the intent of writing `bytes` at `start` of `file` (`exact`: no other writer
+    /// Appends the intent of writing `bytes` at `start` of the file `meta` describes (`exact`: no other writer
     /// of the file can append before it, the stripe being held), with its `units` (see
     /// [`note_unit`]). `None` if it could not be noted: the write goes on unjournaled.
     pub(crate) fn intend(
         self: &Arc<Self>,
-        file: &File,
+        meta: &std::fs::Metadata,
         start: u64,
         exact: bool,
         bytes: &[u8],
         units: &[u64],
     ) -> Option<Noted> {
-        let meta = file.metadata().ok()?;
         let write = self.next_write.fetch_add(1, Ordering::Relaxed);
         let mut payload = Vec::with_capacity(64 + bytes.len() / 1024 + units.len() * 2);
         for word in [write, meta.dev(), meta.ino(), start, bytes.len() as u64] {
@@ -307,12 +318,15 @@ impl Journal {
     }
 }
 
-/// A lock stripe held (see the module documentation); let go when dropped.
-pub(crate) struct Stripe {
-    held: File,
+/// A lock stripe held (see the module documentation); let go when dropped, its file kept for
+/// the journal's next write.
+pub(crate) struct Stripe<'a> {
+    held: Option<File>,
+    journal: &'a Journal,
+    index: usize,
 }
 
-impl Stripe {
+impl Stripe<'_> {
     /// Records `noted` as the stripe's current write: `start` of the file (`dev`, `ino`) at
     /// `path`, not done.
     pub(crate) fn begin(&self, noted: &Noted, dev: u64, ino: u64, start: u64, path: &Path) {
@@ -334,18 +348,29 @@ impl Stripe {
         record.extend_from_slice(&1u32.to_le_bytes());
         record.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
         record.extend_from_slice(&body);
-        let _ = self.held.write_all_at(&record, 0);
+        if let Some(held) = &self.held {
+            let _ = held.write_all_at(&record, 0);
+        }
     }
 
     /// The current write is done: all of it landed or failed with the process alive.
     pub(crate) fn end(&self) {
-        let _ = self.held.write_all_at(&0u32.to_le_bytes(), 0);
+        if let Some(held) = &self.held {
+            let _ = held.write_all_at(&0u32.to_le_bytes(), 0);
+        }
     }
 }
 
-impl Drop for Stripe {
+impl Drop for Stripe<'_> {
     fn drop(&mut self) {
-        let _ = rustix::fs::flock(&self.held, rustix::fs::FlockOperation::Unlock);
+        let Some(held) = self.held.take() else {
+            return;
+        };
+        let _ = rustix::fs::flock(&held, rustix::fs::FlockOperation::Unlock);
+        let mut open = crate::queue::sync::lock(&self.journal.open_stripes);
+        if open[self.index].is_none() {
+            open[self.index] = Some(held);
+        }
     }
 }
 
@@ -362,6 +387,11 @@ pub(crate) struct CurrentWrite {
 
 /// The write the stripe `held` records as not done, if any.
 fn current_write(held: &File) -> Option<CurrentWrite> {
+    // The state alone first: a write that is done (the common case) costs four bytes.
+    let mut state = [0u8; 4];
+    if held.read_at(&mut state, 0).ok()? < 4 || state != 1u32.to_le_bytes() {
+        return None;
+    }
     let mut record = vec![0u8; MAX_RECORD];
     let n = held.read_at(&mut record, 0).ok()?;
     parse_current_write(&record[..n])
@@ -493,12 +523,25 @@ impl Noted {
 
 /// Takes the stripe of the file (`dev`, `ino`) in `locks`, waiting at most `wait`.
 pub(crate) fn stripe(locks: &PrivateDir, dev: u64, ino: u64, wait: Duration) -> Option<File> {
+    let file = open_stripe(locks, stripe_index(dev, ino))?;
+    lock_within(file, wait)
+}
+
+/// Which stripe the file (`dev`, `ino`) is in.
+fn stripe_index(dev: u64, ino: u64) -> usize {
+    let mixed = (dev.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ino).wrapping_mul(0xff51_afd7_ed55_8ccd);
+    ((mixed >> 58) % STRIPES) as usize
+}
+
+fn open_stripe(locks: &PrivateDir, index: usize) -> Option<File> {
+    locks
+        .open_or_create_in_place(&format!("stripe-{index}"))
+        .ok()
+}
+
+/// `file` with its exclusive `flock` taken, waiting at most `wait`.
+fn lock_within(file: File, wait: Duration) -> Option<File> {
     use rustix::fs::{flock, FlockOperation};
-    let index =
-        (dev.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ino).wrapping_mul(0xff51_afd7_ed55_8ccd) >> 58;
-    let file = locks
-        .open_or_create_in_place(&format!("stripe-{}", index % STRIPES))
-        .ok()?;
     let started = Instant::now();
     let mut pause = Duration::from_micros(20);
     loop {
@@ -747,7 +790,8 @@ mod tests {
         let (_, _) = with_block(vec![(3, 1 << 40), (1, 8)], || {
             note_unit(&mut units, 200, 10_000)
         });
-        let mut noted = journal.intend(&data, 5000, true, &bytes, &units).unwrap();
+        let meta = data.metadata().unwrap();
+        let mut noted = journal.intend(&meta, 5000, true, &bytes, &units).unwrap();
         noted.landed(6000, 11_000);
         let writes = read(&std::fs::read(dir.path().join("journal")).unwrap());
         assert_eq!(writes.len(), 1);
@@ -781,8 +825,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let journal = journal_in(dir.path());
         let data = std::fs::File::create(dir.path().join("data")).unwrap();
+        let meta = data.metadata().unwrap();
         for start in [0, 10, 20] {
-            journal.intend(&data, start, false, b"0123456789", &[]);
+            journal.intend(&meta, start, false, b"0123456789", &[]);
         }
         let bytes = std::fs::read(dir.path().join("journal")).unwrap();
         assert_eq!(read(&bytes).len(), 3);

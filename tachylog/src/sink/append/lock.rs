@@ -118,10 +118,12 @@ fn journaled_write(
     path: &Path,
 ) -> io::Result<()> {
     use std::os::unix::fs::MetadataExt;
-    let stripe = journal.lock_stripe(file);
+    let identity = file.metadata()?;
+    let stripe = journal.lock_stripe(identity.dev(), identity.ino());
+    // Read under the stripe: where the batch lands, if every writer holds it.
     let meta = file.metadata()?;
     let start = meta.len();
-    let mut noted = journal.intend(file, start, stripe.is_some(), bytes, units);
+    let mut noted = journal.intend(&meta, start, stripe.is_some(), bytes, units);
     if let (Some(stripe), Some(noted)) = (&stripe, &noted) {
         stripe.begin(noted, meta.dev(), meta.ino(), start, path);
     }
