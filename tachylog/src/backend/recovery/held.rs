@@ -94,12 +94,26 @@ pub(super) fn held_by_sinks(
         if let Some(facts) = files.get_mut(&(write.dev, write.ino)) {
             let landed = match write.landed.is_empty() && write.exact {
                 true => settled
+                    .landed
                     .get(&(write.owner.clone(), write.write))
                     .copied()
-                    .or_else(|| stripes.and_then(|dir| settle_now(dir, write))),
+                    .or_else(|| stripes.and_then(|dir| settle_now(dir, write)))
+                    // Bytes a writer without the stripe put there may be anyone's: the write's
+                    // records are written again rather than taken for landed.
+                    .map(|landed| {
+                        let to = write.start.saturating_add(landed);
+                        match settled.unlocked_within(write.dev, write.ino, write.start, to) {
+                            true => 0,
+                            false => landed,
+                        }
+                    })
+                    // No settlement to be had (the log could not be written): nothing is
+                    // known to have landed.
+                    .or(Some(0)),
                 false => None,
             };
-            if let Err(e) = facts.take(write, landed.filter(|&l| l != journal::UNKNOWN)) {
+            let landed = landed.map(|l| if l == journal::UNKNOWN { 0 } else { l });
+            if let Err(e) = facts.take(write, landed) {
                 warnings.push(format!(
                     "{}: cannot be read to tell which records it holds: {e}; they are written \
                      again",
@@ -194,10 +208,14 @@ impl FileFacts {
     fn verified(&self, write: &JournaledWrite, settled: Option<u64>) -> io::Result<(u64, u64)> {
         let file = File::open(&self.path)?;
         let len = file.metadata()?.len();
-        let available = len
-            .saturating_sub(write.start)
-            .min(write.len)
-            .min(settled.unwrap_or(u64::MAX));
+        // Without the stripe the start is only a bound: bytes found there may be a sibling's
+        // that look the same, so nothing is compared (the records are written again). With
+        // it, no further than the settlement says the dead process wrote.
+        let bound = match write.exact {
+            true => settled.unwrap_or(0),
+            false => 0,
+        };
+        let available = len.saturating_sub(write.start).min(write.len).min(bound);
         let mut bytes = vec![0u8; available as usize];
         file.read_exact_at(&mut bytes, write.start)?;
         let mut at = 0u64;
@@ -278,14 +296,14 @@ impl FileFacts {
 }
 
 /// The settlements in the spool root's log (see `queue::spool::journal`).
-fn read_settlements(stripes: &PrivateDir) -> HashMap<(String, u64), u64> {
+fn read_settlements(stripes: &PrivateDir) -> journal::Settlements {
     use std::io::Read;
     let mut bytes = Vec::new();
     match stripes.open_file(journal::SETTLED, false, journal::MAX_SETTLED) {
         Ok(file) => {
             let _ = file.take(journal::MAX_SETTLED).read_to_end(&mut bytes);
         }
-        Err(_) => return HashMap::new(),
+        Err(_) => return journal::Settlements::default(),
     }
     journal::read_settled(&bytes)
 }

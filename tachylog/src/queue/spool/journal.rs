@@ -58,6 +58,7 @@ pub(crate) const PIECE: u64 = 4096;
 const KIND_INTENT: u32 = 1;
 const KIND_LANDED: u32 = 2;
 const KIND_SETTLED: u32 = 3;
+const KIND_UNLOCKED: u32 = 4;
 /// The settlements of writes whose owners died inside them, in the lock stripes' directory.
 pub(crate) const SETTLED: &str = "settled";
 /// The largest settlement log a reader takes.
@@ -244,6 +245,11 @@ impl Journal {
         }
     }
 
+    /// A number for the next write, unique for this journal's owner.
+    pub(crate) fn next_write(&self) -> u64 {
+        self.next_write.fetch_add(1, Ordering::Relaxed)
+    }
+
     /// Takes the lock stripe of `file`, waiting at most [`STRIPE_WAIT`], and settles the
     /// write of a holder that died inside it; `None` when there is none to take (no stripes,
     /// or a holder that kept it too long, said once on stderr).
@@ -283,13 +289,13 @@ impl Journal {
     /// [`note_unit`]). `None` if it could not be noted: the write goes on unjournaled.
     pub(crate) fn intend(
         self: &Arc<Self>,
+        write: u64,
         meta: &std::fs::Metadata,
         start: u64,
         exact: bool,
         bytes: &[u8],
         units: &[u64],
     ) -> Option<Noted> {
-        let write = self.next_write.fetch_add(1, Ordering::Relaxed);
         let mut payload = Vec::with_capacity(64 + bytes.len() / 1024 + units.len() * 2);
         for word in [write, meta.dev(), meta.ino(), start, bytes.len() as u64] {
             payload.extend_from_slice(&word.to_le_bytes());
@@ -313,6 +319,23 @@ impl Journal {
         })
     }
 
+    /// Notes, in the settlement log, that `count` bytes ending at `end` of the file (`dev`,
+    /// `ino`) were written without the file's stripe (it was held past [`STRIPE_WAIT`]): a
+    /// dead process's write compared there may not be taken for landed (see
+    /// [`read_settled`]). Nothing without stripes.
+    pub(crate) fn note_unlocked(&self, dev: u64, ino: u64, end: u64, count: u64) {
+        let Some(locks) = &self.locks else {
+            return;
+        };
+        let mut payload = Vec::with_capacity(32);
+        for word in [dev, ino, end, count] {
+            payload.extend_from_slice(&word.to_le_bytes());
+        }
+        let _ = locks
+            .open_or_create_file(SETTLED)
+            .and_then(|log| write_entry(&log, KIND_UNLOCKED, &payload));
+    }
+
     fn append(&self, file: usize, kind: u32, payload: &[u8]) -> io::Result<()> {
         write_entry(&self.files[file], kind, payload)
     }
@@ -327,13 +350,14 @@ pub(crate) struct Stripe<'a> {
 }
 
 impl Stripe<'_> {
-    /// Records `noted` as the stripe's current write: `start` of the file (`dev`, `ino`) at
-    /// `path`, not done.
-    pub(crate) fn begin(&self, noted: &Noted, dev: u64, ino: u64, start: u64, path: &Path) {
+    /// Records write `write` of the journal's owner as the stripe's current write: `start` of
+    /// the file (`dev`, `ino`) at `path`, not done. Before its intent is noted: a death after
+    /// the intent always leaves a write to settle.
+    pub(crate) fn begin(&self, write: u64, dev: u64, ino: u64, start: u64, path: &Path) {
         let path = path.as_os_str().as_bytes();
-        let owner = noted.journal.owner.as_bytes();
+        let owner = self.journal.owner.as_bytes();
         let mut body = Vec::with_capacity(48 + owner.len() + path.len());
-        for word in [noted.write, dev, ino, start] {
+        for word in [write, dev, ino, start] {
             body.extend_from_slice(&word.to_le_bytes());
         }
         let (owner, path) = (
@@ -458,15 +482,44 @@ pub(crate) fn settle_dead_holder(
     Some((dead, landed))
 }
 
-/// The settlements in a settlement log's bytes: (owner, write) → bytes landed ([`UNKNOWN`]
-/// when not measured).
-pub(crate) fn read_settled(bytes: &[u8]) -> std::collections::HashMap<(String, u64), u64> {
-    let mut settled = std::collections::HashMap::new();
+/// What a settlement log says.
+#[derive(Debug, Default)]
+pub(crate) struct Settlements {
+    /// (owner, write) → bytes landed ([`UNKNOWN`] when not measured).
+    pub(crate) landed: std::collections::HashMap<(String, u64), u64>,
+    /// (device, inode) → file ranges written without the stripe.
+    pub(crate) unlocked: std::collections::HashMap<(u64, u64), Vec<(u64, u64)>>,
+}
+
+impl Settlements {
+    /// Whether a write without the stripe put bytes into `from..to` of the file (`dev`, `ino`).
+    pub(crate) fn unlocked_within(&self, dev: u64, ino: u64, from: u64, to: u64) -> bool {
+        self.unlocked
+            .get(&(dev, ino))
+            .is_some_and(|ranges| ranges.iter().any(|&(a, b)| a < to && from < b))
+    }
+}
+
+/// The settlements and the writes without a stripe in a settlement log's bytes.
+pub(crate) fn read_settled(bytes: &[u8]) -> Settlements {
+    let mut settled = Settlements::default();
     for (kind, payload) in entries(bytes) {
+        let mut cursor = Cursor(payload);
+        if kind == KIND_UNLOCKED {
+            if let (Some(dev), Some(ino), Some(end), Some(count)) =
+                (cursor.u64(), cursor.u64(), cursor.u64(), cursor.u64())
+            {
+                settled
+                    .unlocked
+                    .entry((dev, ino))
+                    .or_default()
+                    .push((end.saturating_sub(count), end));
+            }
+            continue;
+        }
         if kind != KIND_SETTLED {
             continue;
         }
-        let mut cursor = Cursor(payload);
         let Some(owner_len) = cursor.take(1).map(|b| b[0] as usize) else {
             continue;
         };
@@ -478,6 +531,7 @@ pub(crate) fn read_settled(bytes: &[u8]) -> std::collections::HashMap<(String, u
         // The first settlement is the one made when the stripe was first taken after the
         // death; one made later (if marking the write done failed) may count others' lines.
         settled
+            .landed
             .entry((String::from_utf8_lossy(owner).into_owned(), write))
             .or_insert(landed);
     }
@@ -791,7 +845,9 @@ mod tests {
             note_unit(&mut units, 200, 10_000)
         });
         let meta = data.metadata().unwrap();
-        let mut noted = journal.intend(&meta, 5000, true, &bytes, &units).unwrap();
+        let mut noted = journal
+            .intend(7, &meta, 5000, true, &bytes, &units)
+            .unwrap();
         noted.landed(6000, 11_000);
         let writes = read(&std::fs::read(dir.path().join("journal")).unwrap());
         assert_eq!(writes.len(), 1);
@@ -827,7 +883,7 @@ mod tests {
         let data = std::fs::File::create(dir.path().join("data")).unwrap();
         let meta = data.metadata().unwrap();
         for start in [0, 10, 20] {
-            journal.intend(&meta, start, false, b"0123456789", &[]);
+            journal.intend(start, &meta, start, false, b"0123456789", &[]);
         }
         let bytes = std::fs::read(dir.path().join("journal")).unwrap();
         assert_eq!(read(&bytes).len(), 3);

@@ -59,12 +59,26 @@ pub(crate) fn journaling<'a>(
 pub(crate) fn append_locked(file: &File, bytes: &[u8], journal: Journaling<'_>) -> io::Result<()> {
     #[cfg(unix)]
     {
+        // The stripe first, then the `flock`, as a recovery mending the file takes them: a
+        // writer never waits for the stripe while it holds the `flock` the mending waits for.
+        #[cfg(not(loom))]
+        let stripe = match journal {
+            Some((journal, ..)) => {
+                use std::os::unix::fs::MetadataExt;
+                let identity = file.metadata()?;
+                journal.lock_stripe(identity.dev(), identity.ino())
+            }
+            None => None,
+        };
+        #[cfg(loom)]
+        let stripe = None::<()>;
         let locked =
             rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockShared).is_ok();
-        let result = append_unix(file, bytes, journal, locked);
+        let result = append_unix(file, bytes, journal, stripe.as_ref(), locked);
         if locked {
             let _ = rustix::fs::flock(file, rustix::fs::FlockOperation::Unlock);
         }
+        drop(stripe);
         result
     }
     #[cfg(not(unix))]
@@ -74,8 +88,20 @@ pub(crate) fn append_locked(file: &File, bytes: &[u8], journal: Journaling<'_>) 
     }
 }
 
+/// A lock stripe held, or nothing where there are none.
+#[cfg(all(unix, not(loom)))]
+type Held<'a> = crate::queue::spool::journal::Stripe<'a>;
+#[cfg(loom)]
+type Held<'a> = ();
+
 #[cfg(unix)]
-fn append_unix(file: &File, bytes: &[u8], journal: Journaling<'_>, locked: bool) -> io::Result<()> {
+fn append_unix(
+    file: &File,
+    bytes: &[u8],
+    journal: Journaling<'_>,
+    stripe: Option<&Held<'_>>,
+    locked: bool,
+) -> io::Result<()> {
     if removed(file) {
         return Err(io::Error::new(
             io::ErrorKind::NotFound,
@@ -84,12 +110,14 @@ fn append_unix(file: &File, bytes: &[u8], journal: Journaling<'_>, locked: bool)
     }
     #[cfg(not(loom))]
     let written = match journal {
-        Some((journal, units, path)) => journaled_write(file, bytes, journal, units, path),
+        Some((journal, units, path)) => {
+            journaled_write(file, bytes, (journal, units, path), stripe)
+        }
         None => (&*file).write_all(bytes),
     };
     #[cfg(loom)]
     let written = {
-        let _ = journal;
+        let _ = (journal, stripe);
         (&*file).write_all(bytes)
     };
     written?;
@@ -113,20 +141,18 @@ fn removed(file: &File) -> bool {
 fn journaled_write(
     file: &File,
     bytes: &[u8],
-    journal: &Arc<Journal>,
-    units: &[u64],
-    path: &Path,
+    (journal, units, path): (&Arc<Journal>, &[u64], &Path),
+    stripe: Option<&Held<'_>>,
 ) -> io::Result<()> {
     use std::os::unix::fs::MetadataExt;
-    let identity = file.metadata()?;
-    let stripe = journal.lock_stripe(identity.dev(), identity.ino());
     // Read under the stripe: where the batch lands, if every writer holds it.
     let meta = file.metadata()?;
     let start = meta.len();
-    let mut noted = journal.intend(&meta, start, stripe.is_some(), bytes, units);
-    if let (Some(stripe), Some(noted)) = (&stripe, &noted) {
-        stripe.begin(noted, meta.dev(), meta.ino(), start, path);
+    let write = journal.next_write();
+    if let Some(stripe) = stripe {
+        stripe.begin(write, meta.dev(), meta.ino(), start, path);
     }
+    let mut noted = journal.intend(write, &meta, start, stripe.is_some(), bytes, units);
     if let Some(torn) = crate::queue::spool::journal::torn_length(start, bytes.len()) {
         let _ = (&*file).write_all(&bytes[..torn]);
         // SAFETY: sends our own process a signal; no memory is involved.
@@ -146,16 +172,20 @@ fn journaled_write(
                 if let (Some(noted), Ok(end)) = (&mut noted, end) {
                     noted.landed(n as u64, end);
                 }
+                // Bytes no stripe covered: a recovery must not take them for a dead
+                // process's whose write it compares there.
+                if let (None, Ok(end)) = (stripe, end) {
+                    journal.note_unlocked(meta.dev(), meta.ino(), end, n as u64);
+                }
                 rest = &rest[n..];
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => break Err(e),
         }
     };
-    if let Some(stripe) = &stripe {
+    if let Some(stripe) = stripe {
         stripe.end();
     }
-    drop(stripe);
     result
 }
 
