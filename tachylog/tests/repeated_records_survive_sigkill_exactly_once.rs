@@ -14,7 +14,8 @@
 //! Shapes: the same text; a value of the program's own `CopyArg` type that renders the same;
 //! a binary log; and a sibling process logging the same lines into the same file with a spool
 //! of its own under the same root, from before the death until after the recovery.
-//! `TACHYLOG_REPEAT_ROUNDS` rounds per shape and way of dying (default 2).
+//! `TACHYLOG_REPEAT_ROUNDS` rounds per shape and way of dying (default 2);
+//! `TACHYLOG_REPEAT_KILLS` picks ways of dying (`external,commit,tear`; default all).
 // Unix only: SIGKILL and the spool are Unix-only.
 #![cfg(unix)]
 
@@ -350,7 +351,11 @@ fn rounds() -> usize {
 }
 
 fn each_way_of_dying(shape: &str, sibling: bool) {
+    let only = std::env::var("TACHYLOG_REPEAT_KILLS").unwrap_or_default();
     for kill in ["external", "commit", "tear"] {
+        if !only.is_empty() && !only.split(',').any(|k| k == kill) {
+            continue;
+        }
         let mut returned = Vec::new();
         for _ in 0..rounds() {
             returned.push(round(shape, kill, sibling));

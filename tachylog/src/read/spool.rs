@@ -80,7 +80,8 @@ pub(crate) fn dead_processes(
         };
         if is_being_removed(name) {
             remove_process_dir(&root, name, &dir);
-        } else if with_suffix(name, BUILDING) {
+        } else if with_suffix(name, BUILDING) && made_before(name, BUILDING_GRACE) {
+            // Its process has had ample time to take its lock: a free lock means it died.
             let free = dir
                 .open_file(LOCK, true, 0)
                 .is_ok_and(|lock| set_lock(&lock).unwrap_or(false));
@@ -140,6 +141,26 @@ pub(crate) fn dead_processes(
         }
     }
     Ok(Some(DeadProcesses { root, processes }))
+}
+
+/// How old a directory being made must be before a recovery may take its free lock for a
+/// death: between making the directory and taking its lock, a live process's lock is free too.
+const BUILDING_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Whether the directory `<pid>.<start ns><suffix>` was made more than `age` ago, by the start
+/// time in its name.
+fn made_before(name: &OsStr, age: std::time::Duration) -> bool {
+    let Some(started) = name
+        .to_str()
+        .and_then(|n| n.strip_suffix(BUILDING))
+        .and_then(|n| started(OsStr::new(n)))
+    else {
+        return false;
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    now.saturating_sub(started) > age.as_nanos()
 }
 
 /// What a process directory's name ends with while a recovery removes it.
