@@ -427,7 +427,9 @@ pub(crate) struct SinkSlot {
     /// The spooled records in the open block, for the spool's journal.
     #[cfg(all(unix, not(loom)))]
     block_records: Vec<crate::queue::spool::journal::RecordId>,
-    /// The sink's failures so far (each failed write or flush).
+    /// The sink's failures so far (each failed write or flush): a recovery keeps the spool if
+    /// any happened while it wrote.
+    #[cfg(all(unix, not(loom)))]
     failures: u64,
     /// The shape of this sink's JSON or logfmt lines, if not the default.
     shape: Option<Box<CompiledShape>>,
@@ -450,12 +452,14 @@ impl SinkSlot {
             binary: None,
             #[cfg(all(unix, not(loom)))]
             block_records: Vec::new(),
+            #[cfg(all(unix, not(loom)))]
             failures: 0,
             shape: None,
         }
     }
 
     /// How many writes and flushes of this sink failed so far.
+    #[cfg(all(unix, not(loom)))]
     pub(crate) fn failures(&self) -> u64 {
         self.failures
     }
@@ -775,7 +779,10 @@ impl SinkSlot {
     }
 
     fn fail_counting(&mut self, error: io::Error, lost: u64) {
-        self.failures += 1;
+        #[cfg(all(unix, not(loom)))]
+        {
+            self.failures += 1;
+        }
         match &mut self.failing {
             Some((count, _)) => *count += lost,
             None => {
