@@ -79,16 +79,7 @@ fn spool_recoverer() {
 #[test]
 fn killed_removing() {
     if let Some(log) = common::child_role("killed_removing") {
-        tachylog::__private::kill_recovery_before_cleanup(true);
-        let guard = common::expect_init(
-            tachylog::builder()
-                .file(&log)
-                .spool(spool_dir(&log))
-                .level(tachylog::Level::Debug)
-                .init(),
-        );
-        drop(guard);
-        panic!("the recovery was to be killed");
+        recover_and_be_killed(&log, true);
     }
 }
 
@@ -140,17 +131,23 @@ fn a_recovery_killed_while_removing_the_spool_leaves_no_false_alarm() {
 #[test]
 fn killed_recovering() {
     if let Some(log) = common::child_role("killed_recovering") {
-        tachylog::__private::kill_recovery_before_cleanup(false);
-        let guard = common::expect_init(
-            tachylog::builder()
-                .file(&log)
-                .spool(spool_dir(&log))
-                .level(tachylog::Level::Debug)
-                .init(),
-        );
-        drop(guard);
-        panic!("the recovery was to be killed");
+        recover_and_be_killed(&log, false);
     }
+}
+
+/// Recovers the spool beside `log` with the test hook set to kill the recovery before it
+/// removes the spool (`during`: once it began to).
+fn recover_and_be_killed(log: &Path, during: bool) {
+    tachylog::__private::kill_recovery_before_cleanup(during);
+    let guard = common::expect_init(
+        tachylog::builder()
+            .file(log)
+            .spool(spool_dir(log))
+            .level(tachylog::Level::Debug)
+            .init(),
+    );
+    drop(guard);
+    panic!("the recovery was to be killed");
 }
 
 #[test]
