@@ -54,33 +54,9 @@ fn builder(log: &Path) -> tachylog::Builder {
     }
 }
 
-/// `THREADS` counters and the process id, in a file mapped shared: what a thread stores there
-/// is in the file when its process dies.
-fn progress(path: &Path) -> &'static [AtomicU64] {
-    use std::os::unix::io::AsRawFd;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .expect("progress file");
-    let len = (THREADS + 1) * 8;
-    file.set_len(len as u64).expect("size the progress file");
-    // SAFETY: a shared mapping of the whole file, checked below, never unmapped (leaked for the
-    // process's life), its words only accessed atomically.
-    unsafe {
-        let ptr = libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            file.as_raw_fd(),
-            0,
-        );
-        assert_ne!(ptr, libc::MAP_FAILED, "mmap the progress file");
-        std::slice::from_raw_parts(ptr as *const AtomicU64, THREADS + 1)
-    }
+/// `THREADS` counters and the process id, shared with the children (made by the parent).
+fn progress(path: &Path, create: bool) -> &'static [AtomicU64] {
+    common::shared_counters(path, THREADS + 1, create)
 }
 
 /// A type only the writing program can format; every value renders the same.
@@ -117,7 +93,7 @@ fn repeat_writer() {
     let Some(log) = common::child_role("repeat_writer") else {
         return;
     };
-    let progress = progress(&progress_path(&log));
+    let progress = progress(&progress_path(&log), false);
     progress[THREADS].store(std::process::id() as u64, Ordering::Release);
     std::mem::forget(common::expect_init(builder(&log).init()));
     let hook = std::env::var("TACHYLOG_TEST_KILL").unwrap_or_default();
@@ -249,7 +225,7 @@ fn round(shape: &str, kill: &str, sibling: bool) -> String {
         ("TACHYLOG_TEST_SHAPE", Some(shape)),
         ("TACHYLOG_TEST_KILL", Some(kill)),
     ];
-    let progress = progress(&progress_path(&log));
+    let progress = progress(&progress_path(&log), true);
     let sibling = sibling.then(|| {
         let log = log.clone();
         let shape = shape.to_string();

@@ -18,7 +18,7 @@ mod common;
 use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 const THREADS: usize = 4;
@@ -82,40 +82,11 @@ fn progress_path(log: &Path) -> PathBuf {
     log.with_extension("progress")
 }
 
-/// `THREADS` counters in a file mapped shared: what a thread stores there is in the file when
-/// its process dies.
-fn progress_counters(path: &Path, create: bool) -> &'static [AtomicU64] {
-    use std::os::unix::io::AsRawFd;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(create)
-        .truncate(create)
-        .open(path)
-        .expect("progress file");
-    let len = THREADS * 8;
-    file.set_len(len as u64).expect("size the progress file");
-    // SAFETY: a shared mapping of the whole file, checked below, never unmapped (leaked for the
-    // process's life), its words only accessed atomically.
-    unsafe {
-        let ptr = libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            file.as_raw_fd(),
-            0,
-        );
-        assert_ne!(ptr, libc::MAP_FAILED, "mmap the progress file");
-        std::slice::from_raw_parts(ptr as *const AtomicU64, THREADS)
-    }
-}
-
 /// The child that logs and is killed (a no-op in the parent).
 #[test]
 fn sigkill_writer() {
     if let Some(log) = common::child_role("sigkill_writer") {
-        let progress = progress_counters(&progress_path(&log), false);
+        let progress = common::shared_counters(&progress_path(&log), THREADS, false);
         std::mem::forget(common::expect_init(builder(&log).init()));
         let delay: u64 = std::env::var("TACHYLOG_TEST_KILL_AFTER_US")
             .ok()
@@ -194,7 +165,7 @@ fn survive_sigkill(sink: &str) {
     for run in 0..runs {
         let dir = tempfile::tempdir().expect("temp dir");
         let log = dir.path().join("app.log");
-        let progress = progress_counters(&progress_path(&log), true);
+        let progress = common::shared_counters(&progress_path(&log), THREADS, true);
         // Spread the kill over start-up, the first drains and steady logging.
         let delay = 1_000 + (run as u64 * 7_919 + 13) % 150_000;
         let writer = common::run_child_with_command(

@@ -594,3 +594,38 @@ pub fn process_dirs(spool: &Path) -> Vec<PathBuf> {
         })
         .unwrap_or_default()
 }
+
+/// `count` counters in a file mapped shared (made, zeroed, with `create`): what a thread of a
+/// child stores there is in the file when its process dies.
+#[cfg(unix)]
+#[allow(dead_code)]
+pub fn shared_counters(
+    path: &Path,
+    count: usize,
+    create: bool,
+) -> &'static [std::sync::atomic::AtomicU64] {
+    use std::os::unix::io::AsRawFd;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(create)
+        .truncate(create)
+        .open(path)
+        .expect("progress file");
+    let len = count * 8;
+    file.set_len(len as u64).expect("size the progress file");
+    // SAFETY: a shared mapping of the whole file, checked below, never unmapped (leaked for the
+    // process's life), its words only accessed atomically.
+    unsafe {
+        let ptr = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            0,
+        );
+        assert_ne!(ptr, libc::MAP_FAILED, "mmap the progress file");
+        std::slice::from_raw_parts(ptr as *const std::sync::atomic::AtomicU64, count)
+    }
+}
