@@ -13,7 +13,8 @@
 //! - odd and changed since the last read at `t_prev`: the call in flight began after `t_prev`;
 //! - odd and unchanged: the same call is still in flight; the bound stays.
 //!
-//! A record is emitted only if it is not younger than any other ring's bound minus a small
+//! A record is emitted only if it is not younger than any other ring's bound, nor than the
+//! clock reading the drain began with (a ring registered since may come first), minus a small
 //! slack (20 µs) that covers the store buffer and out-of-order execution of `rdtsc`. The cost:
 //! records wait at most until every other active thread has published or been seen idle, in
 //! practice microseconds. A thread stopped inside a log call (a debugger, SIGSTOP) would hold
@@ -298,8 +299,11 @@ impl Merger {
     /// Emits up to `max` records in timestamp order through `emit(queue, frame, body)`.
     ///
     /// `now` must have been read from the clock *before* the caller last adopted new queues: a
-    /// queue registered after that read holds only records younger than `now`, so none of them
-    /// can be overtaken by what this drain emits.
+    /// queue registered after that read holds only records younger than `now`. So in
+    /// [`DrainMode::Ordered`] nothing younger than `now` (less the slack) goes out, even when
+    /// every adopted ring shows a record: a thread that registered meanwhile may hold an older
+    /// one. Without that cap, a drain of a whole batch from the rings it knew emitted records
+    /// stamped while it ran, and the next drain's new ring came out before them.
     pub(crate) fn drain(
         &mut self,
         now: u64,
@@ -328,7 +332,11 @@ impl Merger {
             // older than every other visible head and not younger than any idle ring's bound.
             // Computed once per run, so a single busy ring (the common case) costs no scan of
             // the others per record.
-            let (mut older_than, mut up_to) = (u64::MAX, u64::MAX);
+            let mut older_than = u64::MAX;
+            let mut up_to = match mode {
+                DrainMode::Ordered => now.saturating_sub(self.slack),
+                DrainMode::UntilSnapshot => u64::MAX,
+            };
             let check_bounds = mode == DrainMode::Ordered && self.sources.len() > 1;
             for (i, s) in self.sources.iter().enumerate() {
                 if i == index {
@@ -650,6 +658,29 @@ mod tests {
             let ordinary = merger.drain(u64::MAX / 2, DrainMode::Ordered, 100, |_, _, _| {});
             assert_eq!(ordinary.emitted, 1, "record {ts}");
         }
+    }
+
+    /// A ring the merger does not know yet (its thread registered after the drain read the
+    /// clock) can only hold records younger than that reading: the drain emits nothing
+    /// younger, however many records the known rings show.
+    #[test]
+    fn records_stamped_after_the_drain_began_wait_for_rings_registered_meanwhile() {
+        let (mut merger, _producers) = merger_over(&[vec![10, 20, 30]]);
+        let mut out = Vec::new();
+        let drained = merger.drain(15, DrainMode::Ordered, 100, |_, body, _| {
+            out.push(read_timestamp(body))
+        });
+        assert_eq!((drained.emitted, drained.held_back), (1, true));
+        let (late, _late_producers) = merger_over(&[vec![17]]);
+        merger.adopt(late.into_queues());
+        while merger
+            .drain(40, DrainMode::Ordered, 100, |_, body, _| {
+                out.push(read_timestamp(body))
+            })
+            .emitted
+            > 0
+        {}
+        assert_eq!(out, [10, 17, 20, 30]);
     }
 
     #[test]
