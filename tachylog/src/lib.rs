@@ -179,7 +179,7 @@ pub use sink::{FaultSink, Faults};
 pub use sink::{JournaldBuilder, JournaldSink, JOURNALD_SOCKET};
 #[cfg(not(loom))]
 #[cfg(feature = "otlp")]
-pub use sink::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats};
+pub use sink::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats, OutboxFull};
 #[cfg(not(loom))]
 pub use zone::TimeZone;
 

@@ -36,7 +36,7 @@ pub use file::FileSink;
 #[cfg(all(feature = "journald", target_os = "linux"))]
 pub use journald::{JournaldBuilder, JournaldSink, JOURNALD_SOCKET};
 #[cfg(feature = "otlp")]
-pub use otlp::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats};
+pub use otlp::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats, OutboxFull};
 #[cfg(all(fuzzing, feature = "rolling"))]
 pub(crate) use rolling::FuzzedNamePattern;
 #[cfg(feature = "rolling")]

@@ -47,6 +47,19 @@ pub enum OtlpError {
         /// What is wrong, with the file or URL involved.
         reason: String,
     },
+    /// The outbox of a [durable](OtlpBuilder::durable) sink cannot be used: its directory
+    /// cannot be made, is not private to this user, or cannot be written; or this platform
+    /// has none (durable sinks are Unix only).
+    #[error("cannot keep an outbox for OTLP endpoint {url} in {path}: {source}")]
+    Outbox {
+        /// The endpoint.
+        url: String,
+        /// The outbox's directory.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// The exporter's thread could not be started.
     #[error("cannot start the OTLP exporter thread for {url}: {source}")]
     SpawnExporter {
@@ -95,6 +108,9 @@ pub struct OtlpBuilder {
     request_timeout: Duration,
     max_retry_time: Duration,
     shutdown_timeout: Duration,
+    /// The outbox's directory and size limit, for a durable sink.
+    durable: Option<(std::path::PathBuf, u64)>,
+    when_full: OutboxFull,
 }
 
 impl OtlpBuilder {
@@ -145,6 +161,8 @@ impl OtlpBuilder {
             request_timeout: env.timeout.unwrap_or(Duration::from_secs(10)),
             max_retry_time: Duration::from_secs(30),
             shutdown_timeout: Duration::from_secs(5),
+            durable: None,
+            when_full: OutboxFull::default(),
             env,
         }
     }
@@ -356,6 +374,62 @@ impl OtlpBuilder {
         self
     }
 
+    /// Makes the sink durable: every record it takes is written to an outbox under `dir` (made
+    /// if missing, mode `0700`, refused unless private to this user) and leaves it only when
+    /// the collector acknowledged it, so that no outage and no crash loses it. Unix only.
+    ///
+    /// - **Outages of any length**: nothing is given up after
+    ///   [`max_retry_time`](OtlpBuilder::max_retry_time); batches are retried (backing off to
+    ///   one attempt every 5 s) until the collector answers. A status that retrying cannot
+    ///   change (400, say) retires the batch as [rejected](super::OtlpStats::rejected).
+    /// - **Crashes**: a batch is on disk once the logger's back end flushed (the moment a
+    ///   [spool](crate::Builder::spool) lets go of its records), so a SIGKILL loses nothing that
+    ///   was flushed; with a spool, nothing at all. The next process that makes a durable sink
+    ///   on the same `dir` (or the same process, after the logger stopped) sends what a process
+    ///   that is gone left, first, under that process's resource.
+    /// - **Duplicates**: at least once. After a crash, at most the one request that was in
+    ///   flight ([`max_batch_records`](OtlpBuilder::max_batch_records) records, 1 MiB) is sent
+    ///   again; with a spool too, also the records of the back end's last flush (the spool
+    ///   gives them back although they were in the outbox). A request that timed out may have
+    ///   been taken: it is sent again.
+    /// - **Bounded**: at most `max_bytes` of records on disk (the sink's and those it adopted);
+    ///   then [`when_full`](OtlpBuilder::when_full) decides, every record dropped counted.
+    ///   While the outbox takes nothing, up to 4 batches wait in memory.
+    /// - **Shutdown**: the logger's stop and `exit` wait up to the
+    ///   [`shutdown_timeout`](OtlpBuilder::shutdown_timeout) for the collector; what is left
+    ///   stays on disk for the next start and is not counted lost.
+    ///
+    /// Several processes may share `dir`: each writes its own directory in it, locked while it
+    /// runs. See `tachylog/src/sink/otlp/outbox.rs` for the format.
+    ///
+    /// ```
+    /// # #[cfg(unix)] {
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let sink = tachylog::OtlpSink::builder("http://127.0.0.1:4318")
+    ///     .durable(dir.path().join("otlp"), 256 << 20)
+    ///     .build()
+    ///     .unwrap();
+    /// let stats = sink.stats();
+    /// assert_eq!(stats.on_disk(), 0);
+    /// # }
+    /// ```
+    pub fn durable(mut self, dir: impl Into<std::path::PathBuf>, max_bytes: u64) -> Self {
+        self.durable = Some((dir.into(), max_bytes));
+        self
+    }
+
+    /// What a [durable](OtlpBuilder::durable) sink does when its outbox reaches its size limit
+    /// (default [`OutboxFull::DropNewest`]).
+    ///
+    /// ```
+    /// let builder = tachylog::OtlpSink::builder("http://127.0.0.1:4318")
+    ///     .when_full(tachylog::OutboxFull::DropOldest);
+    /// ```
+    pub fn when_full(mut self, policy: OutboxFull) -> Self {
+        self.when_full = policy;
+        self
+    }
+
     /// Checks the settings and starts the exporter's thread. Nothing is sent until records
     /// come; an unreachable collector is not an error here.
     ///
@@ -421,22 +495,36 @@ impl OtlpBuilder {
             }
         })?;
         let shared = Arc::new(Shared::new(self.queue_batches, self.queue_bytes));
+        let resource = self.resource();
+        if let Some((path, max_bytes)) = &self.durable {
+            self.open_outbox(&shared, path, *max_bytes, &resource, &describe)
+                .map_err(|source| OtlpError::Outbox {
+                    url: url.clone(),
+                    path: path.clone(),
+                    source,
+                })?;
+        }
         let exporter = Exporter {
             shared: shared.clone(),
             client,
             settings: Settings {
                 describe: describe.clone(),
-                resource: self.resource(),
+                resource,
                 scope: encode::scope(),
                 gzip: self.gzip,
                 request_timeout: self.request_timeout,
                 max_retry_time: self.max_retry_time,
+                durable: self.durable.is_some().then_some(export::Durable {
+                    max_records: self.max_batch_records as u64,
+                    batch_timeout: self.batch_timeout,
+                }),
             },
             body: Vec::new(),
             compressed: Vec::new(),
             rng: export::seed(),
             failing: None,
             retry_reported: false,
+            outage_since: None,
         };
         let (done_tx, done) = mpsc::channel();
         let handle = std::thread::Builder::new()
@@ -448,13 +536,58 @@ impl OtlpBuilder {
                 let _ = done_tx.send(());
             })
             .map_err(|source| OtlpError::SpawnExporter { url, source })?;
-        Ok(OtlpSink::new(
+        let mut sink = OtlpSink::new(
             describe,
             shared,
             (handle, done),
             self.max_batch_records as u64,
             self.batch_timeout,
             self.shutdown_timeout,
+        );
+        sink.durable = self.durable.is_some();
+        Ok(sink)
+    }
+
+    /// Opens the outbox (adopting what processes that are gone left) and hands it to `shared`.
+    #[cfg(unix)]
+    fn open_outbox(
+        &self,
+        shared: &Shared,
+        path: &std::path::Path,
+        max_bytes: u64,
+        resource: &[u8],
+        describe: &str,
+    ) -> std::io::Result<()> {
+        let mut losses = super::outbox::Losses::default();
+        let outbox =
+            super::outbox::Outbox::open(path, resource, max_bytes, self.when_full, &mut losses)?;
+        for warning in &losses.warnings {
+            eprintln!("tachylog: sink {describe}: {warning}");
+        }
+        let adopted = outbox.adopted_records();
+        if adopted > 0 {
+            eprintln!(
+                "tachylog: sink {describe}: {adopted} record(s) that processes which ended left \
+                 in {} are sent first",
+                path.display()
+            );
+        }
+        shared.set_outbox(outbox);
+        Ok(())
+    }
+
+    #[cfg(not(unix))]
+    fn open_outbox(
+        &self,
+        _: &Shared,
+        _: &std::path::Path,
+        _: u64,
+        _: &[u8],
+        _: &str,
+    ) -> std::io::Result<()> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "durable OTLP sinks are available on Unix only",
         ))
     }
 
@@ -551,4 +684,22 @@ fn header_problem(name: &str, value: &str) -> Option<&'static str> {
 /// A `tchar` of RFC 9110: the bytes allowed in a header name.
 fn is_token_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// What the outbox does when a record would take it past its size limit.
+///
+/// ```
+/// let builder = tachylog::OtlpSink::builder("http://127.0.0.1:4318")
+///     .durable("/var/spool/shop/otlp", 256 << 20)
+///     .when_full(tachylog::OutboxFull::DropOldest);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum OutboxFull {
+    /// Keep what is on disk and drop the newest record (the default): the start of an outage,
+    /// which usually explains it, survives the longest one.
+    #[default]
+    DropNewest,
+    /// Remove the oldest segment not being sent, with its records, to make room for the new.
+    DropOldest,
 }

@@ -389,6 +389,32 @@ pub(super) fn request(resource: &[u8], scope: &[u8], records: &[u8], out: &mut V
     out.extend_from_slice(records);
 }
 
+/// How many `log_records` fields `records` holds, if it is nothing but such fields, each
+/// whole: what an outbox frame must hold to be sent (`outbox.rs`).
+pub(super) fn count_log_records(records: &[u8]) -> Option<u64> {
+    let mut reader = Reader(records);
+    let mut count = 0;
+    while !reader.0.is_empty() {
+        match reader.field()? {
+            (SCOPE_LOGS_LOG_RECORDS, Field::Len(_)) => count += 1,
+            _ => return None,
+        }
+    }
+    Some(count)
+}
+
+/// Whether `bytes` read as whole protobuf fields, nothing left over: what a `Resource` read
+/// back from an outbox must be before it goes into a request.
+pub(super) fn is_message(bytes: &[u8]) -> bool {
+    let mut reader = Reader(bytes);
+    while !reader.0.is_empty() {
+        if reader.field().is_none() {
+            return false;
+        }
+    }
+    true
+}
+
 /// What a collector said it rejected in a successful response: `(rejected_log_records,
 /// error_message)`, or `None` when everything was accepted (or the body is not a response we
 /// can read, which a success status makes an acceptance).

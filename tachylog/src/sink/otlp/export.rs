@@ -19,6 +19,8 @@
 use super::encode::{self, RecordEncoder};
 use super::http::{Client, Response};
 use super::instant_after;
+#[cfg(unix)]
+use super::outbox::{DiskBatch, Losses, Outbox};
 use crate::{Level, Line};
 use std::collections::VecDeque;
 use std::io::Write as _;
@@ -44,8 +46,10 @@ pub(super) struct Batch {
 /// order nothing else.
 #[derive(Default)]
 pub(super) struct Counters {
+    pub(super) accepted: AtomicU64,
     pub(super) exported: AtomicU64,
     pub(super) lost: AtomicU64,
+    pub(super) rejected: AtomicU64,
     pub(super) dropped: AtomicU64,
     pub(super) requests: AtomicU64,
 }
@@ -59,6 +63,12 @@ pub(super) struct Shared {
     max_batches: usize,
     max_bytes: usize,
     pub(super) counters: Counters,
+    /// Records an outbox lost that no notice to the collector has counted yet.
+    #[cfg(unix)]
+    unannounced: AtomicU64,
+    /// Whether the outbox's removals to make room were reported since it last delivered.
+    #[cfg(unix)]
+    full_reported: std::sync::atomic::AtomicBool,
 }
 
 struct State {
@@ -71,11 +81,18 @@ struct State {
     spare: Vec<Vec<u8>>,
     /// Records of the batch the exporter is sending; 0 while it waits for one.
     in_flight: u64,
+    /// A durable sink's outbox: batches go through it instead of `batches`.
+    #[cfg(unix)]
+    outbox: Option<Outbox>,
 }
 
 impl State {
-    /// Records queued or being sent.
+    /// Records queued or being sent: for a durable sink, those in its outbox.
     fn pending(&self) -> u64 {
+        #[cfg(unix)]
+        if let Some(outbox) = &self.outbox {
+            return outbox.records();
+        }
         self.in_flight + self.batches.iter().map(|b| b.count).sum::<u64>()
     }
 }
@@ -89,12 +106,79 @@ impl Shared {
                 stop_by: None,
                 spare: Vec::new(),
                 in_flight: 0,
+                #[cfg(unix)]
+                outbox: None,
             }),
             wake: Condvar::new(),
             max_batches,
             max_bytes,
             counters: Counters::default(),
+            #[cfg(unix)]
+            unannounced: AtomicU64::new(0),
+            #[cfg(unix)]
+            full_reported: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Makes this a durable sink's queue: batches go to `outbox`.
+    #[cfg(unix)]
+    pub(super) fn set_outbox(&self, outbox: Outbox) {
+        self.lock().outbox = Some(outbox);
+    }
+
+    /// Writes `records` (`count` of them) to the outbox, room made first as its policy says.
+    /// `Ok(false)`: no room.
+    #[cfg(unix)]
+    pub(super) fn persist(&self, records: &[u8], count: u64, describe: &str) -> std::io::Result<bool> {
+        let mut losses = Losses::default();
+        let mut state = self.lock();
+        let Some(outbox) = state.outbox.as_mut() else {
+            return Ok(false);
+        };
+        let written = if outbox.make_room(records.len(), &mut losses) {
+            outbox.append(records, count).map(|()| true)
+        } else {
+            Ok(false)
+        };
+        drop(state);
+        if written.as_ref().is_ok_and(|w| *w) {
+            self.wake.notify_all();
+        }
+        self.account(losses, describe);
+        written
+    }
+
+    /// Counts what an outbox lost and reports its warnings.
+    #[cfg(unix)]
+    fn account(&self, losses: Losses, describe: &str) {
+        if losses.records > 0 {
+            self.counters
+                .lost
+                .fetch_add(losses.records, Ordering::Relaxed);
+            self.unannounced
+                .fetch_add(losses.records, Ordering::Relaxed);
+        }
+        // Once per run of removals: the count goes to the collector when it answers again.
+        if losses.removed_for_room > 0 && !self.full_reported.swap(true, Ordering::Relaxed) {
+            eprintln!(
+                "tachylog: sink {describe}: the outbox reached its size limit; its oldest \
+                 records are removed to make room, counted lost and announced once the \
+                 collector answers"
+            );
+        }
+        for warning in losses.warnings {
+            eprintln!("tachylog: sink {describe}: {warning}");
+        }
+    }
+
+    /// Records in the outbox not yet acknowledged (0 for a sink that is not durable).
+    pub(super) fn on_disk(&self) -> u64 {
+        #[cfg(unix)]
+        {
+            self.lock().outbox.as_ref().map_or(0, Outbox::records)
+        }
+        #[cfg(not(unix))]
+        0
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -125,7 +209,7 @@ impl Shared {
     }
 
     /// Gives an exported batch's buffer back, unless it grew past what a batch usually needs.
-    fn recycle(&self, mut records: Vec<u8>) {
+    pub(super) fn recycle(&self, mut records: Vec<u8>) {
         records.clear();
         let mut state = self.lock();
         if state.spare.len() < 2 && records.capacity() <= 2 * super::MAX_BATCH_BYTES {
@@ -236,6 +320,15 @@ pub(super) struct Settings {
     pub(super) gzip: bool,
     pub(super) request_timeout: Duration,
     pub(super) max_retry_time: Duration,
+    /// A durable sink's batching, done here from the outbox.
+    pub(super) durable: Option<Durable>,
+}
+
+/// How a durable sink's exporter forms requests from the outbox.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Durable {
+    pub(super) max_records: u64,
+    pub(super) batch_timeout: Duration,
 }
 
 /// The exporter thread's state.
@@ -253,22 +346,178 @@ pub(super) struct Exporter {
     /// Whether the current run of retryable failures was reported: once per run, so a
     /// collector that is down is announced while its records wait, not only when they are lost.
     pub(super) retry_reported: bool,
+    /// Since when the collector has not answered (the first failure of the run).
+    pub(super) outage_since: Option<Instant>,
 }
 
 impl Exporter {
     /// Exports batches until the sink stops; reports what could not be delivered.
-    pub(super) fn run(mut self) {
+    pub(super) fn run(self) {
+        #[cfg(unix)]
+        if let Some(durable) = self.settings.durable {
+            return self.run_durable(durable);
+        }
+        self.run_from_memory();
+    }
+
+    /// A durable sink's exporter: batches are read from the outbox, and leave it only when the
+    /// collector answered (with a success, or a refusal that retrying cannot change). At the
+    /// stop, what the deadline leaves unsent stays on disk for the next start.
+    #[cfg(unix)]
+    fn run_durable(mut self, durable: Durable) {
+        let describe = self.settings.describe.clone();
+        while let Some(batch) = self.next_from_outbox(durable) {
+            match self.export(&batch.records, &batch.resource, true) {
+                Outcome::Delivered { rejected, why } => {
+                    let rejected = rejected.min(batch.count);
+                    self.retire(&batch);
+                    let counters = &self.shared.counters;
+                    counters
+                        .exported
+                        .fetch_add(batch.count - rejected, Ordering::Relaxed);
+                    self.shared.full_reported.store(false, Ordering::Relaxed);
+                    let unannounced = self.shared.unannounced.swap(0, Ordering::Relaxed);
+                    if unannounced > 0 {
+                        // Counted lost when they went; announced now that the collector answers.
+                        match &mut self.failing {
+                            Some((lost, _)) => *lost += unannounced,
+                            None => {
+                                self.failing = Some((
+                                    unannounced,
+                                    "the outbox was full, or held unreadable frames".into(),
+                                ))
+                            }
+                        }
+                    }
+                    if rejected > 0 {
+                        counters.rejected.fetch_add(rejected, Ordering::Relaxed);
+                        self.lose(rejected, format!("{describe} rejected {rejected} record(s): {why}"));
+                    } else {
+                        self.recovered();
+                    }
+                }
+                Outcome::Failed(why) => {
+                    // The collector refused the batch, and would again.
+                    self.retire(&batch);
+                    self.shared
+                        .counters
+                        .rejected
+                        .fetch_add(batch.count, Ordering::Relaxed);
+                    self.lose(batch.count, why);
+                }
+                Outcome::Stopped => {
+                    if let Some(outbox) = self.shared.lock().outbox.as_mut() {
+                        outbox.put_back(&batch);
+                    }
+                    break;
+                }
+            }
+        }
+        let outbox = self.shared.lock().outbox.take();
+        if let Some(outbox) = outbox {
+            let path = outbox.own_path();
+            let mut losses = Losses::default();
+            let left = outbox.close(&mut losses);
+            self.shared.account(losses, &describe);
+            if left > 0 {
+                eprintln!(
+                    "tachylog: sink {describe}: {left} record(s) not yet acknowledged stay in {} \
+                     (and the directories beside it) for the next start",
+                    path.display()
+                );
+            }
+        }
+        if let Some((lost, why)) = self.failing.take() {
+            eprintln!("tachylog: sink {describe}: {lost} record(s) were lost ({why})");
+        }
+    }
+
+    /// The next batch from the outbox once one is due; `None` at the stop once nothing is left
+    /// or its deadline passed.
+    #[cfg(unix)]
+    fn next_from_outbox(&mut self, durable: Durable) -> Option<DiskBatch> {
+        let describe = self.settings.describe.clone();
+        let mut state = self.shared.lock();
+        {
+            // The previous batch is finished with.
+            state.in_flight = 0;
+            self.shared.wake.notify_all();
+        }
+        loop {
+            let stop_by = state.stop_by;
+            if stop_by.is_some_and(|s| Instant::now() >= s) {
+                return None;
+            }
+            let outbox = state.outbox.as_mut()?;
+            let wait = match outbox.due_in(
+                durable.max_records,
+                durable.batch_timeout,
+                stop_by.is_some(),
+            ) {
+                Some(wait) if wait.is_zero() => {
+                    let mut losses = Losses::default();
+                    let batch =
+                        outbox.take(durable.max_records, super::MAX_BATCH_BYTES, &mut losses);
+                    if let Some(batch) = &batch {
+                        state.in_flight = batch.count;
+                    }
+                    drop(state);
+                    self.shared.account(losses, &describe);
+                    if batch.is_some() {
+                        return batch;
+                    }
+                    state = self.shared.lock();
+                    continue;
+                }
+                Some(wait) => Some(wait),
+                None if stop_by.is_some() => return None,
+                None => None,
+            };
+            let until_stop = stop_by.map(|s| s.saturating_duration_since(Instant::now()));
+            let wait = match (wait, until_stop) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            state = match wait {
+                Some(wait) => {
+                    self.shared
+                        .wake
+                        .wait_timeout(state, wait)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0
+                }
+                None => self.shared.wake.wait(state).unwrap_or_else(|p| p.into_inner()),
+            };
+        }
+    }
+
+    #[cfg(unix)]
+    fn retire(&self, batch: &DiskBatch) {
+        let mut losses = Losses::default();
+        if let Some(outbox) = self.shared.lock().outbox.as_mut() {
+            outbox.retire(batch, &mut losses);
+        }
+        self.shared.account(losses, &self.settings.describe);
+    }
+
+    /// Exports batches from the in-memory queue until the sink stops; reports what could not
+    /// be delivered.
+    fn run_from_memory(mut self) {
         let mut undelivered = 0u64;
         let mut done = 0;
         while let Some(batch) = self.shared.next(done) {
             done = batch.count;
-            match self.export(&batch) {
+            let resource = std::mem::take(&mut self.settings.resource);
+            let outcome = self.export(&batch.records, &resource, false);
+            self.settings.resource = resource;
+            match outcome {
                 Outcome::Delivered { rejected, why } => {
                     let counters = &self.shared.counters;
                     counters
                         .exported
                         .fetch_add(batch.count - rejected.min(batch.count), Ordering::Relaxed);
                     if rejected > 0 {
+                        counters.rejected.fetch_add(rejected, Ordering::Relaxed);
                         self.lose(
                             rejected,
                             format!(
@@ -335,25 +584,23 @@ impl Exporter {
         line.line_number = line!();
         line.thread_name = "tachylog-otlp";
         line.thread_id = crate::current_thread_id();
-        let mut notice = Batch {
-            records: Vec::new(),
-            count: 1,
-        };
-        RecordEncoder::default().encode(&line, &mut notice.records);
-        if !matches!(self.export(&notice), Outcome::Delivered { .. }) {
+        let mut notice = Vec::new();
+        RecordEncoder::default().encode(&line, &mut notice);
+        let resource = std::mem::take(&mut self.settings.resource);
+        let outcome = self.export(&notice, &resource, false);
+        self.settings.resource = resource;
+        if !matches!(outcome, Outcome::Delivered { .. }) {
             // The loss is still unannounced: the next recovery announces it.
             self.failing = Some((lost, why));
         }
     }
 
-    /// Sends one batch, retrying as the collector and the budget allow.
-    fn export(&mut self, batch: &Batch) -> Outcome {
-        encode::request(
-            &self.settings.resource,
-            &self.settings.scope,
-            &batch.records,
-            &mut self.body,
-        );
+    /// Sends one batch of encoded records under `resource`, retrying as the collector and the
+    /// budget allow. `durable`: the records are on disk, so there is no budget (only the stop
+    /// ends the retries), and a transport failure that no retry fixes (a certificate not
+    /// trusted) waits too, for an operator to fix it, rather than costing the records.
+    fn export(&mut self, records: &[u8], resource: &[u8], durable: bool) -> Outcome {
+        encode::request(resource, &self.settings.scope, records, &mut self.body);
         if self.settings.gzip {
             self.compressed.clear();
             let mut gz =
@@ -392,6 +639,16 @@ impl Exporter {
                     ..
                 }) => {
                     self.retry_reported = false;
+                    if let Some(since) = self.outage_since.take() {
+                        if durable {
+                            eprintln!(
+                                "tachylog: sink {describe} works again after {:.1} s; {} \
+                                 record(s) wait on disk to be sent",
+                                since.elapsed().as_secs_f64(),
+                                self.shared.on_disk()
+                            );
+                        }
+                    }
                     let (rejected, why) = encode::partial_success(&body).unwrap_or_default();
                     return Outcome::Delivered {
                         rejected: rejected.max(0) as u64,
@@ -409,7 +666,7 @@ impl Exporter {
                         snippet(&r.body)
                     ))
                 }
-                Err(failure) if !failure.retryable => {
+                Err(failure) if !failure.retryable && !durable => {
                     return Outcome::Failed(format!(
                         "{describe}: {} (not retryable)",
                         failure.message
@@ -419,16 +676,24 @@ impl Exporter {
             };
             if !self.retry_reported {
                 self.retry_reported = true;
-                eprintln!(
-                    "tachylog: sink {why}; retrying for up to {:?} per batch",
-                    self.settings.max_retry_time
-                );
+                self.outage_since = Some(started);
+                if durable {
+                    eprintln!(
+                        "tachylog: sink {why}; its records wait on disk and are retried until it \
+                         answers"
+                    );
+                } else {
+                    eprintln!(
+                        "tachylog: sink {why}; retrying for up to {:?} per batch",
+                        self.settings.max_retry_time
+                    );
+                }
             }
             let delay = retry_after.unwrap_or_else(|| jitter(&mut self.rng, backoff));
             backoff = (backoff * 2).min(BACKOFF_MAX);
             // A collector's `Retry-After` may say anything, up to 2^64 - 1 seconds.
             let retry_at = instant_after(Instant::now(), delay);
-            if retry_at > give_up_at {
+            if retry_at > give_up_at && !durable {
                 return Outcome::Failed(format!(
                     "{why}; gave up after {attempts} attempt(s) in {:.1} s (retry budget {:?})",
                     started.elapsed().as_secs_f64(),

@@ -23,9 +23,11 @@ mod encode;
 mod env;
 mod export;
 mod http;
+#[cfg(unix)]
+mod outbox;
 mod transport;
 
-pub use builder::{OtlpBuilder, OtlpError};
+pub use builder::{OtlpBuilder, OtlpError, OutboxFull};
 
 use crate::{Line, RecordDropped, Sink};
 use encode::RecordEncoder;
@@ -43,6 +45,10 @@ const MAX_BATCH_BYTES: usize = 1 << 20;
 
 /// How soon a batch that found the queue full is offered again.
 const HAND_OFF_RETRY: Duration = Duration::from_millis(50);
+
+/// How many finished batches a durable sink holds in memory while its outbox takes none (full,
+/// or its disk failing) before it drops the newest record.
+const MAX_HELD_BATCHES: usize = 4;
 
 /// Sends records to an OpenTelemetry collector over OTLP/HTTP (protobuf, `POST /v1/logs`).
 ///
@@ -135,6 +141,11 @@ pub struct OtlpSink {
     /// The exporter's thread, and the channel on which it says it has finished.
     exporter: Option<(JoinHandle<()>, mpsc::Receiver<()>)>,
     shutdown_timeout: Duration,
+    /// Durable: finished batches go to the outbox, through `held` when it takes none.
+    durable: bool,
+    held: std::collections::VecDeque<Batch>,
+    /// Whether the outbox's refusal was reported (once per run of refusals).
+    refusal_reported: bool,
 }
 
 /// Counts of what an [`OtlpSink`] did, readable while the logger runs and after it stopped.
@@ -148,6 +159,41 @@ pub struct OtlpSink {
 pub struct OtlpStats(Arc<Shared>);
 
 impl OtlpStats {
+    /// Records the sink took from the logger (all but those [`dropped`](OtlpStats::dropped)
+    /// on arrival).
+    ///
+    /// ```
+    /// # let stats = tachylog::OtlpSink::builder("http://127.0.0.1:4318").build().unwrap().stats();
+    /// assert_eq!(stats.accepted(), 0);
+    /// ```
+    pub fn accepted(&self) -> u64 {
+        self.0.counters.accepted.load(Ordering::Relaxed)
+    }
+
+    /// Records a [durable](OtlpBuilder::durable) sink holds on disk that the collector has not
+    /// acknowledged yet, those adopted from processes that ended before sending them included
+    /// (0 for a sink that is not durable, and once the sink stopped).
+    ///
+    /// ```
+    /// # let stats = tachylog::OtlpSink::builder("http://127.0.0.1:4318").build().unwrap().stats();
+    /// assert_eq!(stats.on_disk(), 0);
+    /// ```
+    pub fn on_disk(&self) -> u64 {
+        self.0.on_disk()
+    }
+
+    /// Records the collector refused: a status that retrying cannot change (such as 400), or
+    /// a `partial_success` that rejects them. They are also counted in
+    /// [`lost`](OtlpStats::lost).
+    ///
+    /// ```
+    /// # let stats = tachylog::OtlpSink::builder("http://127.0.0.1:4318").build().unwrap().stats();
+    /// assert_eq!(stats.rejected(), 0);
+    /// ```
+    pub fn rejected(&self) -> u64 {
+        self.0.counters.rejected.load(Ordering::Relaxed)
+    }
+
     /// Records the collector accepted.
     ///
     /// ```
@@ -159,7 +205,9 @@ impl OtlpStats {
     }
 
     /// Records the exporter lost: refused for good, out of retry budget, rejected by the
-    /// collector, or still unsent when the shutdown deadline passed.
+    /// collector, or still unsent when the shutdown deadline passed; for a durable sink,
+    /// removed from a full outbox ([`OutboxFull::DropOldest`]), unreadable in it, or not
+    /// written to it by the end.
     ///
     /// ```
     /// # let stats = tachylog::OtlpSink::builder("http://127.0.0.1:4318").build().unwrap().stats();
@@ -236,7 +284,80 @@ impl OtlpSink {
             shared,
             exporter: Some(exporter),
             shutdown_timeout,
+            durable: false,
+            held: std::collections::VecDeque::new(),
+            refusal_reported: false,
         }
+    }
+
+    /// Seals the batch being filled, if any, for the outbox.
+    fn seal(&mut self) {
+        if self.batch_count == 0 {
+            return;
+        }
+        let records = std::mem::replace(&mut self.batch, self.shared.spare_buffer());
+        self.held.push_back(Batch {
+            records,
+            count: std::mem::take(&mut self.batch_count),
+        });
+    }
+
+    /// Writes the sealed batches to the outbox, oldest first, until it takes no more.
+    #[cfg(unix)]
+    fn persist_held(&mut self) {
+        while let Some(batch) = self.held.front() {
+            let refusal = match self.shared.persist(&batch.records, batch.count, &self.describe) {
+                Ok(true) => {
+                    self.refusal_reported = false;
+                    if let Some(batch) = self.held.pop_front() {
+                        self.shared.recycle(batch.records);
+                    }
+                    continue;
+                }
+                Ok(false) => "it is full".to_string(),
+                Err(e) => e.to_string(),
+            };
+            if !self.refusal_reported {
+                self.refusal_reported = true;
+                eprintln!(
+                    "tachylog: sink {}: the outbox takes no records ({refusal}); up to {} \
+                     batches wait in memory, then the newest records are dropped",
+                    self.describe, MAX_HELD_BATCHES
+                );
+            }
+            return;
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn persist_held(&mut self) {}
+
+    /// A durable sink's `write_line`: the record joins the batch being filled, which goes to
+    /// the outbox once full.
+    fn write_durable(&mut self, line: &Line<'_>) -> io::Result<()> {
+        if self.held.len() >= MAX_HELD_BATCHES {
+            self.persist_held();
+            if self.held.len() >= MAX_HELD_BATCHES {
+                self.shared.counters.dropped.fetch_add(1, Ordering::Relaxed);
+                return Err(io::Error::other(RecordDropped::new(format!(
+                    "{}: the outbox is full or cannot be written; the newest record was dropped",
+                    self.describe
+                ))));
+            }
+        }
+        self.encoder.encode(line, &mut self.batch);
+        self.batch_count += 1;
+        self.shared.counters.accepted.fetch_add(1, Ordering::Relaxed);
+        if self.batch_full() {
+            self.seal();
+            self.persist_held();
+        }
+        Ok(())
+    }
+
+    /// Records a durable sink holds in memory, not yet in its outbox.
+    fn held_records(&self) -> u64 {
+        self.batch_count + self.held.iter().map(|b| b.count).sum::<u64>()
     }
 
     /// For `examples/otlp_encoder_vs_prost.rs` only, the benchmark behind the choice of
@@ -330,6 +451,9 @@ impl OtlpSink {
 
 impl Sink for OtlpSink {
     fn write_line(&mut self, line: &Line<'_>) -> io::Result<()> {
+        if self.durable {
+            return self.write_durable(line);
+        }
         if self.batch_full() {
             self.hand_off();
             if self.batch_full() {
@@ -346,6 +470,7 @@ impl Sink for OtlpSink {
         }
         self.encoder.encode(line, &mut self.batch);
         self.batch_count += 1;
+        self.shared.counters.accepted.fetch_add(1, Ordering::Relaxed);
         if self.batch_full() {
             self.hand_off();
         }
@@ -353,7 +478,14 @@ impl Sink for OtlpSink {
     }
 
     /// Sends nothing early (see [`OtlpSink`] on batching); hands the batch off if it is due.
+    /// A durable sink writes what it took to its outbox, so that what the logger considers
+    /// written (and a spool lets go of) is on disk.
     fn flush(&mut self) -> io::Result<()> {
+        if self.durable {
+            self.seal();
+            self.persist_held();
+            return Ok(());
+        }
         self.hand_off_if_due(unix_nanos_in(Duration::ZERO));
         Ok(())
     }
@@ -379,12 +511,30 @@ impl Sink for OtlpSink {
     /// SIGTERM/SIGINT drain): the batch being filled is queued whatever the limits, and the
     /// exporter gets until the shutdown timeout (or `deadline`, if sooner) to send the queue.
     fn before_exit(&mut self, deadline: Instant) -> io::Result<()> {
-        if self.batch_count > 0 {
+        if self.durable {
+            self.seal();
+            self.persist_held();
+        } else if self.batch_count > 0 {
             self.queue_last();
         }
         let left = self
             .shared
             .drain(deadline.min(instant_after(Instant::now(), self.shutdown_timeout)));
+        if self.durable {
+            // What is on disk stays there for the next start; only what the outbox did not
+            // take is lost.
+            let unwritten = self.held_records();
+            if unwritten == 0 {
+                return Ok(());
+            }
+            self.shared
+                .counters
+                .lost
+                .fetch_add(unwritten, Ordering::Relaxed);
+            return Err(io::Error::other(format!(
+                "{unwritten} record(s) could not be written to the outbox before the process ended"
+            )));
+        }
         if left == 0 {
             return Ok(());
         }
@@ -401,7 +551,22 @@ impl Sink for OtlpSink {
 /// no timeout): it is then left behind, with a report.
 impl Drop for OtlpSink {
     fn drop(&mut self) {
-        if self.batch_count > 0 {
+        if self.durable {
+            self.seal();
+            self.persist_held();
+            let unwritten = self.held_records();
+            if unwritten > 0 {
+                self.shared
+                    .counters
+                    .lost
+                    .fetch_add(unwritten, Ordering::Relaxed);
+                eprintln!(
+                    "tachylog: sink {}: {unwritten} record(s) could not be written to the outbox \
+                     and are lost",
+                    self.describe
+                );
+            }
+        } else if self.batch_count > 0 {
             self.queue_last();
         }
         self.shared
@@ -410,6 +575,11 @@ impl Drop for OtlpSink {
             return;
         };
         match done.recv_timeout(self.shutdown_timeout.saturating_add(Duration::from_secs(1))) {
+            Err(mpsc::RecvTimeoutError::Timeout) if self.durable => eprintln!(
+                "tachylog: sink {}: the exporter did not finish within {:?}; what it had not \
+                 sent stays in the outbox for the next start",
+                self.describe, self.shutdown_timeout,
+            ),
             Err(mpsc::RecvTimeoutError::Timeout) => eprintln!(
                 "tachylog: sink {}: the exporter did not finish within {:?}; {} record(s) still \
                  queued or being sent are lost",
@@ -439,7 +609,10 @@ impl fmt::Debug for OtlpSink {
 impl fmt::Debug for OtlpStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OtlpStats")
+            .field("accepted", &self.accepted())
             .field("exported", &self.exported())
+            .field("on_disk", &self.on_disk())
+            .field("rejected", &self.rejected())
             .field("lost", &self.lost())
             .field("dropped", &self.dropped())
             .field("requests", &self.requests())

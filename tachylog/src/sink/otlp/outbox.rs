@@ -1,0 +1,840 @@
+//! The outbox of a durable [`OtlpSink`](super::OtlpSink): what the sink accepted, on disk
+//! until the collector acknowledges it, so that neither an outage of any length nor a SIGKILL
+//! loses it.
+//!
+//! Under the directory the application names (the *root*, private to its user like a spool:
+//! `queue::spool::private_dir`), each process that sends keeps its own directory,
+//! `<pid>.<start time in ns>`, made as `<name>.new` and given its name only once its `lock` is
+//! held:
+//! - `lock`: an exclusive `flock` while the process sends, so that nobody adopts the directory
+//!   of a live sender. `flock` belongs to the open file, so a second sink in the same process
+//!   cannot take it either;
+//! - `resource`: the encoded OTLP `Resource` the records were logged under (a `u32` length, a
+//!   CRC-32, the bytes), so that a later process sends them as the process they came from;
+//! - `seg-<16 hex digits>`: segments, numbered upwards, each a 16-byte header (`TLOUTBX1`, its
+//!   number) and then frames: a `u32` payload length, a `u32` record count, a CRC-32 of those
+//!   eight bytes and the payload, the magic `TLFR`, then the payload (encoded `LogRecord`s).
+//!   A frame is written by one `write(2)`, so a SIGKILL leaves it whole or absent;
+//! - `acked`: how far the collector acknowledged, as (segment, offset), in two 32-byte slots
+//!   written in turn, each with a serial and a CRC-32, so a torn write leaves the other.
+//!
+//! A batch is retired by acknowledgement only: `acked` moves first, then the segments wholly
+//! before it are removed, so a crash between the two leaves segments that the next reader
+//! skips, never a position in a file that will not come. A reader starts at the acknowledged
+//! position, or at the first segment that exists past it.
+//!
+//! The directory of a process that is gone (its lock free) is *adopted* by the next sink on
+//! the same root: its records go first, under their own resource, and the directory is removed
+//! once they are acknowledged (renamed to `<name>.removing` first, so a crash during the
+//! removal leaves a name that says so).
+//!
+//! Everything read back is checked as hostile input: files are reached through the
+//! directory's descriptor and must be the user's regular files of bounded size; a frame with a
+//! wrong magic, length, CRC-32, or a payload that is not exactly `count` `log_records` fields,
+//! ends what is read of its segment, with a warning saying how many bytes were passed over.
+
+use super::OutboxFull;
+use crate::queue::spool::PrivateDir;
+use std::collections::VecDeque;
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io::{self, Write as _};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+const SEGMENT_MAGIC: &[u8; 8] = b"TLOUTBX1";
+const SEGMENT_HEADER: u64 = 16;
+const FRAME_MAGIC: &[u8; 4] = b"TLFR";
+const FRAME_HEADER: u64 = 16;
+const SEGMENT_PREFIX: &str = "seg-";
+const LOCK: &str = "lock";
+const RESOURCE: &str = "resource";
+const ACKED: &str = "acked";
+const ACK_SLOT: u64 = 32;
+const BUILDING: &str = ".new";
+const REMOVING: &str = ".removing";
+/// The largest `resource` file read back: far beyond any resource's attributes.
+const MAX_RESOURCE: u64 = 1 << 20;
+/// The largest segment file read back: a segment holds at most its size limit plus one frame,
+/// and a frame's length is a `u32`.
+const MAX_SEGMENT_FILE: u64 = 1 << 34;
+/// How long a `.new` directory may stay before a later process removes it as a leftover of a
+/// process that died while making it.
+const BUILDING_GRACE: Duration = Duration::from_secs(60);
+
+/// A position in a store: a segment's number and a byte offset in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Position {
+    segment: u64,
+    offset: u64,
+}
+
+struct Segment {
+    number: u64,
+    file: File,
+    /// The first byte not yet acknowledged.
+    read_from: u64,
+    /// The end of its valid frames.
+    len: u64,
+    /// Records from `read_from` to `len`.
+    records: u64,
+}
+
+/// One process's directory.
+struct Store {
+    id: u64,
+    dir: PrivateDir,
+    name: String,
+    _lock: File,
+    resource: Vec<u8>,
+    segments: VecDeque<Segment>,
+    ack_file: File,
+    ack_serial: u64,
+    /// This process's own store: its last segment is written to.
+    own: bool,
+}
+
+/// A batch read from the outbox for one request.
+pub(super) struct DiskBatch {
+    pub(super) store: u64,
+    pub(super) records: Vec<u8>,
+    pub(super) count: u64,
+    /// Where the store's acknowledged position moves once the collector took the batch.
+    end: Position,
+    /// The records taken from each segment.
+    parts: Vec<(u64, u64)>,
+    /// The resource of the store's process.
+    pub(super) resource: Vec<u8>,
+}
+
+/// What the outbox tells its user: reports for stderr and records lost.
+#[derive(Default, Debug)]
+pub(super) struct Losses {
+    /// Records lost, for any reason.
+    pub(super) records: u64,
+    /// Of those, records of segments removed to make room.
+    pub(super) removed_for_room: u64,
+    pub(super) warnings: Vec<String>,
+}
+
+/// The outbox: the stores of dead processes being sent (oldest first) and this process's own.
+pub(super) struct Outbox {
+    root: PrivateDir,
+    adopted: VecDeque<Store>,
+    own: Store,
+    max_bytes: u64,
+    segment_bytes: u64,
+    when_full: OutboxFull,
+    /// Bytes of all segments' valid frames and headers.
+    bytes: u64,
+    /// Records not yet acknowledged, in every store.
+    records: u64,
+    /// The batch being sent: its store and the segments it spans.
+    in_flight: Option<(u64, u64, u64)>,
+    /// Records of the own store appended but not yet taken into a batch, and when the first
+    /// of them was appended.
+    unsent: u64,
+    unsent_since: Option<Instant>,
+}
+
+impl Outbox {
+    /// Opens the root `path` (made if missing), adopts the directories of processes that are
+    /// gone, and makes this process's own, whose records go out under `resource`.
+    pub(super) fn open(
+        path: &Path,
+        resource: &[u8],
+        max_bytes: u64,
+        when_full: OutboxFull,
+        losses: &mut Losses,
+    ) -> io::Result<Outbox> {
+        let root = PrivateDir::open_root(path, true)?;
+        let mut next_id = 1;
+        let mut adopted = Vec::new();
+        let mut names: Vec<String> = root
+            .entries()?
+            .into_iter()
+            .filter_map(|n| n.into_string().ok())
+            .collect();
+        names.sort();
+        for name in names {
+            if name.ends_with(REMOVING) {
+                if let Err(e) = remove_store_dir(&root, &name) {
+                    losses.warnings.push(format!(
+                        "cannot finish removing {}: {e}",
+                        root.path().join(&name).display()
+                    ));
+                }
+                continue;
+            }
+            if name.ends_with(BUILDING) {
+                remove_stale_building(&root, &name, losses);
+                continue;
+            }
+            if !is_store_name(&name) {
+                continue;
+            }
+            match Store::adopt(&root, &name, next_id, losses) {
+                Ok(Some(store)) => {
+                    next_id += 1;
+                    adopted.push(store);
+                }
+                Ok(None) => {}
+                Err(e) => losses.warnings.push(format!(
+                    "cannot send what {} holds: {e}",
+                    root.path().join(&name).display()
+                )),
+            }
+        }
+        // Oldest process first: the names begin with the pid, the start time decides.
+        adopted.sort_by_key(|s| started_of(&s.name));
+        let own = Store::create(&root, resource, next_id)?;
+        let mut outbox = Outbox {
+            root,
+            adopted: VecDeque::new(),
+            own,
+            max_bytes: max_bytes.max(1),
+            segment_bytes: (max_bytes / 8).clamp(64 << 10, 16 << 20),
+            when_full,
+            bytes: 0,
+            records: 0,
+            in_flight: None,
+            unsent: 0,
+            unsent_since: None,
+        };
+        for store in adopted {
+            if store.records() == 0 {
+                remove_store(&outbox.root, store, losses);
+            } else {
+                outbox.bytes += store.bytes();
+                outbox.records += store.records();
+                outbox.adopted.push_back(store);
+            }
+        }
+        outbox.bytes += outbox.own.bytes();
+        Ok(outbox)
+    }
+
+    /// This process's directory, for messages.
+    pub(super) fn own_path(&self) -> std::path::PathBuf {
+        self.own.dir.path().to_path_buf()
+    }
+
+    /// Records not yet acknowledged.
+    pub(super) fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Records adopted from processes that are gone, not yet acknowledged.
+    pub(super) fn adopted_records(&self) -> u64 {
+        self.adopted.iter().map(Store::records).sum()
+    }
+
+    /// Whether `len` more payload bytes fit under the limit, making room as the policy says
+    /// (the records of removed segments are added to `losses`).
+    pub(super) fn make_room(&mut self, len: usize, losses: &mut Losses) -> bool {
+        let needed = FRAME_HEADER + len as u64;
+        while self.bytes + needed > self.max_bytes {
+            if self.when_full == OutboxFull::DropNewest || !self.drop_oldest(losses) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Removes the oldest segment that is not being sent and not the one being written.
+    fn drop_oldest(&mut self, losses: &mut Losses) -> bool {
+        let in_flight = self.in_flight;
+        let own_id = self.own.id;
+        let spared = |store: u64, number: u64, current: bool| {
+            current || in_flight.is_some_and(|(s, first, last)| s == store && (first..=last).contains(&number))
+        };
+        let mut chosen = None;
+        for (store_index, store) in self
+            .adopted
+            .iter()
+            .map(Some)
+            .chain(std::iter::once(None))
+            .enumerate()
+        {
+            let store = store.unwrap_or(&self.own);
+            let last = store.segments.len().saturating_sub(1);
+            if let Some(index) = store.segments.iter().enumerate().position(|(i, seg)| {
+                !spared(store.id, seg.number, store.id == own_id && i == last)
+            }) {
+                chosen = Some((store_index, index));
+                break;
+            }
+        }
+        let Some((store_index, index)) = chosen else {
+            return false;
+        };
+        let store = if store_index < self.adopted.len() {
+            &mut self.adopted[store_index]
+        } else {
+            &mut self.own
+        };
+        let Some(segment) = store.segments.remove(index) else {
+            return false;
+        };
+        let size = segment_size(&segment);
+        let records = segment.records;
+        let name = segment_name(segment.number);
+        drop(segment);
+        if let Err(e) = store.dir.remove_file(OsStr::new(&name)) {
+            losses
+                .warnings
+                .push(format!("cannot remove {}: {e}", store.dir.path().join(&name).display()));
+        }
+        if store.own {
+            // Not in flight, so none of its records were taken.
+            self.unsent -= records.min(self.unsent);
+        }
+        self.bytes -= size;
+        self.records -= records;
+        losses.records += records;
+        losses.removed_for_room += records;
+        true
+    }
+
+    /// Appends one frame of `count` records (after [`Outbox::make_room`] said it fits).
+    pub(super) fn append(&mut self, payload: &[u8], count: u64) -> io::Result<()> {
+        let frame_len = FRAME_HEADER + payload.len() as u64;
+        let rotate = self
+            .own
+            .segments
+            .back()
+            .is_none_or(|seg| seg.len > SEGMENT_HEADER && seg.len + frame_len > self.segment_bytes);
+        if rotate {
+            let number = self.own.segments.back().map_or(1, |s| s.number + 1);
+            let segment = self.own.new_segment(number)?;
+            self.bytes += SEGMENT_HEADER;
+            self.own.segments.push_back(segment);
+        }
+        let segment = self.own.segments.back_mut().expect("a segment to write");
+        let mut frame = Vec::with_capacity(frame_len as usize);
+        frame.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        frame.extend_from_slice(&(count as u32).to_le_bytes());
+        frame.extend_from_slice(&frame_crc(payload.len() as u32, count as u32, payload).to_le_bytes());
+        frame.extend_from_slice(FRAME_MAGIC);
+        frame.extend_from_slice(payload);
+        if let Err(e) = segment.file.write_all_at(&frame, segment.len) {
+            // Whatever part landed lies past `len`: the next frame overwrites it, and a reader
+            // after a crash stops at its checksum.
+            return Err(io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot write to {}: {e}",
+                    self.own.dir.path().join(segment_name(segment.number)).display()
+                ),
+            ));
+        }
+        segment.len += frame_len;
+        segment.records += count;
+        self.bytes += frame_len;
+        self.records += count;
+        if self.unsent == 0 {
+            self.unsent_since = Some(Instant::now());
+        }
+        self.unsent += count;
+        Ok(())
+    }
+
+    /// Whether a batch should go now: records of a dead process wait for nothing; the own
+    /// store's wait until `max_records` are there or the first has waited `timeout`. `None`
+    /// when there is nothing to send, else how long until one is due (zero: now).
+    pub(super) fn due_in(&self, max_records: u64, timeout: Duration, stopping: bool) -> Option<Duration> {
+        if self.adopted.iter().any(|s| s.records() > 0) {
+            return Some(Duration::ZERO);
+        }
+        if self.unsent == 0 {
+            return None;
+        }
+        if stopping || self.unsent >= max_records {
+            return Some(Duration::ZERO);
+        }
+        let since = self.unsent_since.unwrap_or_else(Instant::now);
+        Some(timeout.saturating_sub(since.elapsed()))
+    }
+
+    /// Reads the next batch: up to `max_records` records or `max_bytes` bytes (at least one
+    /// frame) from the oldest store that has any. Unreadable frames end their segment's
+    /// records there; those are added to `losses`.
+    pub(super) fn take(
+        &mut self,
+        max_records: u64,
+        max_bytes: usize,
+        losses: &mut Losses,
+    ) -> Option<DiskBatch> {
+        let adopted = self.adopted.iter().position(|s| s.records() > 0);
+        let store = match adopted {
+            Some(i) => &mut self.adopted[i],
+            None if self.unsent > 0 => &mut self.own,
+            None => return None,
+        };
+        let mut batch = DiskBatch {
+            store: store.id,
+            records: Vec::new(),
+            count: 0,
+            end: Position {
+                segment: 0,
+                offset: 0,
+            },
+            parts: Vec::new(),
+            resource: store.resource.clone(),
+        };
+        let mut lost = 0;
+        for segment in &mut store.segments {
+            let mut at = segment.read_from;
+            let mut taken = 0;
+            while at < segment.len && batch.count < max_records && batch.records.len() < max_bytes
+            {
+                let Some((count, payload)) = read_frame(&segment.file, at, segment.len) else {
+                    // Changed since it was checked: nothing after `at` can be read.
+                    let unread = segment.records - taken;
+                    losses.warnings.push(format!(
+                        "{} byte(s) of {} no longer read as whole frames; the {unread} \
+                         record(s) in them are lost",
+                        segment.len - at,
+                        store.dir.path().join(segment_name(segment.number)).display()
+                    ));
+                    lost += unread;
+                    segment.records = taken;
+                    segment.len = at;
+                    break;
+                };
+                if batch.count > 0 && batch.records.len() + payload.len() > max_bytes {
+                    break;
+                }
+                batch.records.extend_from_slice(&payload);
+                batch.count += count;
+                taken += count;
+                at += FRAME_HEADER + payload.len() as u64;
+            }
+            if taken > 0 {
+                batch.parts.push((segment.number, taken));
+            }
+            batch.end = Position {
+                segment: segment.number,
+                offset: at,
+            };
+            if batch.count >= max_records || batch.records.len() >= max_bytes {
+                break;
+            }
+        }
+        self.records -= lost.min(self.records);
+        losses.records += lost;
+        if batch.store == self.own.id {
+            self.unsent -= (batch.count + lost).min(self.unsent);
+            self.unsent_since = (self.unsent > 0).then(Instant::now);
+        }
+        if batch.count == 0 {
+            return None;
+        }
+        let first = batch.parts.first().map_or(0, |p| p.0);
+        self.in_flight = Some((batch.store, first, batch.end.segment));
+        Some(batch)
+    }
+
+    /// The batch is done with (the collector took it, or refused it for good): the store's
+    /// acknowledged position moves past it, and what lies wholly before that goes.
+    pub(super) fn retire(&mut self, batch: &DiskBatch, losses: &mut Losses) {
+        self.in_flight = None;
+        let Some(index) = self.store_index(batch.store) else {
+            return; // removed meanwhile (its segments dropped to make room)
+        };
+        let store = match index {
+            Some(i) => &mut self.adopted[i],
+            None => &mut self.own,
+        };
+        if let Err(e) = store.write_acked(batch.end) {
+            losses.warnings.push(format!(
+                "cannot record what the collector acknowledged in {}: {e}; after a crash it \
+                 may be sent again",
+                store.dir.path().display()
+            ));
+        }
+        let mut retired = 0;
+        for &(number, count) in &batch.parts {
+            if let Some(segment) = store.segments.iter_mut().find(|s| s.number == number) {
+                let count = count.min(segment.records);
+                segment.records -= count;
+                retired += count;
+            }
+        }
+        let mut freed = 0;
+        let last = store.segments.len();
+        let mut kept = VecDeque::new();
+        for (i, mut segment) in std::mem::take(&mut store.segments).into_iter().enumerate() {
+            let writing = store.own && i + 1 == last;
+            let before = segment.number < batch.end.segment
+                || (segment.number == batch.end.segment && batch.end.offset >= segment.len);
+            if before && !writing {
+                freed += segment_size(&segment);
+                let name = segment_name(segment.number);
+                drop(segment);
+                let _ = store.dir.remove_file(OsStr::new(&name));
+            } else {
+                if segment.number == batch.end.segment {
+                    segment.read_from = segment.read_from.max(batch.end.offset);
+                }
+                kept.push_back(segment);
+            }
+        }
+        store.segments = kept;
+        self.bytes -= freed.min(self.bytes);
+        self.records -= retired.min(self.records);
+        if let Some(i) = index {
+            if self.adopted[i].records() == 0 {
+                if let Some(store) = self.adopted.remove(i) {
+                    self.bytes -= store.bytes().min(self.bytes);
+                    remove_store(&self.root, store, losses);
+                }
+            }
+        }
+    }
+
+    /// The batch was not sent (the deadline came first): it stays, to be read again.
+    pub(super) fn put_back(&mut self, batch: &DiskBatch) {
+        self.in_flight = None;
+        if batch.store == self.own.id {
+            if self.unsent == 0 {
+                self.unsent_since = Some(Instant::now());
+            }
+            self.unsent += batch.count;
+        }
+    }
+
+    /// At the end: removes the own directory if everything in it was acknowledged; otherwise
+    /// it stays for the next start, as do the adopted ones not yet sent (their locks are let
+    /// go here). Returns the records left on disk.
+    pub(super) fn close(self, losses: &mut Losses) -> u64 {
+        let left = self.records;
+        let Outbox { root, own, .. } = self;
+        if own.records() == 0 {
+            remove_store(&root, own, losses);
+        }
+        left
+    }
+
+    fn store_index(&self, id: u64) -> Option<Option<usize>> {
+        if self.own.id == id {
+            return Some(None);
+        }
+        self.adopted.iter().position(|s| s.id == id).map(Some)
+    }
+}
+
+/// Removes a store's directory, crash-ordered: renamed `.removing` first.
+fn remove_store(root: &PrivateDir, store: Store, losses: &mut Losses) {
+    let name = store.name.clone();
+    let removing = format!("{name}{REMOVING}");
+    // Its files closed (and its lock let go) only once it no longer has its name.
+    let result = root
+        .rename(OsStr::new(&name), OsStr::new(&removing))
+        .and_then(|()| {
+            drop(store);
+            remove_store_dir(root, &removing)
+        });
+    if let Err(e) = result {
+        losses.warnings.push(format!(
+            "cannot remove {}: {e}",
+            root.path().join(&name).display()
+        ));
+    }
+}
+
+impl Store {
+    fn records(&self) -> u64 {
+        self.segments.iter().map(|s| s.records).sum()
+    }
+
+    fn bytes(&self) -> u64 {
+        self.segments.iter().map(segment_size).sum()
+    }
+
+    /// Makes this process's directory.
+    fn create(root: &PrivateDir, resource: &[u8], id: u64) -> io::Result<Store> {
+        let started = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let name = format!("{}.{started}", std::process::id());
+        let building = format!("{name}{BUILDING}");
+        let dir = root.create_dir(&building)?;
+        let lock = dir.create_file(LOCK)?;
+        if !try_lock(&lock)? {
+            return Err(io::Error::other("the outbox directory's lock is held"));
+        }
+        let mut resource_file = dir.create_file(RESOURCE)?;
+        let mut header = Vec::with_capacity(8 + resource.len());
+        header.extend_from_slice(&(resource.len() as u32).to_le_bytes());
+        header.extend_from_slice(&crc32fast::hash(resource).to_le_bytes());
+        header.extend_from_slice(resource);
+        resource_file.write_all(&header)?;
+        let ack_file = dir.create_file(ACKED)?;
+        root.rename(OsStr::new(&building), OsStr::new(&name))?;
+        let dir = root.open_dir(OsStr::new(&name))?;
+        let mut store = Store {
+            id,
+            dir,
+            name,
+            _lock: lock,
+            resource: resource.to_vec(),
+            segments: VecDeque::new(),
+            ack_file,
+            ack_serial: 0,
+            own: true,
+        };
+        let first = store.new_segment(1)?;
+        store.segments.push_back(first);
+        Ok(store)
+    }
+
+    /// Opens the directory `name` of another process, if that process is gone (its lock free).
+    fn adopt(root: &PrivateDir, name: &str, id: u64, losses: &mut Losses) -> io::Result<Option<Store>> {
+        let dir = root.open_dir(OsStr::new(name))?;
+        let lock = dir.open_file(LOCK, true, 0)?;
+        if !try_lock(&lock)? {
+            return Ok(None); // its process still sends
+        }
+        let resource = match read_resource(&dir) {
+            Ok(resource) => resource,
+            Err(e) => {
+                losses.warnings.push(format!(
+                    "{}: {e}; its records are sent without their resource",
+                    dir.path().join(RESOURCE).display()
+                ));
+                Vec::new()
+            }
+        };
+        let ack_file = dir.open_or_create_in_place(ACKED)?;
+        let (ack_serial, acked) = read_acked(&ack_file);
+        let mut numbers: Vec<u64> = dir
+            .entries()?
+            .iter()
+            .filter_map(|n| n.to_str()?.strip_prefix(SEGMENT_PREFIX).and_then(parse_number))
+            .collect();
+        numbers.sort_unstable();
+        let mut segments = VecDeque::new();
+        for number in numbers {
+            let name = segment_name(number);
+            if number < acked.segment {
+                // Acknowledged before the crash that left it.
+                let _ = dir.remove_file(OsStr::new(&name));
+                continue;
+            }
+            let file = match dir.open_file(&name, true, MAX_SEGMENT_FILE) {
+                Ok(file) => file,
+                Err(e) => {
+                    losses.warnings.push(format!("passing over {}: {e}", dir.path().join(&name).display()));
+                    continue;
+                }
+            };
+            let from = if number == acked.segment { acked.offset.max(SEGMENT_HEADER) } else { SEGMENT_HEADER };
+            let file_len = file.metadata()?.len();
+            if !segment_header_ok(&file, number) {
+                losses.warnings.push(format!(
+                    "passing over {}: not a segment of this outbox ({file_len} bytes)",
+                    dir.path().join(&name).display()
+                ));
+                continue;
+            }
+            let (len, records) = scan(&file, from, file_len);
+            if len < file_len {
+                losses.warnings.push(format!(
+                    "{}: {} byte(s) after offset {len} are not whole frames; passed over",
+                    dir.path().join(&name).display(),
+                    file_len - len
+                ));
+            }
+            segments.push_back(Segment {
+                number,
+                file,
+                read_from: from.min(len),
+                len,
+                records,
+            });
+        }
+        Ok(Some(Store {
+            id,
+            dir,
+            name: name.to_string(),
+            _lock: lock,
+            resource,
+            segments,
+            ack_file,
+            ack_serial,
+            own: false,
+        }))
+    }
+
+    fn new_segment(&mut self, number: u64) -> io::Result<Segment> {
+        let name = segment_name(number);
+        let file = self.dir.create_file(&name)?;
+        let mut header = [0u8; SEGMENT_HEADER as usize];
+        header[..8].copy_from_slice(SEGMENT_MAGIC);
+        header[8..].copy_from_slice(&number.to_le_bytes());
+        file.write_all_at(&header, 0)?;
+        Ok(Segment {
+            number,
+            file,
+            read_from: SEGMENT_HEADER,
+            len: SEGMENT_HEADER,
+            records: 0,
+        })
+    }
+
+    fn write_acked(&mut self, position: Position) -> io::Result<()> {
+        self.ack_serial += 1;
+        let mut slot = [0u8; ACK_SLOT as usize];
+        slot[..8].copy_from_slice(&self.ack_serial.to_le_bytes());
+        slot[8..16].copy_from_slice(&position.segment.to_le_bytes());
+        slot[16..24].copy_from_slice(&position.offset.to_le_bytes());
+        let crc = crc32fast::hash(&slot[..24]);
+        slot[24..28].copy_from_slice(&crc.to_le_bytes());
+        self.ack_file
+            .write_all_at(&slot, (self.ack_serial % 2) * ACK_SLOT)
+    }
+}
+
+fn segment_size(segment: &Segment) -> u64 {
+    segment.len
+}
+
+fn segment_name(number: u64) -> String {
+    format!("{SEGMENT_PREFIX}{number:016x}")
+}
+
+fn parse_number(hex: &str) -> Option<u64> {
+    (hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| u64::from_str_radix(hex, 16).ok())
+        .flatten()
+}
+
+/// `<pid>.<ns>`, digits only.
+fn is_store_name(name: &str) -> bool {
+    let mut parts = name.split('.');
+    let digits = |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    digits(parts.next()) && digits(parts.next()) && parts.next().is_none()
+}
+
+fn started_of(name: &str) -> u128 {
+    name.split('.').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0)
+}
+
+fn try_lock(file: &File) -> io::Result<bool> {
+    match rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn frame_crc(len: u32, count: u32, payload: &[u8]) -> u32 {
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&len.to_le_bytes());
+    hasher.update(&count.to_le_bytes());
+    hasher.update(payload);
+    hasher.finalize()
+}
+
+/// Whether `header` (a frame's first 16 bytes) and `payload` make a valid frame, and its count.
+pub(super) fn check_frame(header: &[u8; FRAME_HEADER as usize], payload: &[u8]) -> Option<u64> {
+    let word = |i: usize| u32::from_le_bytes(header[i..i + 4].try_into().expect("4 bytes"));
+    let (len, count, crc) = (word(0), word(4), word(8));
+    if &header[12..] != FRAME_MAGIC || len as usize != payload.len() || count == 0 {
+        return None;
+    }
+    if frame_crc(len, count, payload) != crc {
+        return None;
+    }
+    (super::encode::count_log_records(payload) == Some(u64::from(count))).then_some(u64::from(count))
+}
+
+/// The frame at `at`, if it is whole and valid before `end`: its count and payload.
+fn read_frame(file: &File, at: u64, end: u64) -> Option<(u64, Vec<u8>)> {
+    let mut header = [0u8; FRAME_HEADER as usize];
+    if at + FRAME_HEADER > end {
+        return None;
+    }
+    file.read_exact_at(&mut header, at).ok()?;
+    let len = u64::from(u32::from_le_bytes(header[..4].try_into().expect("4 bytes")));
+    if at + FRAME_HEADER + len > end {
+        return None;
+    }
+    let mut payload = vec![0u8; len as usize];
+    file.read_exact_at(&mut payload, at + FRAME_HEADER).ok()?;
+    let count = check_frame(&header, &payload)?;
+    Some((count, payload))
+}
+
+/// Walks the frames from `from`: where the valid ones end, and the records in them.
+fn scan(file: &File, from: u64, file_len: u64) -> (u64, u64) {
+    let (mut at, mut records) = (from, 0);
+    while let Some((count, payload)) = read_frame(file, at, file_len) {
+        at += FRAME_HEADER + payload.len() as u64;
+        records += count;
+    }
+    (at.min(file_len.max(from)), records)
+}
+
+fn segment_header_ok(file: &File, number: u64) -> bool {
+    let mut header = [0u8; SEGMENT_HEADER as usize];
+    file.read_exact_at(&mut header, 0).is_ok()
+        && &header[..8] == SEGMENT_MAGIC
+        && header[8..] == number.to_le_bytes()
+}
+
+fn read_resource(dir: &PrivateDir) -> io::Result<Vec<u8>> {
+    let file = dir.open_file(RESOURCE, false, MAX_RESOURCE)?;
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut &file, &mut bytes)?;
+    let bad = || io::Error::new(io::ErrorKind::InvalidData, "not a resource this outbox wrote");
+    let len = u32::from_le_bytes(bytes.get(..4).ok_or_else(bad)?.try_into().expect("4 bytes")) as usize;
+    let crc = u32::from_le_bytes(bytes.get(4..8).ok_or_else(bad)?.try_into().expect("4 bytes"));
+    let resource = bytes.get(8..).filter(|r| r.len() == len).ok_or_else(bad)?;
+    if crc32fast::hash(resource) != crc || !super::encode::is_message(resource) {
+        return Err(bad());
+    }
+    Ok(resource.to_vec())
+}
+
+/// The acknowledged position in `file`: the valid slot with the higher serial, else the start.
+fn read_acked(file: &File) -> (u64, Position) {
+    let mut best = (0, Position { segment: 0, offset: 0 });
+    for slot in 0..2 {
+        let mut bytes = [0u8; ACK_SLOT as usize];
+        if file.read_exact_at(&mut bytes, slot * ACK_SLOT).is_err() {
+            continue;
+        }
+        let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
+        let crc = u32::from_le_bytes(bytes[24..28].try_into().expect("4 bytes"));
+        if crc32fast::hash(&bytes[..24]) != crc || word(0) % 2 != slot {
+            continue;
+        }
+        if word(0) > best.0 {
+            best = (word(0), Position { segment: word(8), offset: word(16) });
+        }
+    }
+    best
+}
+
+/// Removes a store directory's files, then the directory.
+fn remove_store_dir(root: &PrivateDir, name: &str) -> io::Result<()> {
+    let dir = root.open_dir(OsStr::new(name))?;
+    for entry in dir.entries()? {
+        dir.remove_file(&entry)?;
+    }
+    root.remove_dir(OsStr::new(name))
+}
+
+fn remove_stale_building(root: &PrivateDir, name: &str, losses: &mut Losses) {
+    let old = std::fs::symlink_metadata(root.path().join(name))
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > BUILDING_GRACE));
+    if old {
+        if let Err(e) = remove_store_dir(root, name) {
+            losses.warnings.push(format!("cannot remove {}: {e}", root.path().join(name).display()));
+        }
+    }
+}
