@@ -7,6 +7,8 @@
 //! duplicate is seen, and the tests bound them as the documentation does.
 #![cfg(all(feature = "otlp", unix))]
 
+// Shared with the other collector tests: the TLS and proxy helpers are not used here.
+#[allow(dead_code)]
 #[path = "otlp/collector.rs"]
 mod collector;
 mod common;
@@ -185,7 +187,11 @@ fn five_quick_collector_restarts_lose_nothing() {
     assert_eq!((stats.lost(), stats.dropped()), (0, 0), "{stats:?}");
     // A request the collector took just as it was stopped may have been answered too late:
     // sent again, at most one request per restart.
-    assert!(duplicates(&seen) <= 5 * BATCH as u64, "{}", duplicates(&seen));
+    assert!(
+        duplicates(&seen) <= 5 * BATCH as u64,
+        "{}",
+        duplicates(&seen)
+    );
 }
 
 /// The child: logs numbered records with a spool and a durable sink to a collector that is
@@ -322,7 +328,10 @@ fn a_full_outbox_applies_its_policy_and_counts_every_loss() {
             count,
             "{policy:?}: {stats:?}"
         );
-        assert!(delivered < count / 2, "{policy:?}: the bound held nothing back");
+        assert!(
+            delivered < count / 2,
+            "{policy:?}: the bound held nothing back"
+        );
         match policy {
             OutboxFull::DropNewest => {
                 assert!(stats.dropped() > 0 && stats.lost() == 0, "{stats:?}");
@@ -336,8 +345,15 @@ fn a_full_outbox_applies_its_policy_and_counts_every_loss() {
                     .filter(|r| body(r).contains(" records lost while otlp "))
                     .map(|r| body(r).split(' ').next().unwrap().parse::<u64>().unwrap())
                     .sum();
-                assert_eq!(announced, stats.lost(), "the losses announced to the collector");
-                assert!(seen.contains_key(&(count - 1)), "the newest record was not kept");
+                assert_eq!(
+                    announced,
+                    stats.lost(),
+                    "the losses announced to the collector"
+                );
+                assert!(
+                    seen.contains_key(&(count - 1)),
+                    "the newest record was not kept"
+                );
             }
         }
     }
@@ -406,15 +422,18 @@ fn a_forged_outbox_is_passed_over_and_the_real_one_sent() {
     forge("1.1", &[lock.clone(), (&segment_name, flipped)]);
     forge("2.2", &[lock.clone(), (&segment_name, past_end)]);
     forge("3.3", &[lock.clone(), (&segment_name, wrong_count)]);
-    let fifo = forge("4.4", &[lock.clone()]);
+    let fifo = forge("4.4", std::slice::from_ref(&lock));
     let fifo_path = std::ffi::CString::new(fifo.join(&segment_name).to_str().unwrap()).unwrap();
     // SAFETY: a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(fifo_path.as_ptr(), 0o600) }, 0);
-    let link = forge("5.5", &[lock.clone()]);
+    let link = forge("5.5", std::slice::from_ref(&lock));
     std::os::unix::fs::symlink(&segment, link.join(&segment_name)).unwrap();
     let mut acked = vec![0u8; 64];
     acked[8..16].copy_from_slice(&99u64.to_le_bytes());
-    forge("6.6", &[lock.clone(), ("acked", acked), ("resource", vec![0xff; 40])]);
+    forge(
+        "6.6",
+        &[lock.clone(), ("acked", acked), ("resource", vec![0xff; 40])],
+    );
     forge("7.7", &[("resource", vec![1, 2, 3])]);
 
     collector.restart();

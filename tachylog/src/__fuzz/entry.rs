@@ -547,3 +547,24 @@ pub fn spool_journal(bytes: &[u8]) {
         let _ = journal::parse_current_write(input);
     }
 }
+
+/// A durable OTLP sink's outbox segment read back as an adopting sink reads it
+/// (`sink/otlp/outbox.rs`), on untrusted bytes: as they are, and as frames with valid
+/// checksums built from chunks `[count, length, bytes…]` (so that the payload check is
+/// reached). No input may panic; the valid frames must end inside the input.
+#[cfg(all(unix, feature = "otlp"))]
+pub fn otlp_outbox(bytes: &[u8]) {
+    use crate::sink::otlp::outbox;
+    let mut framed = Vec::new();
+    let mut rest = bytes;
+    while let [count, len, tail @ ..] = rest {
+        let len = usize::from(*len).min(tail.len());
+        framed.extend_from_slice(&outbox::frame(&tail[..len], u32::from(*count)));
+        rest = &tail[len..];
+    }
+    for input in [bytes, &framed[..]] {
+        let (end, records) = outbox::scan(input, 0, input.len() as u64);
+        assert!(end <= input.len() as u64);
+        assert!(records <= input.len() as u64);
+    }
+}

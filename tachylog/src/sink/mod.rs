@@ -19,7 +19,7 @@ mod file;
 #[cfg(all(feature = "journald", target_os = "linux"))]
 mod journald;
 #[cfg(feature = "otlp")]
-mod otlp;
+pub(crate) mod otlp;
 #[cfg(feature = "rolling")]
 mod rolling;
 #[cfg(feature = "syslog")]

@@ -230,7 +230,7 @@ fn untrusted(path: &Path, why: String) -> io::Error {
     io::Error::new(
         io::ErrorKind::PermissionDenied,
         format!(
-            "{} {why}: a spool must be private to its user",
+            "{} {why}: a spool or an outbox must be private to its user",
             path.display()
         ),
     )

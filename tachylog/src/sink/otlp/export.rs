@@ -129,7 +129,12 @@ impl Shared {
     /// Writes `records` (`count` of them) to the outbox, room made first as its policy says.
     /// `Ok(false)`: no room.
     #[cfg(unix)]
-    pub(super) fn persist(&self, records: &[u8], count: u64, describe: &str) -> std::io::Result<bool> {
+    pub(super) fn persist(
+        &self,
+        records: &[u8],
+        count: u64,
+        describe: &str,
+    ) -> std::io::Result<bool> {
         let mut losses = Losses::default();
         let mut state = self.lock();
         let Some(outbox) = state.outbox.as_mut() else {
@@ -391,7 +396,10 @@ impl Exporter {
                     }
                     if rejected > 0 {
                         counters.rejected.fetch_add(rejected, Ordering::Relaxed);
-                        self.lose(rejected, format!("{describe} rejected {rejected} record(s): {why}"));
+                        self.lose(
+                            rejected,
+                            format!("{describe} rejected {rejected} record(s): {why}"),
+                        );
                     } else {
                         self.recovered();
                     }
@@ -486,7 +494,11 @@ impl Exporter {
                         .unwrap_or_else(|p| p.into_inner())
                         .0
                 }
-                None => self.shared.wake.wait(state).unwrap_or_else(|p| p.into_inner()),
+                None => self
+                    .shared
+                    .wake
+                    .wait(state)
+                    .unwrap_or_else(|p| p.into_inner()),
             };
         }
     }

@@ -24,7 +24,7 @@ mod env;
 mod export;
 mod http;
 #[cfg(unix)]
-mod outbox;
+pub(crate) mod outbox;
 mod transport;
 
 pub use builder::{OtlpBuilder, OtlpError, OutboxFull};
@@ -306,7 +306,10 @@ impl OtlpSink {
     #[cfg(unix)]
     fn persist_held(&mut self) {
         while let Some(batch) = self.held.front() {
-            let refusal = match self.shared.persist(&batch.records, batch.count, &self.describe) {
+            let refusal = match self
+                .shared
+                .persist(&batch.records, batch.count, &self.describe)
+            {
                 Ok(true) => {
                     self.refusal_reported = false;
                     if let Some(batch) = self.held.pop_front() {
@@ -347,7 +350,10 @@ impl OtlpSink {
         }
         self.encoder.encode(line, &mut self.batch);
         self.batch_count += 1;
-        self.shared.counters.accepted.fetch_add(1, Ordering::Relaxed);
+        self.shared
+            .counters
+            .accepted
+            .fetch_add(1, Ordering::Relaxed);
         if self.batch_full() {
             self.seal();
             self.persist_held();
@@ -470,7 +476,10 @@ impl Sink for OtlpSink {
         }
         self.encoder.encode(line, &mut self.batch);
         self.batch_count += 1;
-        self.shared.counters.accepted.fetch_add(1, Ordering::Relaxed);
+        self.shared
+            .counters
+            .accepted
+            .fetch_add(1, Ordering::Relaxed);
         if self.batch_full() {
             self.hand_off();
         }

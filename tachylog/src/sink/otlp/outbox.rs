@@ -247,7 +247,9 @@ impl Outbox {
         let in_flight = self.in_flight;
         let own_id = self.own.id;
         let spared = |store: u64, number: u64, current: bool| {
-            current || in_flight.is_some_and(|(s, first, last)| s == store && (first..=last).contains(&number))
+            current
+                || in_flight
+                    .is_some_and(|(s, first, last)| s == store && (first..=last).contains(&number))
         };
         let mut chosen = None;
         for (store_index, store) in self
@@ -259,9 +261,11 @@ impl Outbox {
         {
             let store = store.unwrap_or(&self.own);
             let last = store.segments.len().saturating_sub(1);
-            if let Some(index) = store.segments.iter().enumerate().position(|(i, seg)| {
-                !spared(store.id, seg.number, store.id == own_id && i == last)
-            }) {
+            if let Some(index) =
+                store.segments.iter().enumerate().position(|(i, seg)| {
+                    !spared(store.id, seg.number, store.id == own_id && i == last)
+                })
+            {
                 chosen = Some((store_index, index));
                 break;
             }
@@ -282,9 +286,10 @@ impl Outbox {
         let name = segment_name(segment.number);
         drop(segment);
         if let Err(e) = store.dir.remove_file(OsStr::new(&name)) {
-            losses
-                .warnings
-                .push(format!("cannot remove {}: {e}", store.dir.path().join(&name).display()));
+            losses.warnings.push(format!(
+                "cannot remove {}: {e}",
+                store.dir.path().join(&name).display()
+            ));
         }
         if store.own {
             // Not in flight, so none of its records were taken.
@@ -300,11 +305,10 @@ impl Outbox {
     /// Appends one frame of `count` records (after [`Outbox::make_room`] said it fits).
     pub(super) fn append(&mut self, payload: &[u8], count: u64) -> io::Result<()> {
         let frame_len = FRAME_HEADER + payload.len() as u64;
-        let rotate = self
-            .own
-            .segments
-            .back()
-            .is_none_or(|seg| seg.len > SEGMENT_HEADER && seg.len + frame_len > self.segment_bytes);
+        let rotate =
+            self.own.segments.back().is_none_or(|seg| {
+                seg.len > SEGMENT_HEADER && seg.len + frame_len > self.segment_bytes
+            });
         if rotate {
             let number = self.own.segments.back().map_or(1, |s| s.number + 1);
             let segment = self.own.new_segment(number)?;
@@ -312,12 +316,7 @@ impl Outbox {
             self.own.segments.push_back(segment);
         }
         let segment = self.own.segments.back_mut().expect("a segment to write");
-        let mut frame = Vec::with_capacity(frame_len as usize);
-        frame.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-        frame.extend_from_slice(&(count as u32).to_le_bytes());
-        frame.extend_from_slice(&frame_crc(payload.len() as u32, count as u32, payload).to_le_bytes());
-        frame.extend_from_slice(FRAME_MAGIC);
-        frame.extend_from_slice(payload);
+        let frame = frame(payload, count as u32);
         if let Err(e) = segment.file.write_all_at(&frame, segment.len) {
             // Whatever part landed lies past `len`: the next frame overwrites it, and a reader
             // after a crash stops at its checksum.
@@ -325,7 +324,11 @@ impl Outbox {
                 e.kind(),
                 format!(
                     "cannot write to {}: {e}",
-                    self.own.dir.path().join(segment_name(segment.number)).display()
+                    self.own
+                        .dir
+                        .path()
+                        .join(segment_name(segment.number))
+                        .display()
                 ),
             ));
         }
@@ -343,7 +346,12 @@ impl Outbox {
     /// Whether a batch should go now: records of a dead process wait for nothing; the own
     /// store's wait until `max_records` are there or the first has waited `timeout`. `None`
     /// when there is nothing to send, else how long until one is due (zero: now).
-    pub(super) fn due_in(&self, max_records: u64, timeout: Duration, stopping: bool) -> Option<Duration> {
+    pub(super) fn due_in(
+        &self,
+        max_records: u64,
+        timeout: Duration,
+        stopping: bool,
+    ) -> Option<Duration> {
         if self.adopted.iter().any(|s| s.records() > 0) {
             return Some(Duration::ZERO);
         }
@@ -387,8 +395,7 @@ impl Outbox {
         for segment in &mut store.segments {
             let mut at = segment.read_from;
             let mut taken = 0;
-            while at < segment.len && batch.count < max_records && batch.records.len() < max_bytes
-            {
+            while at < segment.len && batch.count < max_records && batch.records.len() < max_bytes {
                 let Some((count, payload)) = read_frame(&segment.file, at, segment.len) else {
                     // Changed since it was checked: nothing after `at` can be read.
                     let unread = segment.records - taken;
@@ -396,7 +403,11 @@ impl Outbox {
                         "{} byte(s) of {} no longer read as whole frames; the {unread} \
                          record(s) in them are lost",
                         segment.len - at,
-                        store.dir.path().join(segment_name(segment.number)).display()
+                        store
+                            .dir
+                            .path()
+                            .join(segment_name(segment.number))
+                            .display()
                     ));
                     lost += unread;
                     segment.records = taken;
@@ -591,7 +602,12 @@ impl Store {
     }
 
     /// Opens the directory `name` of another process, if that process is gone (its lock free).
-    fn adopt(root: &PrivateDir, name: &str, id: u64, losses: &mut Losses) -> io::Result<Option<Store>> {
+    fn adopt(
+        root: &PrivateDir,
+        name: &str,
+        id: u64,
+        losses: &mut Losses,
+    ) -> io::Result<Option<Store>> {
         let dir = root.open_dir(OsStr::new(name))?;
         let lock = dir.open_file(LOCK, true, 0)?;
         if !try_lock(&lock)? {
@@ -601,8 +617,8 @@ impl Store {
             Ok(resource) => resource,
             Err(e) => {
                 losses.warnings.push(format!(
-                    "{}: {e}; its records are sent without their resource",
-                    dir.path().join(RESOURCE).display()
+                    "{} has no usable resource ({e}); its records are sent without one",
+                    dir.path().display()
                 ));
                 Vec::new()
             }
@@ -612,7 +628,11 @@ impl Store {
         let mut numbers: Vec<u64> = dir
             .entries()?
             .iter()
-            .filter_map(|n| n.to_str()?.strip_prefix(SEGMENT_PREFIX).and_then(parse_number))
+            .filter_map(|n| {
+                n.to_str()?
+                    .strip_prefix(SEGMENT_PREFIX)
+                    .and_then(parse_number)
+            })
             .collect();
         numbers.sort_unstable();
         let mut segments = VecDeque::new();
@@ -626,11 +646,18 @@ impl Store {
             let file = match dir.open_file(&name, true, MAX_SEGMENT_FILE) {
                 Ok(file) => file,
                 Err(e) => {
-                    losses.warnings.push(format!("passing over {}: {e}", dir.path().join(&name).display()));
+                    losses.warnings.push(format!(
+                        "passing over {}: {e}",
+                        dir.path().join(&name).display()
+                    ));
                     continue;
                 }
             };
-            let from = if number == acked.segment { acked.offset.max(SEGMENT_HEADER) } else { SEGMENT_HEADER };
+            let from = if number == acked.segment {
+                acked.offset.max(SEGMENT_HEADER)
+            } else {
+                SEGMENT_HEADER
+            };
             let file_len = file.metadata()?.len();
             if !segment_header_ok(&file, number) {
                 losses.warnings.push(format!(
@@ -714,12 +741,16 @@ fn parse_number(hex: &str) -> Option<u64> {
 /// `<pid>.<ns>`, digits only.
 fn is_store_name(name: &str) -> bool {
     let mut parts = name.split('.');
-    let digits = |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let digits =
+        |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
     digits(parts.next()) && digits(parts.next()) && parts.next().is_none()
 }
 
 fn started_of(name: &str) -> u128 {
-    name.split('.').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0)
+    name.split('.')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
 }
 
 fn try_lock(file: &File) -> io::Result<bool> {
@@ -738,6 +769,17 @@ fn frame_crc(len: u32, count: u32, payload: &[u8]) -> u32 {
     hasher.finalize()
 }
 
+/// A frame holding `payload` as `count` records, as [`Outbox::append`] writes it.
+pub(crate) fn frame(payload: &[u8], count: u32) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(FRAME_HEADER as usize + payload.len());
+    frame.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    frame.extend_from_slice(&count.to_le_bytes());
+    frame.extend_from_slice(&frame_crc(payload.len() as u32, count, payload).to_le_bytes());
+    frame.extend_from_slice(FRAME_MAGIC);
+    frame.extend_from_slice(payload);
+    frame
+}
+
 /// Whether `header` (a frame's first 16 bytes) and `payload` make a valid frame, and its count.
 pub(super) fn check_frame(header: &[u8; FRAME_HEADER as usize], payload: &[u8]) -> Option<u64> {
     let word = |i: usize| u32::from_le_bytes(header[i..i + 4].try_into().expect("4 bytes"));
@@ -748,28 +790,53 @@ pub(super) fn check_frame(header: &[u8; FRAME_HEADER as usize], payload: &[u8]) 
     if frame_crc(len, count, payload) != crc {
         return None;
     }
-    (super::encode::count_log_records(payload) == Some(u64::from(count))).then_some(u64::from(count))
+    (super::encode::count_log_records(payload) == Some(u64::from(count)))
+        .then_some(u64::from(count))
+}
+
+/// Bytes read at an offset: a segment's file, or (for the fuzz target) a slice.
+pub(crate) trait ReadAt {
+    /// Fills `buf` from `offset`, or fails.
+    fn fill_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+}
+
+impl ReadAt for File {
+    fn fill_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        FileExt::read_exact_at(self, buf, offset)
+    }
+}
+
+impl ReadAt for [u8] {
+    fn fill_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let start = usize::try_from(offset).map_err(|_| io::ErrorKind::UnexpectedEof)?;
+        let bytes = start
+            .checked_add(buf.len())
+            .and_then(|end| self.get(start..end))
+            .ok_or(io::ErrorKind::UnexpectedEof)?;
+        buf.copy_from_slice(bytes);
+        Ok(())
+    }
 }
 
 /// The frame at `at`, if it is whole and valid before `end`: its count and payload.
-fn read_frame(file: &File, at: u64, end: u64) -> Option<(u64, Vec<u8>)> {
+fn read_frame(file: &(impl ReadAt + ?Sized), at: u64, end: u64) -> Option<(u64, Vec<u8>)> {
     let mut header = [0u8; FRAME_HEADER as usize];
     if at + FRAME_HEADER > end {
         return None;
     }
-    file.read_exact_at(&mut header, at).ok()?;
+    file.fill_at(&mut header, at).ok()?;
     let len = u64::from(u32::from_le_bytes(header[..4].try_into().expect("4 bytes")));
     if at + FRAME_HEADER + len > end {
         return None;
     }
     let mut payload = vec![0u8; len as usize];
-    file.read_exact_at(&mut payload, at + FRAME_HEADER).ok()?;
+    file.fill_at(&mut payload, at + FRAME_HEADER).ok()?;
     let count = check_frame(&header, &payload)?;
     Some((count, payload))
 }
 
 /// Walks the frames from `from`: where the valid ones end, and the records in them.
-fn scan(file: &File, from: u64, file_len: u64) -> (u64, u64) {
+pub(crate) fn scan(file: &(impl ReadAt + ?Sized), from: u64, file_len: u64) -> (u64, u64) {
     let (mut at, mut records) = (from, 0);
     while let Some((count, payload)) = read_frame(file, at, file_len) {
         at += FRAME_HEADER + payload.len() as u64;
@@ -789,9 +856,21 @@ fn read_resource(dir: &PrivateDir) -> io::Result<Vec<u8>> {
     let file = dir.open_file(RESOURCE, false, MAX_RESOURCE)?;
     let mut bytes = Vec::new();
     io::Read::read_to_end(&mut &file, &mut bytes)?;
-    let bad = || io::Error::new(io::ErrorKind::InvalidData, "not a resource this outbox wrote");
-    let len = u32::from_le_bytes(bytes.get(..4).ok_or_else(bad)?.try_into().expect("4 bytes")) as usize;
-    let crc = u32::from_le_bytes(bytes.get(4..8).ok_or_else(bad)?.try_into().expect("4 bytes"));
+    let bad = || {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "not a resource this outbox wrote",
+        )
+    };
+    let len =
+        u32::from_le_bytes(bytes.get(..4).ok_or_else(bad)?.try_into().expect("4 bytes")) as usize;
+    let crc = u32::from_le_bytes(
+        bytes
+            .get(4..8)
+            .ok_or_else(bad)?
+            .try_into()
+            .expect("4 bytes"),
+    );
     let resource = bytes.get(8..).filter(|r| r.len() == len).ok_or_else(bad)?;
     if crc32fast::hash(resource) != crc || !super::encode::is_message(resource) {
         return Err(bad());
@@ -801,7 +880,13 @@ fn read_resource(dir: &PrivateDir) -> io::Result<Vec<u8>> {
 
 /// The acknowledged position in `file`: the valid slot with the higher serial, else the start.
 fn read_acked(file: &File) -> (u64, Position) {
-    let mut best = (0, Position { segment: 0, offset: 0 });
+    let mut best = (
+        0,
+        Position {
+            segment: 0,
+            offset: 0,
+        },
+    );
     for slot in 0..2 {
         let mut bytes = [0u8; ACK_SLOT as usize];
         if file.read_exact_at(&mut bytes, slot * ACK_SLOT).is_err() {
@@ -813,7 +898,13 @@ fn read_acked(file: &File) -> (u64, Position) {
             continue;
         }
         if word(0) > best.0 {
-            best = (word(0), Position { segment: word(8), offset: word(16) });
+            best = (
+                word(0),
+                Position {
+                    segment: word(8),
+                    offset: word(16),
+                },
+            );
         }
     }
     best
@@ -834,7 +925,177 @@ fn remove_stale_building(root: &PrivateDir, name: &str, losses: &mut Losses) {
         .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > BUILDING_GRACE));
     if old {
         if let Err(e) = remove_store_dir(root, name) {
-            losses.warnings.push(format!("cannot remove {}: {e}", root.path().join(name).display()));
+            losses.warnings.push(format!(
+                "cannot remove {}: {e}",
+                root.path().join(name).display()
+            ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `count` encoded `log_records` fields, each a `LogRecord` with a body of `size` bytes.
+    fn records(count: usize, size: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        for _ in 0..count {
+            // field 2 (LEN) of ScopeLogs holding field 5 (LEN, the body) of LogRecord.
+            let inner_len = 2 + size;
+            out.extend_from_slice(&[0x12, inner_len as u8, 0x2a, size as u8]);
+            out.extend(std::iter::repeat_n(b'x', size));
+        }
+        out
+    }
+
+    fn open(path: &Path, max: u64, policy: OutboxFull) -> (Outbox, Losses) {
+        let mut losses = Losses::default();
+        let outbox = Outbox::open(path, b"", max, policy, &mut losses).unwrap();
+        (outbox, losses)
+    }
+
+    #[test]
+    fn a_frame_reads_back_and_every_corruption_is_refused() {
+        let payload = records(3, 10);
+        let frame = frame(&payload, 3);
+        let header: [u8; 16] = frame[..16].try_into().unwrap();
+        assert_eq!(check_frame(&header, &payload), Some(3));
+        for byte in 0..16 {
+            let mut bad = header;
+            bad[byte] ^= 1;
+            assert_eq!(check_frame(&bad, &payload), None, "header byte {byte}");
+        }
+        for byte in 0..payload.len() {
+            let mut bad = payload.clone();
+            bad[byte] ^= 0x80;
+            assert_eq!(check_frame(&header, &bad), None, "payload byte {byte}");
+        }
+        // A checksum that matches does not make a count that lies acceptable.
+        let mut lying = header;
+        lying[4..8].copy_from_slice(&2u32.to_le_bytes());
+        lying[8..12].copy_from_slice(&frame_crc(payload.len() as u32, 2, &payload).to_le_bytes());
+        assert_eq!(check_frame(&lying, &payload), None);
+    }
+
+    #[test]
+    fn the_acknowledged_position_survives_a_torn_slot() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(dir.path().join("acked"))
+            .unwrap();
+        let store_file = |serial: u64, segment: u64, offset: u64| {
+            let mut slot = [0u8; 32];
+            slot[..8].copy_from_slice(&serial.to_le_bytes());
+            slot[8..16].copy_from_slice(&segment.to_le_bytes());
+            slot[16..24].copy_from_slice(&offset.to_le_bytes());
+            let crc = crc32fast::hash(&slot[..24]);
+            slot[24..28].copy_from_slice(&crc.to_le_bytes());
+            file.write_all_at(&slot, (serial % 2) * ACK_SLOT).unwrap();
+        };
+        store_file(1, 1, 100);
+        store_file(2, 1, 200);
+        assert_eq!(
+            read_acked(&file).1,
+            Position {
+                segment: 1,
+                offset: 200
+            }
+        );
+        // The next write torn: the slot it overwrote no longer checks, the other one stands.
+        file.write_all_at(&[0xff; 5], ACK_SLOT).unwrap();
+        file.write_all_at(&3u64.to_le_bytes(), ACK_SLOT).unwrap();
+        assert_eq!(
+            read_acked(&file).1,
+            Position {
+                segment: 1,
+                offset: 200
+            }
+        );
+    }
+
+    #[test]
+    fn what_a_dead_process_left_is_adopted_once_and_retired_by_acknowledgement() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("outbox");
+        let (mut first, _) = open(&root, 1 << 20, OutboxFull::DropNewest);
+        for _ in 0..10 {
+            first.append(&records(5, 20), 5).unwrap();
+        }
+        let mut losses = Losses::default();
+        // One batch acknowledged, one taken and not: the process dies.
+        let acked = first.take(10, 1 << 20, &mut losses).unwrap();
+        first.retire(&acked, &mut losses);
+        let _lost_in_flight = first.take(10, 1 << 20, &mut losses).unwrap();
+        drop(first);
+
+        let (mut second, warnings) = open(&root, 1 << 20, OutboxFull::DropNewest);
+        assert!(warnings.warnings.is_empty(), "{warnings:?}");
+        assert_eq!(
+            second.adopted_records(),
+            40,
+            "all but the acknowledged batch"
+        );
+        // A third outbox on the same root finds nothing to adopt: the second holds it.
+        let (third, _) = open(&root, 1 << 20, OutboxFull::DropNewest);
+        assert_eq!(third.adopted_records(), 0);
+        let mut sent = 0;
+        while let Some(batch) = second.take(15, 1 << 20, &mut losses) {
+            sent += batch.count;
+            second.retire(&batch, &mut losses);
+        }
+        assert_eq!((sent, second.records()), (40, 0));
+        assert_eq!(losses.records, 0, "{losses:?}");
+        let mut left = Losses::default();
+        assert_eq!(second.close(&mut left), 0);
+        assert_eq!(third.close(&mut left), 0);
+        let names: Vec<_> = std::fs::read_dir(&root).unwrap().collect();
+        assert!(names.is_empty(), "{names:?}");
+    }
+
+    #[test]
+    fn a_full_outbox_drops_the_oldest_segment_not_in_flight() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut outbox, _) = open(
+            &dir.path().join("outbox"),
+            256 << 10,
+            OutboxFull::DropOldest,
+        );
+        let mut losses = Losses::default();
+        let frame = records(50, 100);
+        let mut appended = 0;
+        let mut in_flight = None;
+        for i in 0..200 {
+            assert!(outbox.make_room(frame.len(), &mut losses));
+            outbox.append(&frame, 50).unwrap();
+            appended += 50;
+            if i == 0 {
+                in_flight = outbox.take(50, 1 << 20, &mut losses);
+            }
+            assert!(outbox.bytes <= 256 << 10);
+        }
+        assert!(losses.removed_for_room > 0);
+        assert_eq!(outbox.records() + losses.records, appended);
+        let batch = in_flight.unwrap();
+        outbox.retire(&batch, &mut losses);
+        assert_eq!(outbox.records() + losses.records + batch.count, appended);
+    }
+
+    #[test]
+    fn drop_newest_refuses_and_keeps_what_is_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut outbox, _) = open(&dir.path().join("outbox"), 64 << 10, OutboxFull::DropNewest);
+        let mut losses = Losses::default();
+        let frame = records(10, 100);
+        let mut appended = 0;
+        while outbox.make_room(frame.len(), &mut losses) {
+            outbox.append(&frame, 10).unwrap();
+            appended += 10;
+        }
+        assert_eq!((outbox.records(), losses.records), (appended, 0));
     }
 }
