@@ -179,7 +179,12 @@ pub use sink::{FaultSink, Faults};
 pub use sink::{JournaldBuilder, JournaldSink, JOURNALD_SOCKET};
 #[cfg(not(loom))]
 #[cfg(feature = "otlp")]
-pub use sink::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats, OutboxFull};
+pub use sink::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats};
+// A network sink's batches on disk until acknowledged: what makes an `OtlpSink` durable,
+// open to any sink.
+#[cfg(all(unix, not(loom)))]
+pub use sink::{Outbox, OutboxBatch};
+pub use sink::{OutboxFormat, OutboxFull, OutboxReport};
 #[cfg(not(loom))]
 pub use zone::TimeZone;
 

@@ -24,6 +24,7 @@ mod nolog;
 mod slog;
 mod spdlog_rs;
 mod tachylog;
+mod tachylog_otlp;
 mod tachylog_scoped;
 mod tachylog_spin;
 mod tachylog_spool;
@@ -217,6 +218,8 @@ impl Entry {
 pub const ALL: &[Entry] = &[
     Entry::of::<tachylog::Tachylog>(),
     Entry::of::<tachylog_spool::TachylogSpool>(),
+    Entry::of::<tachylog_otlp::TachylogOtlp<false>>(),
+    Entry::of::<tachylog_otlp::TachylogOtlp<true>>(),
     Entry::of::<tachylog_spin::TachylogSpin>(),
     Entry::of::<tachylog_scoped::TachylogScoped>(),
     Entry::of::<bufwriter::BufWriterFloor>(),

@@ -280,6 +280,13 @@ impl Workload {
             | Workload::CatMix
             | Workload::Floor(_)
             | Workload::Backend(..) => logger == "tachylog",
+            // What sending to a collector costs, plain and durable, beside the row without.
+            _ if logger.starts_with("tachylog_otlp") => {
+                matches!(
+                    self,
+                    Workload::Latency(Shape::Request) | Workload::Throughput
+                )
+            }
             Workload::Paced(_) | Workload::Threads(_) => {
                 logger != "tachylog_spool" && logger != "tachylog_spin"
             }

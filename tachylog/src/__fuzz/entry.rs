@@ -548,22 +548,27 @@ pub fn spool_journal(bytes: &[u8]) {
     }
 }
 
-/// A durable OTLP sink's outbox segment read back as an adopting sink reads it
-/// (`sink/otlp/outbox.rs`), on untrusted bytes: as they are, and as frames with valid
-/// checksums built from chunks `[count, length, bytes…]` (so that the payload check is
-/// reached). No input may panic; the valid frames must end inside the input.
-#[cfg(all(unix, feature = "otlp"))]
-pub fn otlp_outbox(bytes: &[u8]) {
-    use crate::sink::otlp::outbox;
+/// An outbox segment (`sink/outbox/`) read back as an adopting outbox reads it, on untrusted
+/// bytes: as they are, and as frames with valid checksums built from chunks `[count, length,
+/// bytes…]` (so that the format's count is reached). The format counts one record per byte
+/// 0x12, as OTLP's counts one per `log_records` tag. No input may panic; the valid frames must
+/// end inside the input and hold no more records than it has bytes.
+#[cfg(unix)]
+pub fn outbox_segment(bytes: &[u8]) {
+    use crate::sink::outbox::store;
+    let format = crate::OutboxFormat {
+        count_records: |payload| Some(payload.iter().filter(|&&b| b == 0x12).count() as u64),
+        check_meta: |_| true,
+    };
     let mut framed = Vec::new();
     let mut rest = bytes;
     while let [count, len, tail @ ..] = rest {
         let len = usize::from(*len).min(tail.len());
-        framed.extend_from_slice(&outbox::frame(&tail[..len], u32::from(*count)));
+        framed.extend_from_slice(&store::frame(&tail[..len], u32::from(*count)));
         rest = &tail[len..];
     }
     for input in [bytes, &framed[..]] {
-        let (end, records) = outbox::scan(input, 0, input.len() as u64);
+        let (end, records) = store::scan(input, 0, input.len() as u64, format);
         assert!(end <= input.len() as u64);
         assert!(records <= input.len() as u64);
     }

@@ -19,7 +19,8 @@ mod file;
 #[cfg(all(feature = "journald", target_os = "linux"))]
 mod journald;
 #[cfg(feature = "otlp")]
-pub(crate) mod otlp;
+mod otlp;
+pub(crate) mod outbox;
 #[cfg(feature = "rolling")]
 mod rolling;
 #[cfg(feature = "syslog")]
@@ -36,7 +37,10 @@ pub use file::FileSink;
 #[cfg(all(feature = "journald", target_os = "linux"))]
 pub use journald::{JournaldBuilder, JournaldSink, JOURNALD_SOCKET};
 #[cfg(feature = "otlp")]
-pub use otlp::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats, OutboxFull};
+pub use otlp::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats};
+#[cfg(all(unix, not(loom)))]
+pub use outbox::{Outbox, OutboxBatch};
+pub use outbox::{OutboxFormat, OutboxFull, OutboxReport};
 #[cfg(all(fuzzing, feature = "rolling"))]
 pub(crate) use rolling::FuzzedNamePattern;
 #[cfg(feature = "rolling")]

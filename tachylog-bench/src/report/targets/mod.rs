@@ -32,9 +32,11 @@ use crate::stats::Percentiles;
 type Field = fn(&Percentiles) -> u64;
 
 /// Loggers that are not peers.
-const NOT_PEERS: [&str; 7] = [
+const NOT_PEERS: [&str; 9] = [
     "tachylog",
     "tachylog_spool",
+    "tachylog_otlp",
+    "tachylog_otlp_durable",
     crate::baseline::LABEL,
     "tachylog_tracing",
     "bufwriter",

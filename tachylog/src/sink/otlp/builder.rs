@@ -7,6 +7,7 @@ use super::env::{EnvConfig, DEFAULT_ENDPOINT};
 use super::export::{self, Exporter, Settings, Shared};
 use super::http::{self, Client, Endpoint, Pem, TlsFiles};
 use super::OtlpSink;
+use crate::OutboxFull;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
@@ -558,10 +559,12 @@ impl OtlpBuilder {
         resource: &[u8],
         describe: &str,
     ) -> std::io::Result<()> {
-        let mut losses = super::outbox::Losses::default();
-        let outbox =
-            super::outbox::Outbox::open(path, resource, max_bytes, self.when_full, &mut losses)?;
-        for warning in &losses.warnings {
+        let format = crate::OutboxFormat {
+            count_records: encode::count_log_records,
+            check_meta: encode::is_message,
+        };
+        let mut outbox = crate::Outbox::open(path, resource, max_bytes, self.when_full, format)?;
+        for warning in &outbox.take_report().warnings {
             eprintln!("tachylog: sink {describe}: {warning}");
         }
         let adopted = outbox.adopted_records();
@@ -684,22 +687,4 @@ fn header_problem(name: &str, value: &str) -> Option<&'static str> {
 /// A `tchar` of RFC 9110: the bytes allowed in a header name.
 fn is_token_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-}
-
-/// What the outbox does when a record would take it past its size limit.
-///
-/// ```
-/// let builder = tachylog::OtlpSink::builder("http://127.0.0.1:4318")
-///     .durable("/var/spool/shop/otlp", 256 << 20)
-///     .when_full(tachylog::OutboxFull::DropOldest);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum OutboxFull {
-    /// Keep what is on disk and drop the newest record (the default): the start of an outage,
-    /// which usually explains it, survives the longest one.
-    #[default]
-    DropNewest,
-    /// Remove the oldest segment not being sent, with its records, to make room for the new.
-    DropOldest,
 }

@@ -9,6 +9,12 @@
 //! client (`ureq`, rustls with `otlp-tls`), `encode.rs` the protobuf both sides write, `env.rs`
 //! the OpenTelemetry environment variables the builder starts from.
 //!
+//! A durable sink (`OtlpBuilder::durable`) puts an outbox between the two (`outbox.rs`): the
+//! back end writes each finished batch there (and what it holds at every flush, which is when
+//! a spool lets go of the records), the exporter reads its requests from there and retires
+//! them only once the collector answered, and the next process on the same directory sends
+//! what a dead one left.
+//!
 //! Accounting, to fit the logger's rule ([`RecordDropped`]): a record in a batch waiting for
 //! the exporter is not lost, so `write_line` returns `Ok` for it. When the queue is full and
 //! the batch being filled is full too, the *newest* record is dropped and `write_line` returns
@@ -23,11 +29,9 @@ mod encode;
 mod env;
 mod export;
 mod http;
-#[cfg(unix)]
-pub(crate) mod outbox;
 mod transport;
 
-pub use builder::{OtlpBuilder, OtlpError, OutboxFull};
+pub use builder::{OtlpBuilder, OtlpError};
 
 use crate::{Line, RecordDropped, Sink};
 use encode::RecordEncoder;
@@ -110,7 +114,9 @@ const MAX_HELD_BATCHES: usize = 4;
 /// reports on stderr how many records it could not deliver. The same goes when the process ends
 /// with the logger still running: at `std::process::exit` and after the logger's SIGTERM/SIGINT
 /// drain, the batch being filled and the queue are sent first, within the shutdown timeout.
-/// Crash signals and SIGKILL do not wait for the network: records not yet sent then are lost.
+/// Crash signals and SIGKILL do not wait for the network: records not yet sent then are lost,
+/// unless the sink is [durable](OtlpBuilder::durable): then what it took is on disk until the
+/// collector acknowledges it, whatever the outage, the crash or the shutdown deadline.
 /// [`OtlpSink::stats`] counts it all.
 ///
 /// ```no_run

@@ -1,39 +1,7 @@
-//! The outbox of a durable [`OtlpSink`](super::OtlpSink): what the sink accepted, on disk
-//! until the collector acknowledges it, so that neither an outage of any length nor a SIGKILL
-//! loses it.
-//!
-//! Under the directory the application names (the *root*, private to its user like a spool:
-//! `queue::spool::private_dir`), each process that sends keeps its own directory,
-//! `<pid>.<start time in ns>`, made as `<name>.new` and given its name only once its `lock` is
-//! held:
-//! - `lock`: an exclusive `flock` while the process sends, so that nobody adopts the directory
-//!   of a live sender. `flock` belongs to the open file, so a second sink in the same process
-//!   cannot take it either;
-//! - `resource`: the encoded OTLP `Resource` the records were logged under (a `u32` length, a
-//!   CRC-32, the bytes), so that a later process sends them as the process they came from;
-//! - `seg-<16 hex digits>`: segments, numbered upwards, each a 16-byte header (`TLOUTBX1`, its
-//!   number) and then frames: a `u32` payload length, a `u32` record count, a CRC-32 of those
-//!   eight bytes and the payload, the magic `TLFR`, then the payload (encoded `LogRecord`s).
-//!   A frame is written by one `write(2)`, so a SIGKILL leaves it whole or absent;
-//! - `acked`: how far the collector acknowledged, as (segment, offset), in two 32-byte slots
-//!   written in turn, each with a serial and a CRC-32, so a torn write leaves the other.
-//!
-//! A batch is retired by acknowledgement only: `acked` moves first, then the segments wholly
-//! before it are removed, so a crash between the two leaves segments that the next reader
-//! skips, never a position in a file that will not come. A reader starts at the acknowledged
-//! position, or at the first segment that exists past it.
-//!
-//! The directory of a process that is gone (its lock free) is *adopted* by the next sink on
-//! the same root: its records go first, under their own resource, and the directory is removed
-//! once they are acknowledged (renamed to `<name>.removing` first, so a crash during the
-//! removal leaves a name that says so).
-//!
-//! Everything read back is checked as hostile input: files are reached through the
-//! directory's descriptor and must be the user's regular files of bounded size; a frame with a
-//! wrong magic, length, CRC-32, or a payload that is not exactly `count` `log_records` fields,
-//! ends what is read of its segment, with a warning saying how many bytes were passed over.
+//! The outbox's files: the stores (one directory per process), their segments and frames,
+//! read back as hostile input. See the module above for the format.
 
-use super::OutboxFull;
+use super::{OutboxFormat, OutboxFull, OutboxReport};
 use crate::queue::spool::PrivateDir;
 use std::collections::VecDeque;
 use std::ffi::OsStr;
@@ -65,7 +33,7 @@ const BUILDING_GRACE: Duration = Duration::from_secs(60);
 
 /// A position in a store: a segment's number and a byte offset in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct Position {
+pub(crate) struct Position {
     segment: u64,
     offset: u64,
 }
@@ -96,36 +64,27 @@ struct Store {
 }
 
 /// A batch read from the outbox for one request.
-pub(super) struct DiskBatch {
-    pub(super) store: u64,
-    pub(super) records: Vec<u8>,
-    pub(super) count: u64,
+pub(crate) struct DiskBatch {
+    pub(crate) store: u64,
+    pub(crate) records: Vec<u8>,
+    pub(crate) count: u64,
     /// Where the store's acknowledged position moves once the collector took the batch.
     end: Position,
     /// The records taken from each segment.
     parts: Vec<(u64, u64)>,
     /// The resource of the store's process.
-    pub(super) resource: Vec<u8>,
-}
-
-/// What the outbox tells its user: reports for stderr and records lost.
-#[derive(Default, Debug)]
-pub(super) struct Losses {
-    /// Records lost, for any reason.
-    pub(super) records: u64,
-    /// Of those, records of segments removed to make room.
-    pub(super) removed_for_room: u64,
-    pub(super) warnings: Vec<String>,
+    pub(crate) resource: Vec<u8>,
 }
 
 /// The outbox: the stores of dead processes being sent (oldest first) and this process's own.
-pub(super) struct Outbox {
+pub(crate) struct Outbox {
     root: PrivateDir,
     adopted: VecDeque<Store>,
     own: Store,
     max_bytes: u64,
     segment_bytes: u64,
     when_full: OutboxFull,
+    format: OutboxFormat,
     /// Bytes of all segments' valid frames and headers.
     bytes: u64,
     /// Records not yet acknowledged, in every store.
@@ -141,12 +100,13 @@ pub(super) struct Outbox {
 impl Outbox {
     /// Opens the root `path` (made if missing), adopts the directories of processes that are
     /// gone, and makes this process's own, whose records go out under `resource`.
-    pub(super) fn open(
+    pub(crate) fn open(
         path: &Path,
         resource: &[u8],
         max_bytes: u64,
         when_full: OutboxFull,
-        losses: &mut Losses,
+        format: OutboxFormat,
+        losses: &mut OutboxReport,
     ) -> io::Result<Outbox> {
         let root = PrivateDir::open_root(path, true)?;
         let mut next_id = 1;
@@ -174,7 +134,7 @@ impl Outbox {
             if !is_store_name(&name) {
                 continue;
             }
-            match Store::adopt(&root, &name, next_id, losses) {
+            match Store::adopt(&root, &name, next_id, format, losses) {
                 Ok(Some(store)) => {
                     next_id += 1;
                     adopted.push(store);
@@ -196,6 +156,7 @@ impl Outbox {
             max_bytes: max_bytes.max(1),
             segment_bytes: (max_bytes / 8).clamp(64 << 10, 16 << 20),
             when_full,
+            format,
             bytes: 0,
             records: 0,
             in_flight: None,
@@ -216,23 +177,23 @@ impl Outbox {
     }
 
     /// This process's directory, for messages.
-    pub(super) fn own_path(&self) -> std::path::PathBuf {
+    pub(crate) fn own_path(&self) -> std::path::PathBuf {
         self.own.dir.path().to_path_buf()
     }
 
     /// Records not yet acknowledged.
-    pub(super) fn records(&self) -> u64 {
+    pub(crate) fn records(&self) -> u64 {
         self.records
     }
 
     /// Records adopted from processes that are gone, not yet acknowledged.
-    pub(super) fn adopted_records(&self) -> u64 {
+    pub(crate) fn adopted_records(&self) -> u64 {
         self.adopted.iter().map(Store::records).sum()
     }
 
     /// Whether `len` more payload bytes fit under the limit, making room as the policy says
     /// (the records of removed segments are added to `losses`).
-    pub(super) fn make_room(&mut self, len: usize, losses: &mut Losses) -> bool {
+    pub(crate) fn make_room(&mut self, len: usize, losses: &mut OutboxReport) -> bool {
         let needed = FRAME_HEADER + len as u64;
         while self.bytes + needed > self.max_bytes {
             if self.when_full == OutboxFull::DropNewest || !self.drop_oldest(losses) {
@@ -243,7 +204,7 @@ impl Outbox {
     }
 
     /// Removes the oldest segment that is not being sent and not the one being written.
-    fn drop_oldest(&mut self, losses: &mut Losses) -> bool {
+    fn drop_oldest(&mut self, losses: &mut OutboxReport) -> bool {
         let in_flight = self.in_flight;
         let own_id = self.own.id;
         let spared = |store: u64, number: u64, current: bool| {
@@ -297,13 +258,13 @@ impl Outbox {
         }
         self.bytes -= size;
         self.records -= records;
-        losses.records += records;
+        losses.lost += records;
         losses.removed_for_room += records;
         true
     }
 
     /// Appends one frame of `count` records (after [`Outbox::make_room`] said it fits).
-    pub(super) fn append(&mut self, payload: &[u8], count: u64) -> io::Result<()> {
+    pub(crate) fn append(&mut self, payload: &[u8], count: u64) -> io::Result<()> {
         let frame_len = FRAME_HEADER + payload.len() as u64;
         let rotate =
             self.own.segments.back().is_none_or(|seg| {
@@ -346,7 +307,7 @@ impl Outbox {
     /// Whether a batch should go now: records of a dead process wait for nothing; the own
     /// store's wait until `max_records` are there or the first has waited `timeout`. `None`
     /// when there is nothing to send, else how long until one is due (zero: now).
-    pub(super) fn due_in(
+    pub(crate) fn due_in(
         &self,
         max_records: u64,
         timeout: Duration,
@@ -368,12 +329,13 @@ impl Outbox {
     /// Reads the next batch: up to `max_records` records or `max_bytes` bytes (at least one
     /// frame) from the oldest store that has any. Unreadable frames end their segment's
     /// records there; those are added to `losses`.
-    pub(super) fn take(
+    pub(crate) fn take(
         &mut self,
         max_records: u64,
         max_bytes: usize,
-        losses: &mut Losses,
+        losses: &mut OutboxReport,
     ) -> Option<DiskBatch> {
+        let format = self.format;
         let adopted = self.adopted.iter().position(|s| s.records() > 0);
         let store = match adopted {
             Some(i) => &mut self.adopted[i],
@@ -396,7 +358,8 @@ impl Outbox {
             let mut at = segment.read_from;
             let mut taken = 0;
             while at < segment.len && batch.count < max_records && batch.records.len() < max_bytes {
-                let Some((count, payload)) = read_frame(&segment.file, at, segment.len) else {
+                let Some((count, payload)) = read_frame(&segment.file, at, segment.len, format)
+                else {
                     // Changed since it was checked: nothing after `at` can be read.
                     let unread = segment.records - taken;
                     losses.warnings.push(format!(
@@ -434,7 +397,7 @@ impl Outbox {
             }
         }
         self.records -= lost.min(self.records);
-        losses.records += lost;
+        losses.lost += lost;
         if batch.store == self.own.id {
             self.unsent -= (batch.count + lost).min(self.unsent);
             self.unsent_since = (self.unsent > 0).then(Instant::now);
@@ -449,7 +412,7 @@ impl Outbox {
 
     /// The batch is done with (the collector took it, or refused it for good): the store's
     /// acknowledged position moves past it, and what lies wholly before that goes.
-    pub(super) fn retire(&mut self, batch: &DiskBatch, losses: &mut Losses) {
+    pub(crate) fn retire(&mut self, batch: &DiskBatch, losses: &mut OutboxReport) {
         self.in_flight = None;
         let Some(index) = self.store_index(batch.store) else {
             return; // removed meanwhile (its segments dropped to make room)
@@ -506,7 +469,7 @@ impl Outbox {
     }
 
     /// The batch was not sent (the deadline came first): it stays, to be read again.
-    pub(super) fn put_back(&mut self, batch: &DiskBatch) {
+    pub(crate) fn put_back(&mut self, batch: &DiskBatch) {
         self.in_flight = None;
         if batch.store == self.own.id {
             if self.unsent == 0 {
@@ -519,7 +482,7 @@ impl Outbox {
     /// At the end: removes the own directory if everything in it was acknowledged; otherwise
     /// it stays for the next start, as do the adopted ones not yet sent (their locks are let
     /// go here). Returns the records left on disk.
-    pub(super) fn close(self, losses: &mut Losses) -> u64 {
+    pub(crate) fn close(self, losses: &mut OutboxReport) -> u64 {
         let left = self.records;
         let Outbox { root, own, .. } = self;
         if own.records() == 0 {
@@ -537,7 +500,7 @@ impl Outbox {
 }
 
 /// Removes a store's directory, crash-ordered: renamed `.removing` first.
-fn remove_store(root: &PrivateDir, store: Store, losses: &mut Losses) {
+fn remove_store(root: &PrivateDir, store: Store, losses: &mut OutboxReport) {
     let name = store.name.clone();
     let removing = format!("{name}{REMOVING}");
     // Its files closed (and its lock let go) only once it no longer has its name.
@@ -606,14 +569,15 @@ impl Store {
         root: &PrivateDir,
         name: &str,
         id: u64,
-        losses: &mut Losses,
+        format: OutboxFormat,
+        losses: &mut OutboxReport,
     ) -> io::Result<Option<Store>> {
         let dir = root.open_dir(OsStr::new(name))?;
         let lock = dir.open_file(LOCK, true, 0)?;
         if !try_lock(&lock)? {
             return Ok(None); // its process still sends
         }
-        let resource = match read_resource(&dir) {
+        let resource = match read_resource(&dir, format) {
             Ok(resource) => resource,
             Err(e) => {
                 losses.warnings.push(format!(
@@ -666,7 +630,7 @@ impl Store {
                 ));
                 continue;
             }
-            let (len, records) = scan(&file, from, file_len);
+            let (len, records) = scan(&file, from, file_len, format);
             if len < file_len {
                 losses.warnings.push(format!(
                     "{}: {} byte(s) after offset {len} are not whole frames; passed over",
@@ -781,7 +745,11 @@ pub(crate) fn frame(payload: &[u8], count: u32) -> Vec<u8> {
 }
 
 /// Whether `header` (a frame's first 16 bytes) and `payload` make a valid frame, and its count.
-pub(super) fn check_frame(header: &[u8; FRAME_HEADER as usize], payload: &[u8]) -> Option<u64> {
+pub(crate) fn check_frame(
+    header: &[u8; FRAME_HEADER as usize],
+    payload: &[u8],
+    format: OutboxFormat,
+) -> Option<u64> {
     let word = |i: usize| u32::from_le_bytes(header[i..i + 4].try_into().expect("4 bytes"));
     let (len, count, crc) = (word(0), word(4), word(8));
     if &header[12..] != FRAME_MAGIC || len as usize != payload.len() || count == 0 {
@@ -790,8 +758,7 @@ pub(super) fn check_frame(header: &[u8; FRAME_HEADER as usize], payload: &[u8]) 
     if frame_crc(len, count, payload) != crc {
         return None;
     }
-    (super::encode::count_log_records(payload) == Some(u64::from(count)))
-        .then_some(u64::from(count))
+    ((format.count_records)(payload) == Some(u64::from(count))).then_some(u64::from(count))
 }
 
 /// Bytes read at an offset: a segment's file, or (for the fuzz target) a slice.
@@ -819,7 +786,12 @@ impl ReadAt for [u8] {
 }
 
 /// The frame at `at`, if it is whole and valid before `end`: its count and payload.
-fn read_frame(file: &(impl ReadAt + ?Sized), at: u64, end: u64) -> Option<(u64, Vec<u8>)> {
+fn read_frame(
+    file: &(impl ReadAt + ?Sized),
+    at: u64,
+    end: u64,
+    format: OutboxFormat,
+) -> Option<(u64, Vec<u8>)> {
     let mut header = [0u8; FRAME_HEADER as usize];
     if at + FRAME_HEADER > end {
         return None;
@@ -831,14 +803,19 @@ fn read_frame(file: &(impl ReadAt + ?Sized), at: u64, end: u64) -> Option<(u64, 
     }
     let mut payload = vec![0u8; len as usize];
     file.fill_at(&mut payload, at + FRAME_HEADER).ok()?;
-    let count = check_frame(&header, &payload)?;
+    let count = check_frame(&header, &payload, format)?;
     Some((count, payload))
 }
 
 /// Walks the frames from `from`: where the valid ones end, and the records in them.
-pub(crate) fn scan(file: &(impl ReadAt + ?Sized), from: u64, file_len: u64) -> (u64, u64) {
+pub(crate) fn scan(
+    file: &(impl ReadAt + ?Sized),
+    from: u64,
+    file_len: u64,
+    format: OutboxFormat,
+) -> (u64, u64) {
     let (mut at, mut records) = (from, 0);
-    while let Some((count, payload)) = read_frame(file, at, file_len) {
+    while let Some((count, payload)) = read_frame(file, at, file_len, format) {
         at += FRAME_HEADER + payload.len() as u64;
         records += count;
     }
@@ -852,7 +829,7 @@ fn segment_header_ok(file: &File, number: u64) -> bool {
         && header[8..] == number.to_le_bytes()
 }
 
-fn read_resource(dir: &PrivateDir) -> io::Result<Vec<u8>> {
+fn read_resource(dir: &PrivateDir, format: OutboxFormat) -> io::Result<Vec<u8>> {
     let file = dir.open_file(RESOURCE, false, MAX_RESOURCE)?;
     let mut bytes = Vec::new();
     io::Read::read_to_end(&mut &file, &mut bytes)?;
@@ -872,7 +849,7 @@ fn read_resource(dir: &PrivateDir) -> io::Result<Vec<u8>> {
             .expect("4 bytes"),
     );
     let resource = bytes.get(8..).filter(|r| r.len() == len).ok_or_else(bad)?;
-    if crc32fast::hash(resource) != crc || !super::encode::is_message(resource) {
+    if crc32fast::hash(resource) != crc || !(format.check_meta)(resource) {
         return Err(bad());
     }
     Ok(resource.to_vec())
@@ -919,7 +896,7 @@ fn remove_store_dir(root: &PrivateDir, name: &str) -> io::Result<()> {
     root.remove_dir(OsStr::new(name))
 }
 
-fn remove_stale_building(root: &PrivateDir, name: &str, losses: &mut Losses) {
+fn remove_stale_building(root: &PrivateDir, name: &str, losses: &mut OutboxReport) {
     let old = std::fs::symlink_metadata(root.path().join(name))
         .and_then(|m| m.modified())
         .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > BUILDING_GRACE));
@@ -949,9 +926,28 @@ mod tests {
         out
     }
 
-    fn open(path: &Path, max: u64, policy: OutboxFull) -> (Outbox, Losses) {
-        let mut losses = Losses::default();
-        let outbox = Outbox::open(path, b"", max, policy, &mut losses).unwrap();
+    /// Payloads of `records`: the record count is the number of 0x12 bytes that start one.
+    const FORMAT: OutboxFormat = OutboxFormat {
+        count_records,
+        check_meta: |_| true,
+    };
+
+    fn count_records(payload: &[u8]) -> Option<u64> {
+        let mut at = 0;
+        let mut count = 0;
+        while at < payload.len() {
+            if payload[at] != 0x12 {
+                return None;
+            }
+            at += 2 + usize::from(*payload.get(at + 1)?);
+            count += 1;
+        }
+        (at == payload.len()).then_some(count)
+    }
+
+    fn open(path: &Path, max: u64, policy: OutboxFull) -> (Outbox, OutboxReport) {
+        let mut losses = OutboxReport::default();
+        let outbox = Outbox::open(path, b"", max, policy, FORMAT, &mut losses).unwrap();
         (outbox, losses)
     }
 
@@ -960,22 +956,30 @@ mod tests {
         let payload = records(3, 10);
         let frame = frame(&payload, 3);
         let header: [u8; 16] = frame[..16].try_into().unwrap();
-        assert_eq!(check_frame(&header, &payload), Some(3));
+        assert_eq!(check_frame(&header, &payload, FORMAT), Some(3));
         for byte in 0..16 {
             let mut bad = header;
             bad[byte] ^= 1;
-            assert_eq!(check_frame(&bad, &payload), None, "header byte {byte}");
+            assert_eq!(
+                check_frame(&bad, &payload, FORMAT),
+                None,
+                "header byte {byte}"
+            );
         }
         for byte in 0..payload.len() {
             let mut bad = payload.clone();
             bad[byte] ^= 0x80;
-            assert_eq!(check_frame(&header, &bad), None, "payload byte {byte}");
+            assert_eq!(
+                check_frame(&header, &bad, FORMAT),
+                None,
+                "payload byte {byte}"
+            );
         }
         // A checksum that matches does not make a count that lies acceptable.
         let mut lying = header;
         lying[4..8].copy_from_slice(&2u32.to_le_bytes());
         lying[8..12].copy_from_slice(&frame_crc(payload.len() as u32, 2, &payload).to_le_bytes());
-        assert_eq!(check_frame(&lying, &payload), None);
+        assert_eq!(check_frame(&lying, &payload, FORMAT), None);
     }
 
     #[test]
@@ -1026,7 +1030,7 @@ mod tests {
         for _ in 0..10 {
             first.append(&records(5, 20), 5).unwrap();
         }
-        let mut losses = Losses::default();
+        let mut losses = OutboxReport::default();
         // One batch acknowledged, one taken and not: the process dies.
         let acked = first.take(10, 1 << 20, &mut losses).unwrap();
         first.retire(&acked, &mut losses);
@@ -1049,8 +1053,8 @@ mod tests {
             second.retire(&batch, &mut losses);
         }
         assert_eq!((sent, second.records()), (40, 0));
-        assert_eq!(losses.records, 0, "{losses:?}");
-        let mut left = Losses::default();
+        assert_eq!(losses.lost, 0, "{losses:?}");
+        let mut left = OutboxReport::default();
         assert_eq!(second.close(&mut left), 0);
         assert_eq!(third.close(&mut left), 0);
         let names: Vec<_> = std::fs::read_dir(&root).unwrap().collect();
@@ -1065,7 +1069,7 @@ mod tests {
             256 << 10,
             OutboxFull::DropOldest,
         );
-        let mut losses = Losses::default();
+        let mut losses = OutboxReport::default();
         let frame = records(50, 100);
         let mut appended = 0;
         let mut in_flight = None;
@@ -1079,23 +1083,23 @@ mod tests {
             assert!(outbox.bytes <= 256 << 10);
         }
         assert!(losses.removed_for_room > 0);
-        assert_eq!(outbox.records() + losses.records, appended);
+        assert_eq!(outbox.records() + losses.lost, appended);
         let batch = in_flight.unwrap();
         outbox.retire(&batch, &mut losses);
-        assert_eq!(outbox.records() + losses.records + batch.count, appended);
+        assert_eq!(outbox.records() + losses.lost + batch.count, appended);
     }
 
     #[test]
     fn drop_newest_refuses_and_keeps_what_is_there() {
         let dir = tempfile::tempdir().unwrap();
         let (mut outbox, _) = open(&dir.path().join("outbox"), 64 << 10, OutboxFull::DropNewest);
-        let mut losses = Losses::default();
+        let mut losses = OutboxReport::default();
         let frame = records(10, 100);
         let mut appended = 0;
         while outbox.make_room(frame.len(), &mut losses) {
             outbox.append(&frame, 10).unwrap();
             appended += 10;
         }
-        assert_eq!((outbox.records(), losses.records), (appended, 0));
+        assert_eq!((outbox.records(), losses.lost), (appended, 0));
     }
 }
