@@ -184,6 +184,7 @@ pub use sink::{OtlpBuilder, OtlpError, OtlpSink, OtlpStats};
 // open to any sink.
 #[cfg(all(unix, not(loom)))]
 pub use sink::{Outbox, OutboxBatch};
+#[cfg(not(loom))]
 pub use sink::{OutboxFormat, OutboxFull, OutboxReport};
 #[cfg(not(loom))]
 pub use zone::TimeZone;

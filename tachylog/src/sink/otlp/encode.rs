@@ -391,6 +391,7 @@ pub(super) fn request(resource: &[u8], scope: &[u8], records: &[u8], out: &mut V
 
 /// How many `log_records` fields `records` holds, if it is nothing but such fields, each
 /// whole: what an outbox frame must hold to be sent (`outbox.rs`).
+#[cfg(unix)]
 pub(super) fn count_log_records(records: &[u8]) -> Option<u64> {
     let mut reader = Reader(records);
     let mut count = 0;
@@ -405,6 +406,7 @@ pub(super) fn count_log_records(records: &[u8]) -> Option<u64> {
 
 /// Whether `bytes` read as whole protobuf fields, nothing left over: what a `Resource` read
 /// back from an outbox must be before it goes into a request.
+#[cfg(unix)]
 pub(super) fn is_message(bytes: &[u8]) -> bool {
     let mut reader = Reader(bytes);
     while !reader.0.is_empty() {

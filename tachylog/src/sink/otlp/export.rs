@@ -319,11 +319,14 @@ pub(super) struct Settings {
     pub(super) request_timeout: Duration,
     pub(super) max_retry_time: Duration,
     /// A durable sink's batching, done here from the outbox.
+    // Windows builds no durable sink (the outbox is Unix only): never read there.
+    #[cfg_attr(not(unix), allow(dead_code))]
     pub(super) durable: Option<Durable>,
 }
 
 /// How a durable sink's exporter forms requests from the outbox.
 #[derive(Debug, Clone, Copy)]
+#[cfg_attr(not(unix), allow(dead_code))]
 pub(super) struct Durable {
     pub(super) max_records: u64,
     pub(super) batch_timeout: Duration,

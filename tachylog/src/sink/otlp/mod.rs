@@ -151,6 +151,7 @@ pub struct OtlpSink {
     durable: bool,
     held: std::collections::VecDeque<Batch>,
     /// Whether the outbox's refusal was reported (once per run of refusals).
+    #[cfg(unix)]
     refusal_reported: bool,
 }
 
@@ -292,6 +293,7 @@ impl OtlpSink {
             shutdown_timeout,
             durable: false,
             held: std::collections::VecDeque::new(),
+            #[cfg(unix)]
             refusal_reported: false,
         }
     }

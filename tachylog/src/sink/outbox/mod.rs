@@ -38,6 +38,7 @@
 //! `count` records, ends what is read of its segment, with a warning saying how many bytes were
 //! passed over.
 
+#[cfg(all(unix, not(loom)))]
 use std::time::Duration;
 
 #[cfg(all(unix, not(loom)))]
@@ -102,6 +103,7 @@ pub struct OutboxReport {
     pub warnings: Vec<String>,
 }
 
+#[cfg(all(unix, not(loom)))]
 impl OutboxReport {
     fn merge(&mut self, other: OutboxReport) {
         self.lost += other.lost;
