@@ -446,7 +446,11 @@ fn a_forged_outbox_is_passed_over_and_the_real_one_sent() {
         "{stats:?}"
     );
     drop(guard);
-    println!("forged outbox: {logged} real records arrived, {stats:?}");
+    println!(
+        "forged outbox: {logged} real records arrived, {} twice, {stats:?}",
+        duplicates(&seen)
+    );
     assert!(seen.values().all(|&n| n <= 2));
+    assert!(duplicates(&seen) <= BATCH as u64 + 2 * 4096);
     assert!(!real.exists(), "the real outbox was not removed once sent");
 }

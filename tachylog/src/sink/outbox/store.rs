@@ -888,12 +888,22 @@ fn read_acked(file: &File) -> (u64, Position) {
 }
 
 /// Removes a store directory's files, then the directory.
+/// Another process finishing the same removal (it found the `.removing` name at its start)
+/// may take a file first: what is gone already is not an error.
 fn remove_store_dir(root: &PrivateDir, name: &str) -> io::Result<()> {
-    let dir = root.open_dir(OsStr::new(name))?;
+    let gone = |result: io::Result<()>| match result {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    };
+    let dir = match root.open_dir(OsStr::new(name)) {
+        Ok(dir) => dir,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
     for entry in dir.entries()? {
-        dir.remove_file(&entry)?;
+        gone(dir.remove_file(&entry))?;
     }
-    root.remove_dir(OsStr::new(name))
+    gone(root.remove_dir(OsStr::new(name)))
 }
 
 fn remove_stale_building(root: &PrivateDir, name: &str, losses: &mut OutboxReport) {
