@@ -213,7 +213,7 @@ impl OtlpStats {
 
     /// Records the exporter lost: refused for good, out of retry budget, rejected by the
     /// collector, or still unsent when the shutdown deadline passed; for a durable sink,
-    /// removed from a full outbox ([`OutboxFull::DropOldest`]), unreadable in it, or not
+    /// removed from a full outbox ([`OutboxFull::DropOldest`](crate::OutboxFull::DropOldest)), unreadable in it, or not
     /// written to it by the end.
     ///
     /// ```
