@@ -50,6 +50,8 @@ fn every_logger_leaves_every_line_at_smoke_scale() {
             "slog",
             "spdlog_rs",
             "tachylog",
+            "tachylog_otlp",
+            "tachylog_otlp_durable",
             "tachylog_scoped",
             "tachylog_spin",
             "tachylog_spool",

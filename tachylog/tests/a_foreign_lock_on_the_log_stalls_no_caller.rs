@@ -21,10 +21,18 @@ struct ForeignLock(std::process::Child);
 impl ForeignLock {
     fn take(path: &Path) -> ForeignLock {
         std::fs::write(path, b"").unwrap();
+        // A process group of its own, so that the drop ends `sleep` too (killing `flock` alone
+        // would leave it running for 10 minutes), and no inherited output: a `sleep` that
+        // outlived the test would hold the pipe of whatever reads the suite's output.
+        use std::os::unix::process::CommandExt;
         let child = std::process::Command::new("flock")
             .args(["-x", "-n"])
             .arg(path)
             .args(["sleep", "600"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
             .spawn()
             .expect("run flock(1)");
         // Until the lock is taken: a shared lock of our own cannot be had.
@@ -51,7 +59,8 @@ fn shared_lock_refused(file: &std::fs::File) -> bool {
 
 impl Drop for ForeignLock {
     fn drop(&mut self) {
-        let _ = self.0.kill();
+        // SAFETY: signals the process group this test made (`flock` and its `sleep`).
+        unsafe { libc::kill(-(self.0.id() as i32), libc::SIGKILL) };
         let _ = self.0.wait();
     }
 }

@@ -395,7 +395,8 @@ impl OtlpBuilder {
     ///   been taken: it is sent again.
     /// - **Bounded**: at most `max_bytes` of records on disk (the sink's and those it adopted);
     ///   then [`when_full`](OtlpBuilder::when_full) decides, every record dropped counted.
-    ///   While the outbox takes nothing, up to 4 batches wait in memory.
+    ///   While the outbox takes nothing (full, or its disk failing), up to 4 batches wait in
+    ///   memory, and a SIGKILL then loses them: the one case where it loses records it took.
     /// - **Shutdown**: the logger's stop and `exit` wait up to the
     ///   [`shutdown_timeout`](OtlpBuilder::shutdown_timeout) for the collector; what is left
     ///   stays on disk for the next start and is not counted lost.

@@ -9,7 +9,8 @@
 //! client (`ureq`, rustls with `otlp-tls`), `encode.rs` the protobuf both sides write, `env.rs`
 //! the OpenTelemetry environment variables the builder starts from.
 //!
-//! A durable sink (`OtlpBuilder::durable`) puts an outbox between the two (`outbox.rs`): the
+//! A durable sink (`OtlpBuilder::durable`) puts an outbox between the two (`crate::Outbox`,
+//! in `sink/outbox/`): the
 //! back end writes each finished batch there (and what it holds at every flush, which is when
 //! a spool lets go of the records), the exporter reads its requests from there and retires
 //! them only once the collector answered, and the next process on the same directory sends
@@ -213,7 +214,8 @@ impl OtlpStats {
 
     /// Records the exporter lost: refused for good, out of retry budget, rejected by the
     /// collector, or still unsent when the shutdown deadline passed; for a durable sink,
-    /// removed from a full outbox ([`OutboxFull::DropOldest`](crate::OutboxFull::DropOldest)), unreadable in it, or not
+    /// removed from a full outbox
+    /// ([`OutboxFull::DropOldest`](crate::OutboxFull::DropOldest)), unreadable in it, or not
     /// written to it by the end.
     ///
     /// ```
