@@ -195,6 +195,10 @@ impl Outbox {
     /// (the records of removed segments are added to `losses`).
     pub(crate) fn make_room(&mut self, len: usize, losses: &mut OutboxReport) -> bool {
         let needed = FRAME_HEADER + len as u64;
+        if needed + SEGMENT_HEADER > self.max_bytes {
+            // It would not fit in an empty outbox: removing what is there would not help.
+            return false;
+        }
         while self.bytes + needed > self.max_bytes {
             if self.when_full == OutboxFull::DropNewest || !self.drop_oldest(losses) {
                 return false;
@@ -1097,6 +1101,24 @@ mod tests {
         let batch = in_flight.unwrap();
         outbox.retire(&batch, &mut losses);
         assert_eq!(outbox.records() + losses.lost + batch.count, appended);
+    }
+
+    #[test]
+    fn a_frame_larger_than_the_whole_outbox_removes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut outbox, _) = open(
+            &dir.path().join("outbox"),
+            512 << 10,
+            OutboxFull::DropOldest,
+        );
+        let mut losses = OutboxReport::default();
+        // Four segments of 64 KiB: three could be removed, and still the frame would not fit.
+        for _ in 0..400 {
+            outbox.append(&records(5, 100), 5).unwrap();
+        }
+        assert!(outbox.own.segments.len() >= 4);
+        assert!(!outbox.make_room(512 << 10, &mut losses));
+        assert_eq!((outbox.records(), losses.lost), (2000, 0));
     }
 
     #[test]
