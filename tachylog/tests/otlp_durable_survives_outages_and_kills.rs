@@ -95,6 +95,20 @@ fn log_paced(from: u64, to: u64, per_second: u64) -> Duration {
     longest
 }
 
+/// A receiver, a running collector forwarding to it, and a logger with a durable sink sending
+/// to the collector (its outbox in `dir`, 1 GiB).
+fn collector_and_durable_logger(
+    dir: &Path,
+) -> (Receiver, Collector, tachylog::OtlpStats, tachylog::Guard) {
+    let receiver = Receiver::start();
+    let collector = Collector::start(dir, free_port(), receiver.addr, None);
+    let sink = durable(collector.port, &dir.join("outbox"), 1 << 30)
+        .build()
+        .unwrap();
+    let stats = sink.stats();
+    (receiver, collector, stats, init(sink, None))
+}
+
 fn outage_seconds() -> u64 {
     std::env::var("TACHYLOG_OUTAGE_SECS")
         .ok()
@@ -111,13 +125,7 @@ fn an_outage_longer_than_any_retry_budget_loses_nothing() {
     let outage = outage_seconds();
     let _dog = common::watchdog("outage test", Duration::from_secs(outage + 180));
     let dir = tempfile::tempdir().unwrap();
-    let receiver = Receiver::start();
-    let mut collector = Collector::start(dir.path(), free_port(), receiver.addr, None);
-    let sink = durable(collector.port, &dir.path().join("outbox"), 1 << 30)
-        .build()
-        .unwrap();
-    let stats = sink.stats();
-    let guard = init(sink, None);
+    let (receiver, mut collector, stats, guard) = collector_and_durable_logger(dir.path());
     let rate = 500;
     let before = log_paced(0, 2 * rate, rate);
     collector.stop();
@@ -153,13 +161,7 @@ fn five_quick_collector_restarts_lose_nothing() {
     let _lock = common::logger_lock();
     let _dog = common::watchdog("restart test", Duration::from_secs(240));
     let dir = tempfile::tempdir().unwrap();
-    let receiver = Receiver::start();
-    let mut collector = Collector::start(dir.path(), free_port(), receiver.addr, None);
-    let sink = durable(collector.port, &dir.path().join("outbox"), 1 << 30)
-        .build()
-        .unwrap();
-    let stats = sink.stats();
-    let guard = init(sink, None);
+    let (receiver, mut collector, stats, guard) = collector_and_durable_logger(dir.path());
     let mut seed = std::process::id() as u64 | 1;
     let mut next = 0;
     for _ in 0..5 {

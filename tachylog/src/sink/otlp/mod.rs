@@ -358,17 +358,22 @@ impl OtlpSink {
                 ))));
             }
         }
+        self.take(line);
+        if self.batch_full() {
+            self.seal();
+            self.persist_held();
+        }
+        Ok(())
+    }
+
+    /// Encodes `line` into the batch being filled: the sink has taken it.
+    fn take(&mut self, line: &Line<'_>) {
         self.encoder.encode(line, &mut self.batch);
         self.batch_count += 1;
         self.shared
             .counters
             .accepted
             .fetch_add(1, Ordering::Relaxed);
-        if self.batch_full() {
-            self.seal();
-            self.persist_held();
-        }
-        Ok(())
     }
 
     /// Records a durable sink holds in memory, not yet in its outbox.
@@ -484,12 +489,7 @@ impl Sink for OtlpSink {
         if self.batch_count == 0 {
             self.batch_due = Some(unix_nanos_in(self.batch_timeout));
         }
-        self.encoder.encode(line, &mut self.batch);
-        self.batch_count += 1;
-        self.shared
-            .counters
-            .accepted
-            .fetch_add(1, Ordering::Relaxed);
+        self.take(line);
         if self.batch_full() {
             self.hand_off();
         }
