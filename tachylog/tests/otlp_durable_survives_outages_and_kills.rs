@@ -225,6 +225,32 @@ fn killed_while_the_collector_is_down() {
     }
 }
 
+/// A receiver, a collector forwarding to it that is stopped, and a child that logged to it
+/// through a durable sink (outbox, spool and progress counter in `dir`) until it was SIGKILLed
+/// after `kill_after` ms: what the child left, and how many of its calls returned.
+fn a_writer_killed_while_down(dir: &Path, kill_after: u64) -> (Receiver, Collector, u64) {
+    let receiver = Receiver::start();
+    let mut collector = Collector::start(dir, free_port(), receiver.addr, None);
+    collector.stop();
+    let returned = &common::shared_counters(&dir.join("progress"), 1, true)[0];
+    let port = collector.port.to_string();
+    let child = common::run_child_with_env(
+        "killed_while_the_collector_is_down",
+        &dir.join("child.log"),
+        &[
+            ("DURABLE_DIR", Some(dir.to_str().unwrap())),
+            ("DURABLE_PORT", Some(&port)),
+            ("DURABLE_KILL_MS", Some(&kill_after.to_string())),
+        ],
+        Duration::from_secs(60),
+    );
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(child.status.signal(), Some(libc::SIGKILL), "{child}");
+    let logged = returned.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(logged > 0, "{child}");
+    (receiver, collector, logged)
+}
+
 /// The collector is down; the application is SIGKILLed (at a different moment each round)
 /// while it logs; the collector comes back and the application starts again with the same
 /// spool and outbox: every record whose call returned arrives, each at most twice, and no
@@ -240,26 +266,8 @@ fn sigkill_while_the_collector_is_down_loses_no_returned_record() {
         .unwrap_or(3);
     for round in 0..rounds {
         let dir = tempfile::tempdir().unwrap();
-        let receiver = Receiver::start();
-        let mut collector = Collector::start(dir.path(), free_port(), receiver.addr, None);
-        collector.stop();
-        let returned = &common::shared_counters(&dir.path().join("progress"), 1, true)[0];
         let kill_after = 300 + round * 400;
-        let port = collector.port.to_string();
-        let child = common::run_child_with_env(
-            "killed_while_the_collector_is_down",
-            &dir.path().join("child.log"),
-            &[
-                ("DURABLE_DIR", Some(dir.path().to_str().unwrap())),
-                ("DURABLE_PORT", Some(&port)),
-                ("DURABLE_KILL_MS", Some(&kill_after.to_string())),
-            ],
-            Duration::from_secs(60),
-        );
-        use std::os::unix::process::ExitStatusExt;
-        assert_eq!(child.status.signal(), Some(libc::SIGKILL), "{child}");
-        let logged = returned.load(std::sync::atomic::Ordering::SeqCst);
-        assert!(logged > 0, "{child}");
+        let (receiver, mut collector, logged) = a_writer_killed_while_down(dir.path(), kill_after);
 
         collector.restart();
         let sink = durable(collector.port, &dir.path().join("outbox"), 1 << 30)
@@ -373,23 +381,7 @@ fn a_forged_outbox_is_passed_over_and_the_real_one_sent() {
     let dir = tempfile::tempdir().unwrap();
     let outbox = dir.path().join("outbox");
     // A real outbox left by a process that died with the collector down.
-    let receiver = Receiver::start();
-    let mut collector = Collector::start(dir.path(), free_port(), receiver.addr, None);
-    collector.stop();
-    let returned = &common::shared_counters(&dir.path().join("progress"), 1, true)[0];
-    let port = collector.port.to_string();
-    let child = common::run_child_with_env(
-        "killed_while_the_collector_is_down",
-        &dir.path().join("child.log"),
-        &[
-            ("DURABLE_DIR", Some(dir.path().to_str().unwrap())),
-            ("DURABLE_PORT", Some(&port)),
-            ("DURABLE_KILL_MS", Some("500")),
-        ],
-        Duration::from_secs(60),
-    );
-    let logged = returned.load(std::sync::atomic::Ordering::SeqCst);
-    assert!(logged > 0, "{child}");
+    let (receiver, mut collector, logged) = a_writer_killed_while_down(dir.path(), 500);
     let real: Vec<_> = std::fs::read_dir(&outbox)
         .unwrap()
         .map(|e| e.unwrap().path())
