@@ -289,8 +289,10 @@ impl Outbox {
     }
 
     /// Reads the next batch, up to `max_records` records or `max_bytes` bytes (at least one
-    /// frame), oldest directory first; `None` if there is none. It stays on disk until
-    /// [`retire`](Outbox::retire)d; until then no other batch may be taken.
+    /// frame), oldest directory first; `None` if there is none, or while the batch taken last
+    /// is neither [`retire`](Outbox::retire)d nor [put back](Outbox::put_back): one batch is
+    /// out at a time, and only that one can be retired or put back (any other `OutboxBatch`,
+    /// of this outbox or another, is ignored there). It stays on disk until retired.
     ///
     /// ```
     /// # #[cfg(unix)] {

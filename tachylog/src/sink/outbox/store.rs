@@ -74,7 +74,22 @@ pub(crate) struct DiskBatch {
     parts: Vec<(u64, u64)>,
     /// The resource of the store's process.
     pub(crate) resource: Vec<u8>,
+    /// Which take it was: only the batch in flight can be retired or put back.
+    ticket: u64,
 }
+
+/// The batch being sent: its store, the segments it spans, and its ticket.
+#[derive(Clone, Copy)]
+struct InFlight {
+    store: u64,
+    first: u64,
+    last: u64,
+    ticket: u64,
+}
+
+/// Tickets of the batches taken, unique in the process: a batch of another outbox, or one
+/// retired already, matches none in flight.
+static TICKETS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// The outbox: the stores of dead processes being sent (oldest first) and this process's own.
 pub(crate) struct Outbox {
@@ -90,7 +105,7 @@ pub(crate) struct Outbox {
     /// Records not yet acknowledged, in every store.
     records: u64,
     /// The batch being sent: its store and the segments it spans.
-    in_flight: Option<(u64, u64, u64)>,
+    in_flight: Option<InFlight>,
     /// Records of the own store appended but not yet taken into a batch, and when the first
     /// of them was appended.
     unsent: u64,
@@ -214,7 +229,7 @@ impl Outbox {
         let spared = |store: u64, number: u64, current: bool| {
             current
                 || in_flight
-                    .is_some_and(|(s, first, last)| s == store && (first..=last).contains(&number))
+                    .is_some_and(|f| f.store == store && (f.first..=f.last).contains(&number))
         };
         let mut chosen = None;
         for (store_index, store) in self
@@ -339,6 +354,9 @@ impl Outbox {
         max_bytes: usize,
         losses: &mut OutboxReport,
     ) -> Option<DiskBatch> {
+        if self.in_flight.is_some() {
+            return None; // one batch out at a time
+        }
         let format = self.format;
         let adopted = self.adopted.iter().position(|s| s.records() > 0);
         let store = match adopted {
@@ -356,6 +374,7 @@ impl Outbox {
             },
             parts: Vec::new(),
             resource: store.resource.clone(),
+            ticket: TICKETS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         };
         let mut lost = 0;
         for segment in &mut store.segments {
@@ -410,13 +429,21 @@ impl Outbox {
             return None;
         }
         let first = batch.parts.first().map_or(0, |p| p.0);
-        self.in_flight = Some((batch.store, first, batch.end.segment));
+        self.in_flight = Some(InFlight {
+            store: batch.store,
+            first,
+            last: batch.end.segment,
+            ticket: batch.ticket,
+        });
         Some(batch)
     }
 
     /// The batch is done with (the collector took it, or refused it for good): the store's
     /// acknowledged position moves past it, and what lies wholly before that goes.
     pub(crate) fn retire(&mut self, batch: &DiskBatch, losses: &mut OutboxReport) {
+        if !self.is_in_flight(batch) {
+            return;
+        }
         self.in_flight = None;
         let Some(index) = self.store_index(batch.store) else {
             return; // removed meanwhile (its segments dropped to make room)
@@ -474,6 +501,9 @@ impl Outbox {
 
     /// The batch was not sent (the deadline came first): it stays, to be read again.
     pub(crate) fn put_back(&mut self, batch: &DiskBatch) {
+        if !self.is_in_flight(batch) {
+            return;
+        }
         self.in_flight = None;
         if batch.store == self.own.id {
             if self.unsent == 0 {
@@ -493,6 +523,11 @@ impl Outbox {
             remove_store(&root, own, losses);
         }
         left
+    }
+
+    /// Whether `batch` is the one taken last and neither retired nor put back since.
+    fn is_in_flight(&self, batch: &DiskBatch) -> bool {
+        self.in_flight.is_some_and(|f| f.ticket == batch.ticket)
     }
 
     fn store_index(&self, id: u64) -> Option<Option<usize>> {
@@ -1119,6 +1154,33 @@ mod tests {
         assert!(outbox.own.segments.len() >= 4);
         assert!(!outbox.make_room(512 << 10, &mut losses));
         assert_eq!((outbox.records(), losses.lost), (2000, 0));
+    }
+
+    /// Misuse through the public API costs nothing on disk: a second take while a batch is out
+    /// gets none, and a batch retired twice or retired by another outbox moves nothing.
+    #[test]
+    fn only_the_batch_in_flight_is_retired() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut one, _) = open(&dir.path().join("one"), 1 << 20, OutboxFull::DropNewest);
+        let (mut other, _) = open(&dir.path().join("other"), 1 << 20, OutboxFull::DropNewest);
+        let mut losses = OutboxReport::default();
+        for outbox in [&mut one, &mut other] {
+            for _ in 0..3 {
+                outbox.append(&records(5, 20), 5).unwrap();
+            }
+        }
+        let batch = one.take(5, 1 << 20, &mut losses).unwrap();
+        assert!(one.take(5, 1 << 20, &mut losses).is_none());
+        other.retire(&batch, &mut losses);
+        assert_eq!(other.records(), 15);
+        one.retire(&batch, &mut losses);
+        one.retire(&batch, &mut losses);
+        one.put_back(&batch);
+        assert_eq!(one.records(), 10);
+        let next = one.take(5, 1 << 20, &mut losses).unwrap();
+        assert_ne!(next.records, Vec::<u8>::new());
+        one.retire(&next, &mut losses);
+        assert_eq!(one.records(), 5);
     }
 
     #[test]
