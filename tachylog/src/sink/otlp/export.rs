@@ -69,6 +69,9 @@ pub(super) struct Shared {
     /// Whether the outbox's removals to make room were reported since it last delivered.
     #[cfg(unix)]
     full_reported: std::sync::atomic::AtomicBool,
+    /// What the outbox held when the exporter closed it: left for the next start.
+    #[cfg(unix)]
+    left_on_disk: AtomicU64,
 }
 
 struct State {
@@ -117,6 +120,8 @@ impl Shared {
             unannounced: AtomicU64::new(0),
             #[cfg(unix)]
             full_reported: std::sync::atomic::AtomicBool::new(false),
+            #[cfg(unix)]
+            left_on_disk: AtomicU64::new(0),
         }
     }
 
@@ -173,7 +178,8 @@ impl Shared {
     pub(super) fn on_disk(&self) -> u64 {
         #[cfg(unix)]
         {
-            self.lock().outbox.as_ref().map_or(0, Outbox::records)
+            let left = self.left_on_disk.load(Ordering::Relaxed);
+            self.lock().outbox.as_ref().map_or(left, Outbox::records)
         }
         #[cfg(not(unix))]
         0
@@ -421,6 +427,7 @@ impl Exporter {
         if let Some(outbox) = outbox {
             let path = outbox.path();
             let (left, losses) = outbox.close();
+            self.shared.left_on_disk.store(left, Ordering::Relaxed);
             self.shared.account(losses, &describe);
             if left > 0 {
                 eprintln!(

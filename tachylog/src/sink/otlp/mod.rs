@@ -180,7 +180,8 @@ impl OtlpStats {
 
     /// Records a [durable](OtlpBuilder::durable) sink holds on disk that the collector has not
     /// acknowledged yet, those adopted from processes that ended before sending them included
-    /// (0 for a sink that is not durable, and once the sink stopped).
+    /// (0 for a sink that is not durable); once the sink stopped, what it left on disk for the
+    /// next start.
     ///
     /// ```
     /// # let stats = tachylog::OtlpSink::builder("http://127.0.0.1:4318").build().unwrap().stats();
